@@ -1,0 +1,229 @@
+package models
+
+import (
+	"time"
+)
+
+// The agent wire protocol: JSON bodies exchanged between gpubook-agent on a
+// GPU node and the portal, under AgentAPIPrefix. They live in models (not in
+// agent/) because both sides compile against them; the version is in the
+// path so that an old agent keeps working while a new portal adds /v2.
+//
+// Every request except enrolment carries the node credential as
+// "Authorization: Bearer <credential>". The portal derives the node from the
+// credential and ignores any node name in a body for authorisation; the name
+// is there for logs and for humans reading a spool file.
+//
+// Times are RFC 3339 in UTC. Every POST is idempotent: usage records, idle
+// reports and violations carry stable keys, so a resend after a crash or an
+// outage is harmless (the portal upserts by key).
+const (
+	AgentAPIPrefix = "/api/agent/v1"
+
+	// AgentPathEnroll: POST AgentEnrollRequest (no credential) → 200 AgentEnrollResponse;
+	// 401 for an unknown, used or expired token.
+	AgentPathEnroll = AgentAPIPrefix + "/enroll"
+	// AgentPathInventory: PUT AgentInventory → 204. Sent at every agent start.
+	AgentPathInventory = AgentAPIPrefix + "/inventory"
+	// AgentPathSchedule: GET → 200 AgentSchedule with an ETag header, or 304
+	// when the request's If-None-Match equals the current ETag.
+	AgentPathSchedule = AgentAPIPrefix + "/schedule"
+	// AgentPathUsage: POST AgentUsageBatch → 204 (also when every record was already known).
+	AgentPathUsage = AgentAPIPrefix + "/usage"
+	// AgentPathViolations: POST AgentViolationBatch → 204.
+	AgentPathViolations = AgentAPIPrefix + "/violations"
+	// AgentPathIdle: POST AgentIdleBatch → 204.
+	AgentPathIdle = AgentAPIPrefix + "/idle"
+	// AgentPathHeartbeat: POST AgentHeartbeat → 204. A node silent for 2 min is offline.
+	AgentPathHeartbeat = AgentAPIPrefix + "/heartbeat"
+)
+
+// Violation kinds an agent reports.
+const (
+	// ViolationUnbooked: a process of a non-exempt user on a GPU the user holds no booking of.
+	ViolationUnbooked = "unbooked_use"
+	// ViolationOverstay: like unbooked use, but the user's booking of that GPU has just ended.
+	ViolationOverstay = "overstay"
+	// ViolationMemoryNoProcess: GPU memory held while no process is visible (zombies, D-state).
+	ViolationMemoryNoProcess = "memory_without_process"
+)
+
+// Actions an agent took about a violation. A violation is re-sent with the
+// same ID whenever its action escalates; the portal keeps the latest.
+const (
+	ActionNone    = "none"    // recorded only (memory without process)
+	ActionWarned  = "warned"  // the user's terminals got a message
+	ActionSIGTERM = "sigterm" // the process was asked to stop after the grace period
+	ActionSIGKILL = "sigkill" // the process ignored SIGTERM and was killed
+)
+
+// AgentEnrollRequest exchanges a one-time enrolment token (valid 24 h) for a
+// long-lived node credential.
+type AgentEnrollRequest struct {
+	Token        string `json:"token"`
+	Hostname     string `json:"hostname"`
+	AgentVersion string `json:"agent_version"`
+}
+
+// AgentEnrollResponse carries the node credential; the agent stores it with
+// mode 0600 and never prints it.
+type AgentEnrollResponse struct {
+	NodeID     int64  `json:"node_id"`
+	NodeName   string `json:"node_name"`
+	Credential string `json:"credential"`
+}
+
+// AgentGPU is one GPU as NVML sees it. UUID is the identity; index and minor
+// are for humans and for /dev/nvidiaN.
+type AgentGPU struct {
+	UUID      string `json:"uuid"`
+	Index     int    `json:"index"`
+	Minor     int    `json:"minor"`
+	Model     string `json:"model"`
+	MemoryMiB int64  `json:"memory_mib"`
+	MIG       bool   `json:"mig"`
+}
+
+// AgentInventory is the node's full GPU list. The portal adds or updates the
+// GPUs it names and marks the node's other GPUs out of service (never deletes).
+type AgentInventory struct {
+	Node          string     `json:"node"`
+	AgentVersion  string     `json:"agent_version"`
+	DriverVersion string     `json:"driver_version,omitempty"`
+	ReportedAt    time.Time  `json:"reported_at"`
+	GPUs          []AgentGPU `json:"gpus"`
+}
+
+// AgentBooking is one booking of this node's GPUs as the agent needs it:
+// who (the unix login), which GPUs (UUIDs), when.
+type AgentBooking struct {
+	ID       int64     `json:"id"`
+	User     string    `json:"user"`
+	Email    string    `json:"email,omitempty"`
+	GPUUUIDs []string  `json:"gpu_uuids"`
+	StartsAt time.Time `json:"starts_at"`
+	EndsAt   time.Time `json:"ends_at"`
+	Kind     string    `json:"kind"`
+}
+
+// ActiveAt reports whether the booking holds its GPUs at t ([StartsAt, EndsAt)).
+func (b AgentBooking) ActiveAt(t time.Time) bool {
+	return !t.Before(b.StartsAt) && t.Before(b.EndsAt)
+}
+
+// HasGPU reports whether the booking includes the GPU with this UUID.
+func (b AgentBooking) HasGPU(uuid string) bool {
+	for _, u := range b.GPUUUIDs {
+		if u == uuid {
+			return true
+		}
+	}
+	return false
+}
+
+// AgentSchedule is the node's confirmed bookings that overlap [From, Until),
+// normally now to now+24 h, plus a little past so an agent can tell an
+// overstay from unbooked use. The response's ETag changes whenever any of it
+// changes; an unchanged schedule costs the portal a 304.
+type AgentSchedule struct {
+	Node        string         `json:"node"`
+	GeneratedAt time.Time      `json:"generated_at"`
+	From        time.Time      `json:"from"`
+	Until       time.Time      `json:"until"`
+	PortalURL   string         `json:"portal_url,omitempty"` // shown in login hints ("book at …")
+	Bookings    []AgentBooking `json:"bookings"`
+}
+
+// AgentUserUsage is one user's share of one GPU in one minute.
+type AgentUserUsage struct {
+	User string `json:"user"`
+	UID  int    `json:"uid"`
+	// MemoryMiB is the most GPU memory the user's processes held in any sample.
+	MemoryMiB int64 `json:"memory_mib"`
+	// Processes is the most processes the user had on the GPU in any sample.
+	Processes int `json:"processes"`
+	// Busy: in at least one sample the user had a process while the GPU was
+	// at or above the idle threshold (on MIG GPUs: had a process at all).
+	Busy bool `json:"busy"`
+}
+
+// AgentUsageRecord is one GPU in one minute. Its key (node, GPU UUID, minute
+// start in UTC) is stable: the portal stores each key once and ignores a resend.
+type AgentUsageRecord struct {
+	GPUUUID string    `json:"gpu_uuid"`
+	Minute  time.Time `json:"minute"` // start of the minute, UTC, seconds zero
+	// UtilAvgPct and UtilMaxPct are null for MIG-enabled GPUs, where NVML
+	// cannot measure whole-GPU utilisation.
+	UtilAvgPct  *float64         `json:"util_avg_pct"`
+	UtilMaxPct  *float64         `json:"util_max_pct"`
+	MemUsedMiB  int64            `json:"mem_used_mib"` // maximum over the minute's samples
+	MemTotalMiB int64            `json:"mem_total_mib"`
+	Samples     int              `json:"samples"`
+	Users       []AgentUserUsage `json:"users"`
+}
+
+// Key is the record's idempotency key.
+func (r AgentUsageRecord) Key(node string) string {
+	return node + "|" + r.GPUUUID + "|" + r.Minute.UTC().Format(time.RFC3339)
+}
+
+// AgentUsageBatch carries per-minute records, oldest first. BatchID is unique
+// per node (the spool sequence) and only helps logs; dedup is by record key.
+type AgentUsageBatch struct {
+	Node    string             `json:"node"`
+	BatchID string             `json:"batch_id"`
+	Records []AgentUsageRecord `json:"records"`
+}
+
+// AgentViolation is one anomaly the agent saw. ID is stable for the whole
+// episode (node, kind, GPU, PID, first seen), so escalations update it.
+type AgentViolation struct {
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"`
+	GPUUUID   string    `json:"gpu_uuid"`
+	User      string    `json:"user,omitempty"`
+	UID       int       `json:"uid"`
+	PID       int       `json:"pid,omitempty"`
+	MemoryMiB int64     `json:"memory_mib"`
+	BookingID int64     `json:"booking_id,omitempty"` // the ended booking, for overstay
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	Action    string    `json:"action"`
+}
+
+// AgentViolationBatch carries violations in the order they happened or escalated.
+type AgentViolationBatch struct {
+	Node       string           `json:"node"`
+	BatchID    string           `json:"batch_id"`
+	Violations []AgentViolation `json:"violations"`
+}
+
+// AgentIdleReport says that GPUs of an active booking have been idle (below
+// the utilisation threshold with no process) since IdleSince. ID is stable
+// per (booking, idle episode). The portal warns the owner and may release.
+type AgentIdleReport struct {
+	ID         string    `json:"id"`
+	BookingID  int64     `json:"booking_id"`
+	User       string    `json:"user"`
+	GPUUUIDs   []string  `json:"gpu_uuids"`
+	IdleSince  time.Time `json:"idle_since"`
+	ReportedAt time.Time `json:"reported_at"`
+}
+
+// AgentIdleBatch carries idle reports.
+type AgentIdleBatch struct {
+	Node    string            `json:"node"`
+	BatchID string            `json:"batch_id"`
+	Reports []AgentIdleReport `json:"reports"`
+}
+
+// AgentHeartbeat tells the portal the agent is alive and how far behind it is.
+type AgentHeartbeat struct {
+	Node          string    `json:"node"`
+	AgentVersion  string    `json:"agent_version"`
+	SentAt        time.Time `json:"sent_at"`
+	ScheduleETag  string    `json:"schedule_etag,omitempty"`
+	SpoolDepth    int       `json:"spool_depth"`
+	OldestSpooled time.Time `json:"oldest_spooled,omitzero"`
+	NVMLOK        bool      `json:"nvml_ok"`
+}
