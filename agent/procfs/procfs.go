@@ -1,0 +1,127 @@
+// Package procfs maps GPU process IDs to users through a /proc-like tree and
+// a passwd-like file. Both paths are injectable so that tests build a fake
+// tree in a temporary directory instead of depending on the host.
+package procfs
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// ErrGone means the process exited between NVML listing it and us reading
+// /proc. That is normal and callers skip the process.
+var ErrGone = errors.New("agent: procfs: process gone")
+
+// Resolver answers PID → UID and UID → name. It caches the passwd and group
+// files and reloads them when they change on disk.
+type Resolver struct {
+	Root   string // /proc
+	Passwd string // /etc/passwd
+	Group  string // /etc/group
+
+	mu     sync.Mutex
+	users  *table
+	groups *table
+}
+
+// New returns a Resolver for the given paths; empty strings mean the host's.
+func New(root, passwd, group string) *Resolver {
+	if root == "" {
+		root = "/proc"
+	}
+	if passwd == "" {
+		passwd = "/etc/passwd"
+	}
+	if group == "" {
+		group = "/etc/group"
+	}
+	return &Resolver{Root: root, Passwd: passwd, Group: group}
+}
+
+// UID returns the real UID of pid from the "Uid:" line of <root>/pid/status.
+func (r *Resolver) UID(pid int) (int, error) {
+	path := filepath.Join(r.Root, strconv.Itoa(pid), "status")
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, os.ErrProcessDone) {
+		return 0, ErrGone
+	}
+	if err != nil {
+		return 0, fmt.Errorf("agent: procfs: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "Uid:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			break
+		}
+		uid, err := strconv.Atoi(fields[0])
+		if err != nil {
+			return 0, fmt.Errorf("agent: procfs: %s: bad Uid line: %w", path, err)
+		}
+		return uid, nil
+	}
+	if err := sc.Err(); err != nil {
+		// ESRCH while reading means it exited under us.
+		return 0, ErrGone
+	}
+	return 0, fmt.Errorf("agent: procfs: %s: no Uid line", path)
+}
+
+// UserName returns the login of uid, or the number as text when the passwd
+// file does not know it (LDAP-only users, containers).
+func (r *Resolver) UserName(uid int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.users = r.users.refresh(r.Passwd)
+	if e, ok := r.users.byID[uid]; ok {
+		return e.name
+	}
+	return strconv.Itoa(uid)
+}
+
+// UserGroups returns the names of the groups user belongs to: the primary
+// group from passwd and every group that lists the user as a member.
+func (r *Resolver) UserGroups(user string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.users = r.users.refresh(r.Passwd)
+	r.groups = r.groups.refresh(r.Group)
+	var out []string
+	primary := -1
+	if e, ok := r.users.byName[user]; ok {
+		primary = e.gid
+	}
+	for _, g := range r.groups.byID {
+		if g.id == primary || contains(g.members, user) {
+			out = append(out, g.name)
+		}
+	}
+	return out
+}
+
+// Alive reports whether pid still exists; detection uses it before escalating.
+func (r *Resolver) Alive(pid int) bool {
+	_, err := os.Stat(filepath.Join(r.Root, strconv.Itoa(pid)))
+	return err == nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,130 @@
+package sampler
+
+import (
+	"sort"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// Aggregator folds Snapshots into one record per GPU per minute. A minute is
+// emitted once a snapshot of a later minute arrives (or at Flush), so every
+// record is complete and emitted exactly once by this process.
+type Aggregator struct {
+	// BusyPct is the utilisation at or above which a user's process counts
+	// as busy (the idle threshold, 5 % by default).
+	BusyPct float64
+	// After drops snapshots whose minute is not after it: the last minute a
+	// previous run already spooled, so a restart never re-emits a key.
+	After time.Time
+	accs  map[string]*minuteAcc
+}
+
+type minuteAcc struct {
+	rec       models.AgentUsageRecord
+	utilSum   float64
+	utilMax   float64
+	utilCount int
+	users     map[string]*models.AgentUserUsage
+}
+
+// NewAggregator returns an Aggregator with the given busy threshold.
+func NewAggregator(busyPct float64, after time.Time) *Aggregator {
+	return &Aggregator{BusyPct: busyPct, After: after.UTC().Truncate(time.Minute), accs: map[string]*minuteAcc{}}
+}
+
+// Add folds snap in and returns the records of minutes that are now complete,
+// oldest first.
+func (a *Aggregator) Add(snap Snapshot) []models.AgentUsageRecord {
+	minute := snap.At.UTC().Truncate(time.Minute)
+	var done []models.AgentUsageRecord
+	for uuid, acc := range a.accs {
+		if acc.rec.Minute.Before(minute) {
+			done = append(done, acc.record())
+			delete(a.accs, uuid)
+		}
+	}
+	if !minute.After(a.After) {
+		return sortRecords(done)
+	}
+	for _, g := range snap.GPUs {
+		a.addGPU(minute, g)
+	}
+	return sortRecords(done)
+}
+
+// Flush returns every partial minute (at shutdown) and forgets them.
+func (a *Aggregator) Flush() []models.AgentUsageRecord {
+	var done []models.AgentUsageRecord
+	for uuid, acc := range a.accs {
+		done = append(done, acc.record())
+		delete(a.accs, uuid)
+	}
+	return sortRecords(done)
+}
+
+func (a *Aggregator) addGPU(minute time.Time, g GPUState) {
+	acc, ok := a.accs[g.Device.UUID]
+	if !ok {
+		acc = &minuteAcc{rec: models.AgentUsageRecord{GPUUUID: g.Device.UUID, Minute: minute}, users: map[string]*models.AgentUserUsage{}}
+		a.accs[g.Device.UUID] = acc
+	}
+	acc.rec.Samples++
+	acc.rec.MemUsedMiB = max(acc.rec.MemUsedMiB, g.MemUsedMiB)
+	acc.rec.MemTotalMiB = max(acc.rec.MemTotalMiB, g.MemTotalMiB)
+	if g.UtilValid {
+		acc.utilSum += g.UtilPct
+		acc.utilMax = max(acc.utilMax, g.UtilPct)
+		acc.utilCount++
+	}
+	busy := !g.UtilValid || g.UtilPct >= a.BusyPct
+	perUser := map[string]*models.AgentUserUsage{}
+	for _, p := range g.Procs {
+		u, ok := perUser[p.User]
+		if !ok {
+			u = &models.AgentUserUsage{User: p.User, UID: p.UID}
+			perUser[p.User] = u
+		}
+		u.MemoryMiB += p.MemMiB
+		u.Processes++
+	}
+	for name, cur := range perUser {
+		u, ok := acc.users[name]
+		if !ok {
+			u = &models.AgentUserUsage{User: name, UID: cur.UID}
+			acc.users[name] = u
+		}
+		u.MemoryMiB = max(u.MemoryMiB, cur.MemoryMiB)
+		u.Processes = max(u.Processes, cur.Processes)
+		u.Busy = u.Busy || busy
+	}
+}
+
+// record finishes the accumulator. MIG minutes (no valid utilisation sample)
+// carry null utilisation.
+func (acc *minuteAcc) record() models.AgentUsageRecord {
+	r := acc.rec
+	if acc.utilCount > 0 {
+		avg := round2(acc.utilSum / float64(acc.utilCount))
+		mx := acc.utilMax
+		r.UtilAvgPct, r.UtilMaxPct = &avg, &mx
+	}
+	r.Users = make([]models.AgentUserUsage, 0, len(acc.users))
+	for _, u := range acc.users {
+		r.Users = append(r.Users, *u)
+	}
+	sort.Slice(r.Users, func(i, j int) bool { return r.Users[i].User < r.Users[j].User })
+	return r
+}
+
+func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
+
+func sortRecords(rs []models.AgentUsageRecord) []models.AgentUsageRecord {
+	sort.Slice(rs, func(i, j int) bool {
+		if !rs[i].Minute.Equal(rs[j].Minute) {
+			return rs[i].Minute.Before(rs[j].Minute)
+		}
+		return rs[i].GPUUUID < rs[j].GPUUUID
+	})
+	return rs
+}

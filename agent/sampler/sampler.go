@@ -1,0 +1,107 @@
+// Package sampler reads the GPUs at a fixed interval, attributes every GPU
+// process to a user through /proc, and folds the samples into per-minute
+// records per GPU and per (GPU, user). Detection and metrics consume the
+// same Snapshot, so one NVML pass per interval feeds everything.
+package sampler
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/gpu"
+	"github.com/gpubook/gpubook/agent/procfs"
+)
+
+// Resolver maps a PID to its owner; procfs.Resolver implements it.
+type Resolver interface {
+	UID(pid int) (int, error)
+	UserName(uid int) string
+}
+
+// Proc is a GPU process with its owner.
+type Proc struct {
+	PID    int
+	UID    int
+	User   string
+	MemMiB int64
+}
+
+// GPUState is one GPU at one instant, processes attributed.
+type GPUState struct {
+	Device      gpu.Device
+	UtilValid   bool
+	UtilPct     float64
+	MemUsedMiB  int64
+	MemTotalMiB int64
+	Procs       []Proc
+	// Vanished counts PIDs NVML listed that were gone from /proc by the
+	// time we looked (normal at process exit; also go-nvml #75 ghosts).
+	Vanished int
+}
+
+// Snapshot is every GPU at one instant.
+type Snapshot struct {
+	At   time.Time
+	GPUs []GPUState
+}
+
+// Sampler turns gpu.Source samples into Snapshots.
+type Sampler struct {
+	src     gpu.Source
+	res     Resolver
+	devices map[string]gpu.Device
+	log     *slog.Logger
+}
+
+// New returns a Sampler for the given devices (from src.Devices at start).
+func New(src gpu.Source, res Resolver, devices []gpu.Device, log *slog.Logger) *Sampler {
+	m := make(map[string]gpu.Device, len(devices))
+	for _, d := range devices {
+		m[d.UUID] = d
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Sampler{src: src, res: res, devices: m, log: log}
+}
+
+// Sample reads every GPU once, stamped with now. A partial read (one GPU
+// failing) still returns the GPUs that answered, with the error.
+func (s *Sampler) Sample(ctx context.Context, now time.Time) (Snapshot, error) {
+	raw, err := s.src.Sample(ctx)
+	snap := Snapshot{At: now, GPUs: make([]GPUState, 0, len(raw))}
+	for _, r := range raw {
+		d, ok := s.devices[r.UUID]
+		if !ok {
+			d = gpu.Device{UUID: r.UUID, Index: -1, Model: "unknown", MemoryMiB: r.MemTotalMiB}
+		}
+		d.MIG = r.MIG
+		st := GPUState{Device: d, UtilValid: r.UtilValid && !r.MIG, UtilPct: r.UtilPct,
+			MemUsedMiB: r.MemUsedMiB, MemTotalMiB: r.MemTotalMiB}
+		if !st.UtilValid {
+			st.UtilPct = 0
+		}
+		s.attribute(&st, r.Processes)
+		snap.GPUs = append(snap.GPUs, st)
+	}
+	return snap, err
+}
+
+// attribute resolves each PID's owner. Vanished PIDs are counted, not errors.
+func (s *Sampler) attribute(st *GPUState, procs []gpu.Process) {
+	for _, p := range procs {
+		uid, err := s.res.UID(p.PID)
+		if errors.Is(err, procfs.ErrGone) {
+			st.Vanished++
+			continue
+		}
+		if err != nil {
+			s.log.Warn("agent: sampler: resolve pid", "pid", p.PID, "gpu", st.Device.UUID, "err", err)
+			st.Vanished++
+			continue
+		}
+		st.Procs = append(st.Procs, Proc{PID: p.PID, UID: uid, User: s.res.UserName(uid), MemMiB: p.MemMiB})
+	}
+}

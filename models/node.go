@@ -1,0 +1,100 @@
+package models
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Node is one GPU server.
+type Node struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	GPUs      []GPU // filled by queries that ask for them
+}
+
+// GPU is one card of a node. UUID is what CUDA_VISIBLE_DEVICES lists.
+type GPU struct {
+	ID                 int64
+	NodeID             int64
+	NodeName           string // filled by queries, for display
+	Index              int
+	UUID               string
+	Model              string
+	MemoryMiB          int64
+	MIG                bool
+	InService          bool
+	OutOfServiceReason string
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$`)
+
+// Validate checks a node's name: it must be usable as a host name.
+func (n *Node) Validate() error {
+	fe := FieldErrors{}
+	n.Name = strings.TrimSpace(n.Name)
+	if n.Name == "" {
+		fe.Add("name", M("err.name_required"))
+	} else if !hostnameRE.MatchString(n.Name) {
+		fe.Add("name", M("err.hostname_invalid"))
+	}
+	return fe.Err()
+}
+
+// Validate checks a GPU before it is written.
+func (g *GPU) Validate() error {
+	fe := FieldErrors{}
+	g.Model = strings.TrimSpace(g.Model)
+	g.UUID = strings.TrimSpace(g.UUID)
+	if g.Index < 0 || g.Index > 1023 {
+		fe.Add("index", M("err.gpu_index_invalid"))
+	}
+	if g.UUID == "" {
+		fe.Add("uuid", M("err.uuid_required"))
+	} else if len(g.UUID) > 100 {
+		fe.Add("uuid", M("err.too_long", "Max", 100))
+	}
+	if g.Model == "" {
+		fe.Add("model", M("err.model_required"))
+	} else if len(g.Model) > 100 {
+		fe.Add("model", M("err.too_long", "Max", 100))
+	}
+	if g.MemoryMiB <= 0 || g.MemoryMiB > 16<<20 {
+		fe.Add("memory_mib", M("err.memory_invalid"))
+	}
+	return fe.Err()
+}
+
+// NewNodeGPUs describes the GPUs of a node registered by hand, before its
+// agent reports the real inventory. The UUIDs are placeholders derived from
+// the node name so that they are stable and unique; the agent replaces them.
+func NewNodeGPUs(nodeName string, count int, model string, memoryMiB int64) ([]GPU, error) {
+	fe := FieldErrors{}
+	if count < 1 || count > 64 {
+		fe.Add("gpus", M("err.gpu_count_invalid", "Max", 64))
+	}
+	if strings.TrimSpace(model) == "" {
+		fe.Add("model", M("err.model_required"))
+	}
+	if memoryMiB <= 0 || memoryMiB > 16<<20 {
+		fe.Add("memory_mib", M("err.memory_invalid"))
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	gpus := make([]GPU, count)
+	for i := range gpus {
+		gpus[i] = GPU{Index: i, UUID: PlaceholderUUID(nodeName, i), Model: strings.TrimSpace(model), MemoryMiB: memoryMiB, InService: true}
+	}
+	return gpus, nil
+}
+
+// PlaceholderUUID is the UUID a hand-registered GPU carries until its agent reports.
+func PlaceholderUUID(nodeName string, index int) string {
+	return "GPU-manual-" + strings.ToLower(nodeName) + "-" + strconv.Itoa(index)
+}

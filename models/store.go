@@ -1,0 +1,70 @@
+package models
+
+import (
+	"context"
+	"time"
+)
+
+// The interfaces below are what handlers and commands consume; models/store
+// implements them on GORM for PostgreSQL and SQLite. Every method takes ctx
+// first, returns ENOTFOUND (never nil, nil) for a missing row and ECONFLICT
+// for a uniqueness or overlap violation.
+
+// UserStore reads and writes users.
+type UserStore interface {
+	User(ctx context.Context, id int64) (*User, error)
+	UserByEmail(ctx context.Context, email string) (*User, error)
+	Users(ctx context.Context) ([]User, error)
+	CountUsers(ctx context.Context) (int64, error)
+	CreateUser(ctx context.Context, u *User, by Actor) error
+	UpdateUser(ctx context.Context, u *User, by Actor) error
+	SetAdmin(ctx context.Context, userID int64, admin bool, by Actor) error
+}
+
+// TeamStore reads and writes teams and memberships.
+type TeamStore interface {
+	Team(ctx context.Context, id int64) (*Team, error)
+	Teams(ctx context.Context) ([]Team, error)
+	CreateTeam(ctx context.Context, t *Team, by Actor) error
+	Members(ctx context.Context, teamID int64) ([]Membership, error)
+	MembershipsOf(ctx context.Context, userID int64) ([]Membership, error)
+	SetMembership(ctx context.Context, m *Membership, by Actor) error
+	RemoveMembership(ctx context.Context, teamID, userID int64, by Actor) error
+}
+
+// NodeStore reads and writes nodes and their GPUs.
+type NodeStore interface {
+	Node(ctx context.Context, id int64) (*Node, error)
+	Nodes(ctx context.Context) ([]Node, error) // with GPUs, ordered by name and index
+	CreateNode(ctx context.Context, n *Node, gpus []GPU, by Actor) error
+	RenameNode(ctx context.Context, id int64, name string, by Actor) error
+	GPU(ctx context.Context, id int64) (*GPU, error)
+	GPUs(ctx context.Context) ([]GPU, error)
+	SetGPUService(ctx context.Context, id int64, inService bool, reason string, by Actor) error
+}
+
+// BookingStore reads and writes bookings. CreateBooking validates the
+// request and checks for conflicts in the same transaction as the insert.
+type BookingStore interface {
+	Booking(ctx context.Context, id int64) (*Booking, error)
+	Bookings(ctx context.Context, f BookingFilter) ([]Booking, error)
+	CreateBooking(ctx context.Context, req NewBooking, lim BookingLimits, now time.Time, by Actor) (*Booking, error)
+}
+
+// TokenStore reads and writes personal API tokens.
+type TokenStore interface {
+	CreateToken(ctx context.Context, userID int64, name string, now time.Time, by Actor) (tok *APIToken, plain string, err error)
+	Tokens(ctx context.Context, userID int64) ([]APIToken, error) // userID 0: all
+	RevokeToken(ctx context.Context, id int64, now time.Time, by Actor) error
+	UserByToken(ctx context.Context, plain string, now time.Time) (*User, error)
+}
+
+// AuditStore reads the audit log; writes happen inside the other stores'
+// transactions so that a change and its record land together.
+type AuditStore interface {
+	AuditEvents(ctx context.Context, f AuditFilter) ([]AuditEvent, error)
+	RecordAudit(ctx context.Context, e AuditEvent) error
+}
+
+// Clock returns the current time; tests pass a fixed one.
+type Clock func() time.Time

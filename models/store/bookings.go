@@ -1,0 +1,241 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+type bookingRow struct {
+	ID         int64      `gorm:"column:id;primaryKey"`
+	UserID     int64      `gorm:"column:user_id"`
+	NodeID     int64      `gorm:"column:node_id"`
+	StartsAt   time.Time  `gorm:"column:starts_at"`
+	EndsAt     time.Time  `gorm:"column:ends_at"`
+	Note       string     `gorm:"column:note"`
+	Kind       string     `gorm:"column:kind"`
+	Status     string     `gorm:"column:status"`
+	ReleasedAt *time.Time `gorm:"column:released_at"`
+	CreatedAt  time.Time  `gorm:"column:created_at"`
+	UpdatedAt  time.Time  `gorm:"column:updated_at"`
+	UserName   string     `gorm:"column:user_name;->"`
+	UserEmail  string     `gorm:"column:user_email;->"`
+	NodeName   string     `gorm:"column:node_name;->"`
+}
+
+func (bookingRow) TableName() string { return "bookings" }
+
+func (r bookingRow) model() models.Booking {
+	var rel *time.Time
+	if r.ReleasedAt != nil {
+		t := r.ReleasedAt.UTC()
+		rel = &t
+	}
+	return models.Booking{ID: r.ID, UserID: r.UserID, NodeID: r.NodeID, StartsAt: r.StartsAt.UTC(), EndsAt: r.EndsAt.UTC(),
+		Note: r.Note, Kind: r.Kind, Status: r.Status, ReleasedAt: rel, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		UserName: r.UserName, UserEmail: r.UserEmail, NodeName: r.NodeName}
+}
+
+type bookingGPURow struct {
+	BookingID int64     `gorm:"column:booking_id;primaryKey"`
+	GPUID     int64     `gorm:"column:gpu_id;primaryKey"`
+	StartsAt  time.Time `gorm:"column:starts_at"`
+	EndsAt    time.Time `gorm:"column:ends_at"`
+	Blocking  bool      `gorm:"column:blocking"`
+}
+
+func (bookingGPURow) TableName() string { return "booking_gpus" }
+
+// bookingScope applies f to a query over "bookings b".
+func bookingScope(f models.BookingFilter) func(*gorm.DB) *gorm.DB {
+	return func(q *gorm.DB) *gorm.DB {
+		if !f.From.IsZero() {
+			q = q.Where("b.ends_at > ?", utc(f.From))
+		}
+		if !f.To.IsZero() {
+			q = q.Where("b.starts_at < ?", utc(f.To))
+		}
+		if f.UserID != 0 {
+			q = q.Where("b.user_id = ?", f.UserID)
+		}
+		if f.NodeID != 0 {
+			q = q.Where("b.node_id = ?", f.NodeID)
+		}
+		if f.GPUID != 0 {
+			q = q.Where("b.id IN (SELECT booking_id FROM booking_gpus WHERE gpu_id = ?)", f.GPUID)
+		}
+		if !f.IncludeCancelled {
+			q = q.Where("b.status = ?", models.StatusConfirmed)
+		}
+		return q
+	}
+}
+
+// Bookings returns the bookings that overlap f's range, by start. It runs two
+// queries whatever the number of bookings: the bookings, then their GPUs.
+func (db *DB) Bookings(ctx context.Context, f models.BookingFilter) ([]models.Booking, error) {
+	limit := f.Limit
+	if limit <= 0 || limit > 20000 {
+		limit = 20000
+	}
+	var rows []bookingRow
+	err := db.Gorm.WithContext(ctx).Table("bookings b").
+		Select("b.*, u.name AS user_name, u.email AS user_email, n.name AS node_name").
+		Joins("JOIN users u ON u.id = b.user_id").Joins("JOIN nodes n ON n.id = b.node_id").
+		Scopes(bookingScope(f)).Order("b.starts_at, b.id").Limit(limit).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: bookings: %w", err)
+	}
+	if len(rows) == 0 {
+		return []models.Booking{}, nil
+	}
+	var links []bookingGPURow
+	err = db.Gorm.WithContext(ctx).Table("booking_gpus bg").Select("bg.booking_id, bg.gpu_id").
+		Joins("JOIN bookings b ON b.id = bg.booking_id").Scopes(bookingScope(f)).
+		Order("bg.booking_id, bg.gpu_id").Find(&links).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: booking gpus: %w", err)
+	}
+	gpus := map[int64][]int64{}
+	for _, l := range links {
+		gpus[l.BookingID] = append(gpus[l.BookingID], l.GPUID)
+	}
+	out := make([]models.Booking, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+		out[i].GPUIDs = gpus[r.ID]
+	}
+	return out, nil
+}
+
+// Booking returns the booking with id, with its GPUs.
+func (db *DB) Booking(ctx context.Context, id int64) (*models.Booking, error) {
+	return bookingByID(db.Gorm.WithContext(ctx), id)
+}
+
+func bookingByID(tx *gorm.DB, id int64) (*models.Booking, error) {
+	var r bookingRow
+	err := tx.Table("bookings b").Select("b.*, u.name AS user_name, u.email AS user_email, n.name AS node_name").
+		Joins("JOIN users u ON u.id = b.user_id").Joins("JOIN nodes n ON n.id = b.node_id").
+		Where("b.id = ?", id).Take(&r).Error
+	if err != nil {
+		return nil, mapErr(err, "booking")
+	}
+	var ids []int64
+	if err := tx.Model(&bookingGPURow{}).Where("booking_id = ?", id).Order("gpu_id").Pluck("gpu_id", &ids).Error; err != nil {
+		return nil, fmt.Errorf("store: booking gpus: %w", err)
+	}
+	b := r.model()
+	b.GPUIDs = ids
+	return &b, nil
+}
+
+// conflicts lists the blocking bookings on gpuIDs that overlap [start, end),
+// leaving out the booking "except" (for extending a booking).
+func conflicts(tx *gorm.DB, gpuIDs []int64, start, end time.Time, except int64) ([]models.Conflict, error) {
+	var rows []struct {
+		GPUID     int64     `gorm:"column:gpu_id"`
+		GPUIndex  int       `gorm:"column:gpu_index"`
+		BookingID int64     `gorm:"column:booking_id"`
+		UserName  string    `gorm:"column:user_name"`
+		StartsAt  time.Time `gorm:"column:starts_at"`
+		EndsAt    time.Time `gorm:"column:ends_at"`
+	}
+	err := tx.Table("booking_gpus bg").
+		Select("bg.gpu_id AS gpu_id, g.idx AS gpu_index, bg.booking_id AS booking_id, u.name AS user_name, bg.starts_at AS starts_at, bg.ends_at AS ends_at").
+		Joins("JOIN bookings b ON b.id = bg.booking_id").Joins("JOIN users u ON u.id = b.user_id").
+		Joins("JOIN gpus g ON g.id = bg.gpu_id").
+		Where("bg.blocking AND bg.gpu_id IN ? AND bg.starts_at < ? AND bg.ends_at > ? AND bg.booking_id <> ?", gpuIDs, utc(end), utc(start), except).
+		Order("bg.starts_at, bg.gpu_id").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: conflicts: %w", err)
+	}
+	out := make([]models.Conflict, len(rows))
+	for i, r := range rows {
+		out[i] = models.Conflict{GPUID: r.GPUID, GPUIndex: r.GPUIndex, BookingID: r.BookingID, UserName: r.UserName,
+			StartsAt: r.StartsAt.UTC(), EndsAt: r.EndsAt.UTC()}
+	}
+	return out, nil
+}
+
+func gpusByID(tx *gorm.DB, ids []int64) (map[int64]models.GPU, error) {
+	var rows []gpuRow
+	if err := tx.Table("gpus g").Select("g.*").Where("g.id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: gpus by id: %w", err)
+	}
+	m := make(map[int64]models.GPU, len(rows))
+	for _, r := range rows {
+		m[r.ID] = r.model()
+	}
+	return m, nil
+}
+
+// CreateBooking validates req, checks for conflicts and inserts the booking
+// in one transaction. On SQLite the transaction begins IMMEDIATE (one writer
+// at a time); on PostgreSQL the exclusion constraint refuses the loser of a
+// race, whose error is then explained with the bookings that won.
+func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim models.BookingLimits, now time.Time, by models.Actor) (*models.Booking, error) {
+	var id int64
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		gpus, err := gpusByID(tx, req.GPUIDs)
+		if err != nil {
+			return err
+		}
+		if req, err = models.ValidateNewBooking(req, gpus, lim, now); err != nil {
+			return err
+		}
+		cs, err := conflicts(tx, req.GPUIDs, req.StartsAt, req.EndsAt, 0)
+		if err != nil {
+			return err
+		}
+		if len(cs) > 0 {
+			return models.ConflictError(cs)
+		}
+		id, err = insertBooking(tx, req, gpus[req.GPUIDs[0]].NodeID, models.KindStandard, now)
+		if err != nil {
+			return err
+		}
+		return audit(tx, by, models.AuditBookingCreate, "booking", id, map[string]any{
+			"gpu_ids": req.GPUIDs, "starts_at": req.StartsAt, "ends_at": req.EndsAt, "user_id": req.UserID})
+	})
+	if isOverlap(err) {
+		return nil, db.explainOverlap(ctx, req, err)
+	}
+	if err != nil {
+		return nil, mapErr(err, "booking")
+	}
+	return db.Booking(ctx, id)
+}
+
+func insertBooking(tx *gorm.DB, req models.NewBooking, nodeID int64, kind string, now time.Time) (int64, error) {
+	row := bookingRow{UserID: req.UserID, NodeID: nodeID, StartsAt: utc(req.StartsAt), EndsAt: utc(req.EndsAt), Note: req.Note,
+		Kind: kind, Status: models.StatusConfirmed, CreatedAt: utc(now), UpdatedAt: utc(now)}
+	if err := tx.Omit("user_name", "user_email", "node_name").Create(&row).Error; err != nil {
+		return 0, err
+	}
+	links := make([]bookingGPURow, len(req.GPUIDs))
+	for i, g := range req.GPUIDs {
+		links[i] = bookingGPURow{BookingID: row.ID, GPUID: g, StartsAt: row.StartsAt, EndsAt: row.EndsAt, Blocking: true}
+	}
+	if err := tx.Create(&links).Error; err != nil {
+		return 0, err
+	}
+	return row.ID, nil
+}
+
+// explainOverlap turns the database's refusal into a conflict that names the
+// bookings in the way, read after the winner committed.
+func (db *DB) explainOverlap(ctx context.Context, req models.NewBooking, cause error) error {
+	cs, err := conflicts(db.Gorm.WithContext(ctx), req.GPUIDs, utc(req.StartsAt), utc(req.EndsAt), 0)
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	ce := models.ConflictError(cs)
+	ce.Err = cause
+	return ce
+}

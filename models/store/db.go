@@ -1,0 +1,216 @@
+// Package store implements the models' store interfaces on GORM, for
+// PostgreSQL (production) and SQLite (the embedded default). Both share one
+// *sql.DB with goose, which owns the schema; GORM never migrates.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/pressly/goose/v3"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/gpubook/gpubook/migrations"
+)
+
+// Dialects gpubook runs on.
+const (
+	Postgres = "postgres"
+	SQLite   = "sqlite"
+)
+
+// DB is an open database with its dialect. It implements every store
+// interface of the models package.
+type DB struct {
+	SQL     *sql.DB
+	Gorm    *gorm.DB
+	Dialect string
+}
+
+// ParseURL splits a GPUBOOK_DATABASE_URL into a dialect and a driver DSN.
+// Accepted: postgres://…, postgresql://… and sqlite:PATH (sqlite::memory: is
+// refused because each connection would see its own empty database).
+func ParseURL(url string) (dialect, dsn string, err error) {
+	switch {
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		return Postgres, url, nil
+	case strings.HasPrefix(url, "sqlite:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
+		if path == "" || path == ":memory:" {
+			return "", "", fmt.Errorf("sqlite URL needs a file path, e.g. sqlite:./gpubook.db")
+		}
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		return SQLite, "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate", nil
+	default:
+		return "", "", fmt.Errorf("must start with postgres://, postgresql:// or sqlite: (got %q)", redact(url))
+	}
+}
+
+// redact hides a password in a URL so that it never reaches a log or an error.
+func redact(url string) string {
+	at := strings.LastIndex(url, "@")
+	scheme := strings.Index(url, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return url
+	}
+	userinfo := url[scheme+3 : at]
+	if c := strings.IndexByte(userinfo, ':'); c >= 0 {
+		return url[:scheme+3] + userinfo[:c] + ":****" + url[at:]
+	}
+	return url
+}
+
+// Open connects to the database named by url and checks that it answers.
+func Open(ctx context.Context, url string) (*DB, error) {
+	dialect, dsn, err := ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	driver := map[string]string{Postgres: "pgx", SQLite: "sqlite"}[dialect]
+	sqlDB, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dialect, err)
+	}
+	configurePool(sqlDB, dialect)
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := sqlDB.PingContext(pingCtx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("store: connect to %s: %w", redact(url), err)
+	}
+	var dialector gorm.Dialector
+	if dialect == Postgres {
+		dialector = postgres.New(postgres.Config{Conn: sqlDB})
+	} else {
+		dialector = sqlite.Dialector{Conn: sqlDB}
+	}
+	g, err := gorm.Open(dialector, &gorm.Config{
+		SkipDefaultTransaction: true,
+		Logger:                 logger.Discard,
+		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Second) },
+	})
+	if err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("store: gorm: %w", err)
+	}
+	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect}, nil
+}
+
+func configurePool(db *sql.DB, dialect string) {
+	if dialect == SQLite {
+		// One writer at a time anyway; a few connections serve concurrent readers.
+		db.SetMaxOpenConns(8)
+		db.SetMaxIdleConns(8)
+		return
+	}
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(16)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+}
+
+// Close closes the underlying connections.
+func (db *DB) Close() error { return db.SQL.Close() }
+
+// Ping reports whether the database answers; /readyz uses it.
+func (db *DB) Ping(ctx context.Context) error { return db.SQL.PingContext(ctx) }
+
+func (db *DB) provider() (*goose.Provider, error) {
+	var fsys fs.FS
+	var err error
+	var d goose.Dialect
+	if db.Dialect == Postgres {
+		fsys, err = fs.Sub(migrations.Postgres, "postgres")
+		d = goose.DialectPostgres
+	} else {
+		fsys, err = fs.Sub(migrations.SQLite, "sqlite")
+		d = goose.DialectSQLite3
+	}
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(d, db.SQL, fsys)
+}
+
+// MigrateUp applies every pending migration and reports each applied version.
+func (db *DB) MigrateUp(ctx context.Context) ([]int64, error) {
+	p, err := db.provider()
+	if err != nil {
+		return nil, fmt.Errorf("store: migrations: %w", err)
+	}
+	res, err := p.Up(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: migrate up: %w", err)
+	}
+	versions := make([]int64, 0, len(res))
+	for _, r := range res {
+		versions = append(versions, r.Source.Version)
+	}
+	return versions, nil
+}
+
+// MigrateDownOne rolls back the newest applied migration.
+func (db *DB) MigrateDownOne(ctx context.Context) (int64, error) {
+	p, err := db.provider()
+	if err != nil {
+		return 0, fmt.Errorf("store: migrations: %w", err)
+	}
+	res, err := p.Down(ctx)
+	if err != nil {
+		if errors.Is(err, goose.ErrNoNextVersion) {
+			return 0, fmt.Errorf("store: migrate down: nothing to roll back")
+		}
+		return 0, fmt.Errorf("store: migrate down: %w", err)
+	}
+	return res.Source.Version, nil
+}
+
+// MigrationState is one migration and whether it is applied.
+type MigrationState struct {
+	Version   int64
+	File      string
+	Applied   bool
+	AppliedAt time.Time
+}
+
+// MigrationStatus lists every known migration and its state.
+func (db *DB) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
+	p, err := db.provider()
+	if err != nil {
+		return nil, fmt.Errorf("store: migrations: %w", err)
+	}
+	st, err := p.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: migration status: %w", err)
+	}
+	out := make([]MigrationState, 0, len(st))
+	for _, s := range st {
+		out = append(out, MigrationState{Version: s.Source.Version, File: s.Source.Path, Applied: s.State == goose.StateApplied, AppliedAt: s.AppliedAt})
+	}
+	return out, nil
+}
+
+// Pending reports how many migrations are not applied yet.
+func (db *DB) Pending(ctx context.Context) (int, error) {
+	st, err := db.MigrationStatus(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range st {
+		if !s.Applied {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+type teamRow struct {
+	ID        int64     `gorm:"column:id;primaryKey"`
+	Name      string    `gorm:"column:name"`
+	CreatedAt time.Time `gorm:"column:created_at"`
+}
+
+func (teamRow) TableName() string { return "teams" }
+
+func (r teamRow) model() *models.Team {
+	return &models.Team{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt.UTC()}
+}
+
+type membershipRow struct {
+	TeamID    int64     `gorm:"column:team_id;primaryKey"`
+	UserID    int64     `gorm:"column:user_id;primaryKey"`
+	Role      string    `gorm:"column:role"`
+	Source    string    `gorm:"column:source"`
+	CreatedAt time.Time `gorm:"column:created_at"`
+	TeamName  string    `gorm:"column:team_name;->"`
+	UserName  string    `gorm:"column:user_name;->"`
+	UserEmail string    `gorm:"column:user_email;->"`
+}
+
+func (membershipRow) TableName() string { return "memberships" }
+
+func (r membershipRow) model() models.Membership {
+	return models.Membership{TeamID: r.TeamID, UserID: r.UserID, Role: r.Role, Source: r.Source, CreatedAt: r.CreatedAt.UTC(),
+		TeamName: r.TeamName, UserName: r.UserName, UserEmail: r.UserEmail}
+}
+
+// Team returns the team with id.
+func (db *DB) Team(ctx context.Context, id int64) (*models.Team, error) {
+	var r teamRow
+	if err := db.Gorm.WithContext(ctx).Take(&r, "id = ?", id).Error; err != nil {
+		return nil, mapErr(err, "team")
+	}
+	return r.model(), nil
+}
+
+// Teams returns every team, by name.
+func (db *DB) Teams(ctx context.Context) ([]models.Team, error) {
+	var rows []teamRow
+	if err := db.Gorm.WithContext(ctx).Order("name").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: teams: %w", err)
+	}
+	out := make([]models.Team, len(rows))
+	for i, r := range rows {
+		out[i] = *r.model()
+	}
+	return out, nil
+}
+
+// CreateTeam validates and inserts t.
+func (db *DB) CreateTeam(ctx context.Context, t *models.Team, by models.Actor) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	row := teamRow{Name: t.Name, CreatedAt: utc(time.Now())}
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		return audit(tx, by, models.AuditTeamCreate, "team", row.ID, map[string]any{"name": t.Name})
+	})
+	if err != nil {
+		return mapErr(err, "team")
+	}
+	t.ID, t.CreatedAt = row.ID, row.CreatedAt
+	return nil
+}
+
+func (db *DB) memberships(ctx context.Context, where string, arg int64) ([]models.Membership, error) {
+	var rows []membershipRow
+	err := db.Gorm.WithContext(ctx).Table("memberships m").
+		Select("m.*, t.name AS team_name, u.name AS user_name, u.email AS user_email").
+		Joins("JOIN teams t ON t.id = m.team_id").Joins("JOIN users u ON u.id = m.user_id").
+		Where(where, arg).Order("t.name, m.role DESC, u.name").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: memberships: %w", err)
+	}
+	out := make([]models.Membership, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// Members returns a team's memberships, leads first.
+func (db *DB) Members(ctx context.Context, teamID int64) ([]models.Membership, error) {
+	return db.memberships(ctx, "m.team_id = ?", teamID)
+}
+
+// MembershipsOf returns the teams a user belongs to.
+func (db *DB) MembershipsOf(ctx context.Context, userID int64) ([]models.Membership, error) {
+	return db.memberships(ctx, "m.user_id = ?", userID)
+}
+
+// SetMembership adds a user to a team or changes their role there.
+func (db *DB) SetMembership(ctx context.Context, m *models.Membership, by models.Actor) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	row := membershipRow{TeamID: m.TeamID, UserID: m.UserID, Role: m.Role, Source: m.Source, CreatedAt: utc(time.Now())}
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "team_id"}, {Name: "user_id"}},
+			DoUpdates: clause.AssignmentColumns([]string{"role", "source"}),
+		}).Omit("team_name", "user_name", "user_email").Create(&row).Error
+		if err != nil {
+			return err
+		}
+		return audit(tx, by, models.AuditMemberSet, "team", m.TeamID, map[string]any{"user_id": m.UserID, "role": m.Role, "source": m.Source})
+	})
+	return mapErr(err, "membership")
+}
+
+// RemoveMembership takes a user out of a team.
+func (db *DB) RemoveMembership(ctx context.Context, teamID, userID int64, by models.Actor) error {
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Where("team_id = ? AND user_id = ?", teamID, userID).Delete(&membershipRow{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return gorm.ErrRecordNotFound
+		}
+		return audit(tx, by, models.AuditMemberRemove, "team", teamID, map[string]any{"user_id": userID})
+	})
+	return mapErr(err, "membership")
+}

@@ -1,0 +1,73 @@
+package models
+
+import (
+	"strings"
+	"time"
+)
+
+// Roles a user can have in a team.
+const (
+	RoleMember = "member"
+	RoleLead   = "lead"
+)
+
+// Sources of a membership: set by hand in the admin pages, or mirrored from
+// the identity provider's groups (refreshed at every sign-in).
+const (
+	SourceManual = "manual"
+	SourceIdP    = "idp"
+)
+
+// Team groups users; its leads approve the team's priority requests.
+type Team struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+}
+
+// Validate checks a team before it is written.
+func (t *Team) Validate() error {
+	fe := FieldErrors{}
+	t.Name = strings.TrimSpace(t.Name)
+	switch {
+	case t.Name == "":
+		fe.Add("name", M("err.name_required"))
+	case len(t.Name) > 100:
+		fe.Add("name", M("err.too_long", "Max", 100))
+	}
+	return fe.Err()
+}
+
+// Membership says that a user belongs to a team, and how.
+type Membership struct {
+	TeamID    int64
+	UserID    int64
+	Role      string
+	Source    string
+	CreatedAt time.Time
+	// Filled by queries that join, for display.
+	TeamName  string
+	UserName  string
+	UserEmail string
+}
+
+// Validate checks a membership before it is written.
+func (m *Membership) Validate() error {
+	fe := FieldErrors{}
+	if m.TeamID <= 0 {
+		fe.Add("team_id", M("err.team_required"))
+	}
+	if m.UserID <= 0 {
+		fe.Add("user_id", M("err.user_required"))
+	}
+	if m.Role != RoleMember && m.Role != RoleLead {
+		fe.Add("role", M("err.role_invalid"))
+	}
+	if m.Source == "" {
+		m.Source = SourceManual
+	}
+	if m.Source != SourceManual && m.Source != SourceIdP {
+		fe.Add("source", M("err.source_invalid"))
+	}
+	return fe.Err()
+}
