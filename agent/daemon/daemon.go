@@ -1,0 +1,154 @@
+// Package daemon wires the agent: sample → aggregate → detect → spool on one
+// loop, schedule sync → cache and spool → portal on another, so a slow or
+// absent portal never delays sampling. Each step is a method the tests call
+// directly with an injected clock; Run only paces them with tickers.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/cache"
+	"github.com/gpubook/gpubook/agent/detect"
+	"github.com/gpubook/gpubook/agent/gpu"
+	"github.com/gpubook/gpubook/agent/metrics"
+	"github.com/gpubook/gpubook/agent/sampler"
+	"github.com/gpubook/gpubook/agent/spool"
+	"github.com/gpubook/gpubook/models"
+)
+
+// Portal is what the daemon needs from agent/client.
+type Portal interface {
+	PutInventory(ctx context.Context, inv models.AgentInventory) error
+	Schedule(ctx context.Context, etag string) (models.AgentSchedule, string, bool, error)
+	PostJSON(ctx context.Context, path string, v any) error
+	PostRaw(ctx context.Context, path string, body []byte) error
+}
+
+// Config is the daemon's settings, parsed in cmd/gpubook-agent.
+type Config struct {
+	Node              string
+	AgentVersion      string
+	DriverVersion     string
+	CachePath         string
+	StatusPath        string
+	WatermarkPath     string
+	SampleInterval    time.Duration
+	SyncInterval      time.Duration
+	DeliverInterval   time.Duration
+	HeartbeatInterval time.Duration
+	BusyPct           float64
+}
+
+// Deps are the daemon's collaborators. Source may be nil when NVML could
+// not start: the daemon then still keeps the schedule cache fresh, so that
+// logins keep working, and reports nvml_ok=false.
+type Deps struct {
+	Source   gpu.Source
+	Resolver sampler.Resolver
+	Portal   Portal
+	Spool    *spool.Spool
+	Detector *detect.Detector
+	Metrics  *metrics.Exporter
+	Now      func() time.Time
+	Log      *slog.Logger
+}
+
+// Daemon is one running agent.
+type Daemon struct {
+	cfg  Config
+	deps Deps
+	log  *slog.Logger
+
+	devices []gpu.Device
+	sampler *sampler.Sampler
+	agg     *sampler.Aggregator
+
+	mu        sync.Mutex
+	sched     cache.File
+	invSent   bool
+	lastSync  time.Time
+	syncErr   string
+	lastSnap  sampler.Snapshot
+	sampleErr string
+}
+
+// New loads the cached schedule (so enforcement works from the first
+// sample even while the portal is down) and the spool watermark.
+func New(ctx context.Context, cfg Config, deps Deps) (*Daemon, error) {
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	d := &Daemon{cfg: cfg, deps: deps, log: deps.Log}
+	if f, err := cache.Read(ctx, cfg.CachePath, 5*time.Second); err == nil {
+		d.sched = f
+	} else {
+		d.log.Info("agent: no usable schedule cache yet", "err", err)
+	}
+	after, err := readWatermark(cfg.WatermarkPath)
+	if err != nil {
+		return nil, err
+	}
+	d.agg = sampler.NewAggregator(cfg.BusyPct, after)
+	if deps.Source != nil {
+		devs, err := deps.Source.Devices(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("agent: daemon: devices: %w", err)
+		}
+		d.devices = devs
+		d.sampler = sampler.New(deps.Source, deps.Resolver, devs, deps.Log)
+	}
+	return d, nil
+}
+
+// bookings returns the cached schedule's bookings.
+func (d *Daemon) bookings() []models.AgentBooking {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.sched.Schedule.Bookings
+}
+
+// SampleOnce samples, aggregates, detects and spools what is complete.
+func (d *Daemon) SampleOnce(ctx context.Context) error {
+	if d.sampler == nil {
+		return errors.New("agent: daemon: no GPU source (NVML unavailable)")
+	}
+	snap, sampleErr := d.sampler.Sample(ctx, d.deps.Now())
+	bookings := d.bookings()
+	d.mu.Lock()
+	d.lastSnap, d.sampleErr = snap, errString(sampleErr)
+	d.mu.Unlock()
+	if d.deps.Metrics != nil {
+		d.deps.Metrics.SetSnapshot(snap, bookings)
+	}
+	if err := d.spoolUsage(d.agg.Add(snap)); err != nil {
+		return err
+	}
+	if d.deps.Detector != nil {
+		if err := d.spoolEvents(d.deps.Detector.Observe(snap, bookings)); err != nil {
+			return err
+		}
+	}
+	d.writeStatus()
+	if sampleErr != nil {
+		return fmt.Errorf("agent: daemon: sample: %w", sampleErr)
+	}
+	return nil
+}
+
+// Stop spools the partial minute so that a clean restart loses at most the
+// samples of the minute it restarts in.
+func (d *Daemon) Stop() error {
+	return d.spoolUsage(d.agg.Flush())
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,104 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/atomicfile"
+	"github.com/gpubook/gpubook/agent/detect"
+	"github.com/gpubook/gpubook/models"
+)
+
+// spoolUsage stores completed minutes as one usage batch, then moves the
+// watermark past them. Order matters: spool first, so a crash in between
+// can only make a minute be sent twice (harmless), never lost.
+func (d *Daemon) spoolUsage(recs []models.AgentUsageRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	b := models.AgentUsageBatch{Node: d.cfg.Node, Records: recs}
+	if err := b.Validate(); err != nil {
+		return fmt.Errorf("agent: daemon: usage batch: %w", err)
+	}
+	e, err := d.deps.Spool.AppendSeq(models.AgentPathUsage, func(seq uint64) any {
+		b.BatchID = batchID(d.cfg.Node, seq)
+		return b
+	})
+	if err != nil {
+		return err
+	}
+	d.log.Debug("agent: spooled usage", "seq", e.Seq, "records", len(recs))
+	last := recs[0].Minute
+	for _, r := range recs {
+		if r.Minute.After(last) {
+			last = r.Minute
+		}
+	}
+	return writeWatermark(d.cfg.WatermarkPath, last)
+}
+
+// spoolEvents stores violations and idle reports, and counts them.
+func (d *Daemon) spoolEvents(ev detect.Events) error {
+	if len(ev.Violations) > 0 {
+		for _, v := range ev.Violations {
+			d.log.Warn("agent: violation", "kind", v.Kind, "gpu", v.GPUUUID, "user", v.User, "pid", v.PID, "action", v.Action)
+		}
+		if d.deps.Metrics != nil {
+			d.deps.Metrics.AddViolations(ev.Violations)
+		}
+		if _, err := d.deps.Spool.AppendSeq(models.AgentPathViolations, func(seq uint64) any {
+			return models.AgentViolationBatch{Node: d.cfg.Node, BatchID: batchID(d.cfg.Node, seq), Violations: ev.Violations}
+		}); err != nil {
+			return err
+		}
+	}
+	if len(ev.Idle) > 0 {
+		for _, r := range ev.Idle {
+			d.log.Info("agent: idle booking", "booking", r.BookingID, "user", r.User, "gpus", r.GPUUUIDs, "since", r.IdleSince)
+		}
+		if _, err := d.deps.Spool.AppendSeq(models.AgentPathIdle, func(seq uint64) any {
+			return models.AgentIdleBatch{Node: d.cfg.Node, BatchID: batchID(d.cfg.Node, seq), Reports: ev.Idle}
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// watermark is the last minute already spooled, kept across restarts.
+type watermark struct {
+	LastMinute time.Time `json:"last_minute"`
+}
+
+func readWatermark(path string) (time.Time, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("agent: daemon: watermark: %w", err)
+	}
+	var w watermark
+	if err := json.Unmarshal(data, &w); err != nil {
+		// A damaged watermark must not stop the agent; at worst one minute
+		// is emitted again and the portal ignores the duplicate key.
+		return time.Time{}, nil
+	}
+	return w.LastMinute, nil
+}
+
+func writeWatermark(path string, t time.Time) error {
+	data, _ := json.Marshal(watermark{LastMinute: t.UTC()})
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return fmt.Errorf("agent: daemon: watermark: %w", err)
+	}
+	return nil
+}
+
+// batchID names a spooled batch in logs on both sides.
+func batchID(node string, seq uint64) string { return node + "-" + strconv.FormatUint(seq, 10) }

@@ -1,0 +1,125 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/cache"
+	"github.com/gpubook/gpubook/agent/client"
+	"github.com/gpubook/gpubook/agent/spool"
+	"github.com/gpubook/gpubook/models"
+)
+
+// agentGPUs converts the devices to wire form.
+func (d *Daemon) agentGPUs() []models.AgentGPU {
+	out := make([]models.AgentGPU, len(d.devices))
+	for i, g := range d.devices {
+		out[i] = models.AgentGPU{UUID: g.UUID, Index: g.Index, Minor: g.Minor, Model: g.Model, MemoryMiB: g.MemoryMiB, MIG: g.MIG}
+	}
+	return out
+}
+
+// SyncOnce reports the inventory if not yet done, then fetches the schedule
+// with its ETag and rewrites the cache when it changed (and every 5 min on
+// 304, so that `env` can tell a fresh cache from a stale one).
+func (d *Daemon) SyncOnce(ctx context.Context) error {
+	if err := d.sendInventory(ctx); err != nil {
+		return d.syncFailed(err)
+	}
+	d.mu.Lock()
+	etag, fetched := d.sched.ETag, d.sched.FetchedAt
+	d.mu.Unlock()
+	s, newETag, changed, err := d.deps.Portal.Schedule(ctx, etag)
+	if err != nil {
+		return d.syncFailed(err)
+	}
+	now := d.deps.Now()
+	if changed || now.Sub(fetched) >= 5*time.Minute {
+		d.mu.Lock()
+		f := d.sched
+		if changed {
+			f.Schedule, f.ETag = s, newETag
+		}
+		f.FetchedAt, f.GPUs = now.UTC(), d.agentGPUs()
+		d.mu.Unlock()
+		if err := cache.Write(d.cfg.CachePath, f); err != nil {
+			return d.syncFailed(err)
+		}
+		d.mu.Lock()
+		d.sched = f
+		d.mu.Unlock()
+	}
+	d.synced(now)
+	return nil
+}
+
+func (d *Daemon) sendInventory(ctx context.Context) error {
+	d.mu.Lock()
+	sent := d.invSent
+	d.mu.Unlock()
+	if sent || d.sampler == nil {
+		return nil
+	}
+	inv := models.AgentInventory{Node: d.cfg.Node, AgentVersion: d.cfg.AgentVersion, DriverVersion: d.cfg.DriverVersion,
+		ReportedAt: d.deps.Now().UTC(), GPUs: d.agentGPUs()}
+	if err := d.deps.Portal.PutInventory(ctx, inv); err != nil {
+		return fmt.Errorf("agent: daemon: inventory: %w", err)
+	}
+	d.mu.Lock()
+	d.invSent = true
+	d.mu.Unlock()
+	return nil
+}
+
+// DeliverOnce drains the spool to the portal, oldest first.
+func (d *Daemon) DeliverOnce(ctx context.Context) error {
+	defer d.updateSpoolMetrics()
+	n, err := d.deps.Spool.Drain(ctx, func(ctx context.Context, e spool.Entry) error {
+		return d.deps.Portal.PostRaw(ctx, e.Kind, e.Body)
+	}, client.Permanent)
+	if n > 0 {
+		d.synced(d.deps.Now())
+	}
+	if err != nil {
+		return d.syncFailed(err)
+	}
+	return nil
+}
+
+// HeartbeatOnce tells the portal the agent is alive.
+func (d *Daemon) HeartbeatOnce(ctx context.Context) error {
+	st := d.deps.Spool.Stats()
+	d.mu.Lock()
+	hb := models.AgentHeartbeat{Node: d.cfg.Node, AgentVersion: d.cfg.AgentVersion, SentAt: d.deps.Now().UTC(),
+		ScheduleETag: d.sched.ETag, SpoolDepth: st.Depth, OldestSpooled: st.Oldest, NVMLOK: d.sampler != nil}
+	d.mu.Unlock()
+	if err := d.deps.Portal.PostJSON(ctx, models.AgentPathHeartbeat, hb); err != nil {
+		return d.syncFailed(err)
+	}
+	d.synced(d.deps.Now())
+	return nil
+}
+
+func (d *Daemon) synced(t time.Time) {
+	d.mu.Lock()
+	d.lastSync, d.syncErr = t, ""
+	d.mu.Unlock()
+	if d.deps.Metrics != nil {
+		d.deps.Metrics.SetLastSync(t)
+	}
+}
+
+func (d *Daemon) syncFailed(err error) error {
+	d.mu.Lock()
+	d.syncErr = err.Error()
+	d.mu.Unlock()
+	return err
+}
+
+func (d *Daemon) updateSpoolMetrics() {
+	if d.deps.Metrics != nil {
+		st := d.deps.Spool.Stats()
+		d.deps.Metrics.SetSpool(st.Depth, st.Bytes)
+	}
+}

@@ -1,0 +1,154 @@
+package detect
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/sampler"
+	"github.com/gpubook/gpubook/models"
+)
+
+type procKey struct {
+	uuid string
+	pid  int
+}
+
+// procState is one violating process across observations.
+type procState struct {
+	v          models.AgentViolation
+	graceStart time.Time // when the grace period began (first seen, or the booking's end)
+	termAt     time.Time
+	seen       bool
+}
+
+// checkProcs finds processes without a booking, warns, escalates and
+// reports; a process that is gone gets a last update with its LastSeen.
+func (d *Detector) checkProcs(snap sampler.Snapshot, bookings []models.AgentBooking) []models.AgentViolation {
+	now := snap.At
+	var out []models.AgentViolation
+	for _, st := range d.procs {
+		st.seen = false
+	}
+	for _, g := range snap.GPUs {
+		for _, p := range g.Procs {
+			if d.exempt(p) {
+				continue
+			}
+			k := procKey{g.Device.UUID, p.PID}
+			if b, ok := activeBooking(bookings, p.User, g.Device.UUID, now); ok {
+				if st, was := d.procs[k]; was { // a booking now covers it: close the episode
+					delete(d.procs, k)
+					out = append(out, st.v)
+				}
+				d.warnOverstay(b, bookings, g, p, now)
+				continue
+			}
+			if v, changed := d.violating(k, g, p, now); changed {
+				out = append(out, v)
+			}
+		}
+	}
+	for k, st := range d.procs {
+		if !st.seen {
+			delete(d.procs, k)
+			out = append(out, st.v) // final LastSeen
+		}
+	}
+	return out
+}
+
+// violating updates one violating process; changed is true when the portal
+// should hear about it (new, or the action escalated).
+func (d *Detector) violating(k procKey, g sampler.GPUState, p sampler.Proc, now time.Time) (models.AgentViolation, bool) {
+	st, ok := d.procs[k]
+	if !ok {
+		st = d.newViolation(k, g, p, now)
+		d.procs[k] = st
+		d.notify(p, fmt.Sprintf("gpubook: your process %d runs on GPU %d, which you have not booked now. It has been reported.%s",
+			p.PID, g.Device.Index, d.consequence()))
+		return st.v, true
+	}
+	st.seen = true
+	st.v.LastSeen = now
+	st.v.MemoryMiB = max(st.v.MemoryMiB, p.MemMiB)
+	if !d.pol.Enforce {
+		return st.v, false
+	}
+	switch {
+	case st.v.Action == models.ActionWarned && !now.Before(st.graceStart.Add(d.pol.Grace)):
+		if d.signal(p, syscall.SIGTERM) {
+			st.v.Action, st.termAt = models.ActionSIGTERM, now
+			return st.v, true
+		}
+	case st.v.Action == models.ActionSIGTERM && !now.Before(st.termAt.Add(d.pol.KillAfter)):
+		if d.signal(p, syscall.SIGKILL) {
+			st.v.Action = models.ActionSIGKILL
+			return st.v, true
+		}
+	}
+	return st.v, false
+}
+
+// newViolation classifies a first sighting: overstay when the user's
+// booking of this GPU ended within the last 24 h, unbooked use otherwise.
+func (d *Detector) newViolation(k procKey, g sampler.GPUState, p sampler.Proc, now time.Time) *procState {
+	kind, bookingID, graceStart := models.ViolationUnbooked, int64(0), now
+	var latest time.Time
+	for _, b := range d.history {
+		if b.User == p.User && b.HasGPU(k.uuid) && !b.EndsAt.After(now) && b.EndsAt.After(latest) {
+			kind, bookingID, graceStart, latest = models.ViolationOverstay, b.ID, b.EndsAt, b.EndsAt
+		}
+	}
+	v := models.AgentViolation{
+		ID:   fmt.Sprintf("%s:%s:%s:%d:%d", d.node, kind, k.uuid, k.pid, now.Unix()),
+		Kind: kind, GPUUUID: k.uuid, User: p.User, UID: p.UID, PID: p.PID, MemoryMiB: p.MemMiB,
+		BookingID: bookingID, FirstSeen: now, LastSeen: now, Action: models.ActionWarned,
+	}
+	return &procState{v: v, graceStart: graceStart, seen: true}
+}
+
+// signal sends sig after checking that pid still belongs to the same user
+// (a PID reused since the sample must never be hit).
+func (d *Detector) signal(p sampler.Proc, sig syscall.Signal) bool {
+	uid, err := d.owners.UID(p.PID)
+	if err != nil || uid != p.UID {
+		return false
+	}
+	if err := d.sig.Signal(p.PID, sig); err != nil {
+		d.log.Warn("agent: detect: signal", "pid", p.PID, "signal", sig.String(), "err", err)
+		return false
+	}
+	d.log.Info("agent: detect: signalled", "pid", p.PID, "user", p.User, "signal", sig.String())
+	return true
+}
+
+// warnOverstay tells a user, once per booking, that it ends soon while their
+// processes still run — unless a booking of theirs continues on that GPU.
+func (d *Detector) warnOverstay(b models.AgentBooking, bookings []models.AgentBooking, g sampler.GPUState, p sampler.Proc, now time.Time) {
+	if d.warned[b.ID] || b.EndsAt.Sub(now) > d.pol.OverstayWarning {
+		return
+	}
+	if _, continues := activeBooking(bookings, p.User, g.Device.UUID, b.EndsAt); continues {
+		return
+	}
+	d.warned[b.ID] = true
+	d.notify(p, fmt.Sprintf("gpubook: your booking of GPU %d ends at %s; process %d is still running.%s",
+		g.Device.Index, b.EndsAt.Local().Format("15:04"), p.PID, d.consequence()))
+}
+
+func (d *Detector) consequence() string {
+	if d.pol.Enforce {
+		return fmt.Sprintf(" Processes without a booking are stopped after %s.", d.pol.Grace)
+	}
+	return ""
+}
+
+func (d *Detector) notify(p sampler.Proc, msg string) {
+	if d.note == nil {
+		return
+	}
+	if err := d.note.Notify(p.UID, p.User, msg); err != nil {
+		d.log.Debug("agent: detect: notify", "user", p.User, "err", err)
+	}
+}

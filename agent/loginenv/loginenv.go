@@ -1,0 +1,150 @@
+// Package loginenv computes what `gpubook-agent env` prints at login: shell
+// code that sets CUDA_VISIBLE_DEVICES to the UUIDs of the GPUs the user has
+// booked right now, and a one-line hint for the terminal. It is pure (cache
+// content, user and time in; text out) so every case is a table test.
+package loginenv
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/cache"
+	"github.com/gpubook/gpubook/models"
+)
+
+// Result is the outcome for one user at one instant.
+type Result struct {
+	// Unchanged: print nothing (exempt users keep their environment).
+	Unchanged bool
+	// Visible is the GPU UUIDs to expose; empty means none.
+	Visible []string
+	// Hint is one line for stderr, or "".
+	Hint string
+}
+
+// Shell renders r as POSIX shell code safe to eval. UUIDs were validated;
+// an invalid one can never reach this text.
+func (r Result) Shell() string {
+	if r.Unchanged {
+		return ""
+	}
+	return "export CUDA_VISIBLE_DEVICES=" + strings.Join(r.Visible, ",") + "; export CUDA_DEVICE_ORDER=PCI_BUS_ID\n"
+}
+
+// Env returns r applied to an environment (for `gpubook-agent exec`).
+func (r Result) Env(env []string) []string {
+	if r.Unchanged {
+		return env
+	}
+	out := make([]string, 0, len(env)+2)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=") && !strings.HasPrefix(kv, "CUDA_DEVICE_ORDER=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "CUDA_VISIBLE_DEVICES="+strings.Join(r.Visible, ","), "CUDA_DEVICE_ORDER=PCI_BUS_ID")
+}
+
+// Unavailable is the answer when the cache cannot be used: no GPUs (fail
+// closed, like an unbooked user) and a hint that says why.
+func Unavailable(why string) Result {
+	return Result{Hint: "gpubook: GPU schedule unavailable (" + why + "); no GPUs visible — ask your admin"}
+}
+
+// Compute decides for user at now from the cache. The node's local time
+// zone (loc) is used in the hint.
+func Compute(f cache.File, user string, now time.Time, loc *time.Location) Result {
+	index := map[string]int{}
+	for _, g := range f.GPUs {
+		index[g.UUID] = g.Index
+	}
+	seen := map[string]bool{}
+	var visible []string
+	var until time.Time
+	for _, b := range f.Schedule.Bookings {
+		if b.User != user || !b.ActiveAt(now) {
+			continue
+		}
+		for _, u := range b.GPUUUIDs {
+			if models.ValidGPUUUID(u) && !seen[u] {
+				seen[u] = true
+				visible = append(visible, u)
+			}
+		}
+		if until.IsZero() || b.EndsAt.Before(until) {
+			until = b.EndsAt
+		}
+	}
+	sort.Slice(visible, func(i, j int) bool { return gpuLess(index, visible[i], visible[j]) })
+	r := Result{Visible: visible}
+	if len(visible) > 0 {
+		r.Hint = fmt.Sprintf("gpubook: %s booked until %s", gpuList(index, visible), clock(until, now, loc))
+	} else {
+		r.Hint = noBookingHint(f, user, now, loc, index)
+	}
+	if age := now.Sub(f.FetchedAt); age > StaleAfter {
+		r.Hint += fmt.Sprintf(" (schedule last synced %s ago)", age.Truncate(time.Minute))
+	}
+	return r
+}
+
+// StaleAfter is how old a cache may get before the hint says so: the daemon
+// refreshes it every few minutes while the portal answers.
+const StaleAfter = time.Hour
+
+func noBookingHint(f cache.File, user string, now time.Time, loc *time.Location, index map[string]int) string {
+	var next *models.AgentBooking
+	for i, b := range f.Schedule.Bookings {
+		if b.User == user && b.StartsAt.After(now) && (next == nil || b.StartsAt.Before(next.StartsAt)) {
+			next = &f.Schedule.Bookings[i]
+		}
+	}
+	hint := "gpubook: no GPU booked now"
+	if next != nil {
+		hint += fmt.Sprintf(" — next: %s at %s", gpuList(index, next.GPUUUIDs), clock(next.StartsAt, now, loc))
+	}
+	if f.Schedule.PortalURL != "" {
+		hint += "; book at " + f.Schedule.PortalURL
+	}
+	return hint
+}
+
+// gpuList names GPUs by index when known: "GPU 3", "GPUs 2,5".
+func gpuList(index map[string]int, uuids []string) string {
+	names := make([]string, 0, len(uuids))
+	for _, u := range uuids {
+		if i, ok := index[u]; ok {
+			names = append(names, strconv.Itoa(i))
+		} else if models.ValidGPUUUID(u) {
+			names = append(names, u)
+		}
+	}
+	if len(names) == 1 {
+		return "GPU " + names[0]
+	}
+	return "GPUs " + strings.Join(names, ",")
+}
+
+func gpuLess(index map[string]int, a, b string) bool {
+	ia, oka := index[a]
+	ib, okb := index[b]
+	if oka && okb {
+		return ia < ib
+	}
+	if oka != okb {
+		return oka
+	}
+	return a < b
+}
+
+// clock shows "14:00" for today and "Tue 14:00" for another day.
+func clock(t, now time.Time, loc *time.Location) string {
+	t, now = t.In(loc), now.In(loc)
+	if t.YearDay() == now.YearDay() && t.Year() == now.Year() {
+		return t.Format("15:04")
+	}
+	return t.Format("Mon 15:04")
+}

@@ -1,0 +1,200 @@
+// Package metrics serves /metrics in the Prometheus text format with the
+// names, units and labels of NVIDIA's dcgm-exporter, so that existing
+// Grafana dashboards work unchanged, plus gpubook_* series for what only the
+// agent knows (who holds each GPU, violations, spool, sync).
+//
+// It writes the text format itself (stdlib only) instead of using
+// client_golang: that module's dependencies are not in this repository's
+// go.sum, and a handful of gauges does not need a registry.
+package metrics
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/sampler"
+	"github.com/gpubook/gpubook/models"
+)
+
+// Exporter holds the latest values. The daemon updates it; HTTP reads it.
+type Exporter struct {
+	hostname string
+
+	mu         sync.Mutex
+	snap       sampler.Snapshot
+	holders    map[string]models.AgentBooking // GPU UUID → booking active now
+	violations map[string]float64             // kind → total
+	counted    map[string]bool                // violation IDs already counted
+	spoolDepth int
+	spoolBytes int64
+	lastSync   time.Time
+	samples    float64
+}
+
+// New returns an Exporter that labels every GPU series with hostname.
+func New(hostname string) *Exporter {
+	return &Exporter{hostname: hostname, holders: map[string]models.AgentBooking{}, violations: map[string]float64{}, counted: map[string]bool{}}
+}
+
+// SetSnapshot records the latest sample and who holds each GPU at its time.
+func (e *Exporter) SetSnapshot(snap sampler.Snapshot, bookings []models.AgentBooking) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.snap = snap
+	e.samples++
+	e.holders = map[string]models.AgentBooking{}
+	for _, b := range bookings {
+		if b.ActiveAt(snap.At) {
+			for _, u := range b.GPUUUIDs {
+				e.holders[u] = b
+			}
+		}
+	}
+}
+
+// AddViolations counts violations by kind, each ID once (escalations and
+// final updates of the same episode re-send it).
+func (e *Exporter) AddViolations(vs []models.AgentViolation) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.counted) > 100000 { // bound memory; a rare double count is acceptable
+		e.counted = map[string]bool{}
+	}
+	for _, v := range vs {
+		if !e.counted[v.ID] {
+			e.counted[v.ID] = true
+			e.violations[v.Kind]++
+		}
+	}
+}
+
+// SetSpool records the spool's depth and size.
+func (e *Exporter) SetSpool(depth int, bytes int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.spoolDepth, e.spoolBytes = depth, bytes
+}
+
+// SetLastSync records the last successful exchange with the portal.
+func (e *Exporter) SetLastSync(t time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.lastSync = t
+}
+
+// ServeHTTP writes the exposition.
+func (e *Exporter) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	_ = e.Write(w)
+}
+
+// Write renders every series to w.
+func (e *Exporter) Write(w io.Writer) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var b strings.Builder
+	e.writeGPU(&b)
+	e.writeAgent(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (e *Exporter) gpuLabels(g sampler.GPUState) [][2]string {
+	return [][2]string{{"gpu", strconv.Itoa(g.Device.Index)}, {"UUID", g.Device.UUID},
+		{"device", "nvidia" + strconv.Itoa(g.Device.Minor)}, {"modelName", g.Device.Model}, {"Hostname", e.hostname}}
+}
+
+func (e *Exporter) writeGPU(b *strings.Builder) {
+	header(b, "DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).")
+	for _, g := range e.snap.GPUs {
+		if g.UtilValid { // MIG GPUs: no whole-GPU utilisation, so no series
+			sample(b, "DCGM_FI_DEV_GPU_UTIL", e.gpuLabels(g), g.UtilPct)
+		}
+	}
+	header(b, "DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).")
+	for _, g := range e.snap.GPUs {
+		sample(b, "DCGM_FI_DEV_FB_USED", e.gpuLabels(g), float64(g.MemUsedMiB))
+	}
+	header(b, "DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).")
+	for _, g := range e.snap.GPUs {
+		sample(b, "DCGM_FI_DEV_FB_FREE", e.gpuLabels(g), float64(max(g.MemTotalMiB-g.MemUsedMiB, 0)))
+	}
+	header(b, "gpubook_gpu_booking_holder", "gauge", "1 for the user whose booking holds the GPU now.")
+	for _, g := range e.snap.GPUs {
+		if h, ok := e.holders[g.Device.UUID]; ok {
+			l := append(e.gpuLabels(g), [2]string{"user", h.User}, [2]string{"booking_id", strconv.FormatInt(h.ID, 10)})
+			sample(b, "gpubook_gpu_booking_holder", l, 1)
+		}
+	}
+	header(b, "gpubook_gpu_processes", "gauge", "Processes on the GPU by user.")
+	for _, g := range e.snap.GPUs {
+		perUser := map[string]int{}
+		for _, p := range g.Procs {
+			perUser[p.User]++
+		}
+		for _, u := range sortedKeys(perUser) {
+			sample(b, "gpubook_gpu_processes", append(e.gpuLabels(g), [2]string{"user", u}), float64(perUser[u]))
+		}
+	}
+}
+
+func (e *Exporter) writeAgent(b *strings.Builder) {
+	host := [][2]string{{"Hostname", e.hostname}}
+	header(b, "gpubook_violations_total", "counter", "Violations detected since the agent started, by kind.")
+	for _, k := range []string{models.ViolationUnbooked, models.ViolationOverstay, models.ViolationMemoryNoProcess} {
+		sample(b, "gpubook_violations_total", append(host, [2]string{"kind", k}), e.violations[k])
+	}
+	header(b, "gpubook_spool_depth", "gauge", "Reports waiting on disk for the portal.")
+	sample(b, "gpubook_spool_depth", host, float64(e.spoolDepth))
+	header(b, "gpubook_spool_bytes", "gauge", "Bytes waiting on disk for the portal.")
+	sample(b, "gpubook_spool_bytes", host, float64(e.spoolBytes))
+	header(b, "gpubook_last_successful_sync_timestamp_seconds", "gauge", "Unix time of the last successful exchange with the portal (0 = never).")
+	ts := 0.0
+	if !e.lastSync.IsZero() {
+		ts = float64(e.lastSync.UnixMilli()) / 1000
+	}
+	sample(b, "gpubook_last_successful_sync_timestamp_seconds", host, ts)
+	header(b, "gpubook_samples_total", "counter", "Sampling cycles completed.")
+	sample(b, "gpubook_samples_total", host, e.samples)
+}
+
+func header(b *strings.Builder, name, typ, help string) {
+	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+}
+
+func sample(b *strings.Builder, name string, labels [][2]string, v float64) {
+	b.WriteString(name)
+	b.WriteByte('{')
+	for i, l := range labels {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(l[0])
+		b.WriteString(`="`)
+		b.WriteString(escape(l[1]))
+		b.WriteByte('"')
+	}
+	b.WriteString("} ")
+	b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+	b.WriteByte('\n')
+}
+
+// escape applies the text format's label escaping: backslash, quote, newline.
+func escape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+}
+
+func sortedKeys(m map[string]int) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
