@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/gpubook/gpubook/agent/atomicfile"
+	"github.com/gpubook/gpubook/agent/client"
+	"github.com/gpubook/gpubook/models"
+)
+
+// credential is the node's identity, stored with mode 0600.
+type credential struct {
+	PortalURL  string `json:"portal_url"`
+	NodeID     int64  `json:"node_id"`
+	Node       string `json:"node"`
+	Credential string `json:"credential"`
+}
+
+// cmdEnroll exchanges a one-time token for the node credential.
+func cmdEnroll(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs, cfgPath := newFlags("enroll", "Exchange a one-time enrolment token (from the portal's node page) for this node's credential.", stderr, getenv)
+	portal := fs.String("portal", "", "portal URL, e.g. https://gpubook.example.org")
+	token := fs.String("token", getenv("GPUBOOK_AGENT_TOKEN"), "enrolment token (or $GPUBOOK_AGENT_TOKEN, which keeps it out of ps)")
+	credFile := fs.String("credential-file", "", "where to write the credential (default: credential_file from the config)")
+	if err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
+	}
+	cfg, err := loadConfig(*cfgPath, getenv)
+	if err != nil {
+		return err
+	}
+	if *portal == "" {
+		*portal = cfg.PortalURL
+	}
+	if *portal == "" || *token == "" {
+		fs.Usage()
+		return errors.New("agent: enroll: --portal and --token are required")
+	}
+	if *credFile == "" {
+		*credFile = cfg.CredentialFile
+	}
+	host, _ := os.Hostname()
+	if cfg.Node != "" {
+		host = cfg.Node
+	}
+	c := client.New(*portal, "", "gpubook-agent/"+version)
+	resp, err := c.Enroll(ctx, models.AgentEnrollRequest{Token: *token, Hostname: host, AgentVersion: version})
+	if err != nil {
+		return fmt.Errorf("agent: enroll: %w", err)
+	}
+	cred := credential{PortalURL: c.BaseURL, NodeID: resp.NodeID, Node: resp.NodeName, Credential: resp.Credential}
+	if err := writeCredential(*credFile, cred); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "enrolled as node %q (id %d); credential written to %s\n", cred.Node, cred.NodeID, *credFile)
+	return nil
+}
+
+func writeCredential(path string, c credential) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("agent: enroll: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("agent: enroll: %w", err)
+	}
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return fmt.Errorf("agent: enroll: %w", err)
+	}
+	return nil
+}
+
+func readCredential(path string) (credential, error) {
+	var c credential
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("agent: credential: %w (run gpubook-agent enroll first)", err)
+	}
+	if err := json.Unmarshal(data, &c); err != nil || c.Credential == "" {
+		return c, fmt.Errorf("agent: credential: %s is damaged; enrol again", path)
+	}
+	return c, nil
+}

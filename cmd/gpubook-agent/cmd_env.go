@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/user"
+	"strconv"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/cache"
+	"github.com/gpubook/gpubook/agent/loginenv"
+	"github.com/gpubook/gpubook/agent/procfs"
+)
+
+// hardLimit bounds `env` whatever the config says: a login must never wait
+// longer than this for us.
+const hardLimit = 900 * time.Millisecond
+
+// cmdEnv prints shell code for eval at login. It always exits 0 with valid
+// shell: every failure becomes "no GPUs" plus a hint on stderr.
+func cmdEnv(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs, cfgPath := newFlags("env", "Print shell code that sets CUDA_VISIBLE_DEVICES to the GPUs you have booked now.\nUse: eval \"$(gpubook-agent env)\". Reads only the local cache; never the network.", stderr, getenv)
+	userFlag := fs.String("user", "", "compute for this user instead of the invoking one (tests, admins)")
+	quiet := fs.Bool("quiet", false, "print no hint on stderr (non-interactive shells)")
+	if err := parseFlags(fs, args); err != nil {
+		if helpOK(err) == nil {
+			return nil
+		}
+		fmt.Fprintln(stderr, "gpubook:", err)
+		fmt.Fprint(stdout, loginenv.Unavailable("bad flags").Shell())
+		return nil
+	}
+	r := computeEnvTimed(ctx, *cfgPath, *userFlag, getenv, time.Now())
+	fmt.Fprint(stdout, r.Shell())
+	if r.Hint != "" && !*quiet {
+		fmt.Fprintln(stderr, r.Hint)
+	}
+	return nil
+}
+
+// computeEnvTimed runs computeEnv in a goroutine under the time budget:
+// config, passwd and cache reads can all hang on a sick disk or NFS.
+func computeEnvTimed(ctx context.Context, cfgPath, userName string, getenv func(string) string, now time.Time) loginenv.Result {
+	ch := make(chan loginenv.Result, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- loginenv.Unavailable(fmt.Sprint("internal error: ", p))
+			}
+		}()
+		ch <- computeEnv(ctx, cfgPath, userName, getenv, now)
+	}()
+	budget := hardLimit
+	if s := getenv("GPUBOOK_AGENT_ENV_TIMEOUT"); s != "" {
+		if d, err := time.ParseDuration(s); err == nil && d > 0 && d < budget {
+			budget = d
+		}
+	}
+	t := time.NewTimer(budget)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		return r
+	case <-t.C:
+		return loginenv.Unavailable("timed out reading the cache")
+	}
+}
+
+func computeEnv(ctx context.Context, cfgPath, userName string, getenv func(string) string, now time.Time) loginenv.Result {
+	cfg, err := loadConfig(cfgPath, getenv)
+	if err != nil {
+		return loginenv.Unavailable("bad config")
+	}
+	name, uid := invokingUser(userName, getenv)
+	if name == "" {
+		return loginenv.Unavailable("cannot tell who you are")
+	}
+	res := procfs.New(cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile)
+	if cfg.exemptRules().Exempt(name, uid, res.UserGroups) {
+		return loginenv.Result{Unchanged: true}
+	}
+	f, err := cache.Read(ctx, cfg.CacheFile, min(cfg.EnvTimeout, hardLimit))
+	if err != nil {
+		return loginenv.Unavailable(cacheProblem(err))
+	}
+	return loginenv.Compute(f, name, now, time.Local)
+}
+
+// invokingUser is --user if given, else the current user, else $LOGNAME/$USER.
+func invokingUser(flagUser string, getenv func(string) string) (string, int) {
+	if flagUser != "" {
+		if u, err := user.Lookup(flagUser); err == nil {
+			uid, _ := strconv.Atoi(u.Uid)
+			return flagUser, uid
+		}
+		return flagUser, -1
+	}
+	if u, err := user.Current(); err == nil {
+		uid, _ := strconv.Atoi(u.Uid)
+		return u.Username, uid
+	}
+	for _, k := range []string{"LOGNAME", "USER"} {
+		if v := getenv(k); v != "" {
+			return v, -1
+		}
+	}
+	return "", -1
+}
+
+// cacheProblem names a cache failure in a few words for the hint.
+func cacheProblem(err error) string {
+	switch {
+	case errors.Is(err, cache.ErrTimeout):
+		return "cache read timed out"
+	case isNotExist(err):
+		return "no cache yet; is gpubook-agent running?"
+	case isPermission(err):
+		return "cache not readable"
+	}
+	return "cache unreadable"
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gpubook/gpubook/agent/client"
+	"github.com/gpubook/gpubook/agent/daemon"
+	"github.com/gpubook/gpubook/agent/detect"
+	"github.com/gpubook/gpubook/agent/gpu"
+	"github.com/gpubook/gpubook/agent/metrics"
+	"github.com/gpubook/gpubook/agent/nvmlgpu"
+	"github.com/gpubook/gpubook/agent/procfs"
+	"github.com/gpubook/gpubook/agent/spool"
+)
+
+// cmdRun is the daemon. It keeps going without NVML (the schedule cache and
+// logins still work) and without the portal (everything is spooled).
+func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs, cfgPath := newFlags("run", "Run the agent daemon (as root, normally under systemd).", stderr, getenv)
+	if err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
+	}
+	cfg, err := loadConfig(*cfgPath, getenv)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, cfg.LogLevel)
+	cred, err := readCredential(cfg.CredentialFile)
+	if err != nil {
+		return err
+	}
+	if cfg.PortalURL == "" {
+		cfg.PortalURL = cred.PortalURL
+	}
+	if cfg.Node == "" {
+		cfg.Node = cred.Node
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return fmt.Errorf("agent: state dir: %w", err)
+	}
+	var src gpu.Source
+	var driver string
+	if b, err := nvmlgpu.Open(nvml.New()); err != nil {
+		log.Error("agent: NVML unavailable; running without sampling", "err", err)
+	} else {
+		defer b.Close()
+		src, driver = b, b.DriverVersion()
+	}
+	return serve(ctx, cfg, cred, src, driver, log)
+}
+
+// serve wires the daemon around src (nil without NVML) and runs it.
+func serve(ctx context.Context, cfg config, cred credential, src gpu.Source, driver string, log *slog.Logger) error {
+	now := time.Now
+	sp, err := spool.Open(cfg.spoolDir(), cfg.Spool, now, log)
+	if err != nil {
+		return err
+	}
+	res := procfs.New(cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile)
+	exp := metrics.New(cfg.Node)
+	det := detect.New(cfg.Node, cfg.Policy, daemon.KillSignaller{}, daemon.TTYNotifier{TTYs: res}, res, log)
+	portal := client.New(cfg.PortalURL, cred.Credential, "gpubook-agent/"+version)
+	d, err := daemon.New(ctx, daemon.Config{
+		Node: cfg.Node, AgentVersion: version, DriverVersion: driver, CachePath: cfg.CacheFile,
+		StatusPath: cfg.statusPath(), WatermarkPath: cfg.watermarkPath(), SampleInterval: cfg.SampleInterval,
+		SyncInterval: cfg.SyncInterval, DeliverInterval: cfg.DeliverInterval, HeartbeatInterval: cfg.HeartbeatInterval,
+		BusyPct: cfg.Policy.IdleUtilPct,
+	}, daemon.Deps{Source: src, Resolver: res, Portal: portal, Spool: sp, Detector: det, Metrics: exp, Now: now, Log: log})
+	if err != nil {
+		return err
+	}
+	if cfg.MetricsAddr != "" {
+		stop, err := serveMetrics(cfg.MetricsAddr, exp, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	log.Info("agent: started", "node", cfg.Node, "portal", cfg.PortalURL, "nvml", src != nil, "enforce", cfg.Policy.Enforce)
+	return d.Run(ctx)
+}
+
+// serveMetrics listens on addr (keep it local: 127.0.0.1:9400) for /metrics.
+func serveMetrics(addr string, h http.Handler, log *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("agent: metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("agent: metrics server", "err", err)
+		}
+	}()
+	return func() { _ = srv.Close() }, nil
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/daemon"
+)
+
+// cmdStatus prints the daemon's last view of the node. It reads the status
+// file the daemon rewrites after every sample, so it needs neither root nor NVML.
+func cmdStatus(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs, cfgPath := newFlags("status", "Show the node's GPUs, who holds each now, what runs on each, and sync and spool state.", stderr, getenv)
+	asJSON := fs.Bool("json", false, "print the raw status JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
+	}
+	cfg, err := loadConfig(*cfgPath, getenv)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(cfg.statusPath())
+	if err != nil {
+		return fmt.Errorf("agent: status: %w (is the daemon running?)", err)
+	}
+	if *asJSON {
+		_, err := stdout.Write(data)
+		return err
+	}
+	var st daemon.Status
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Errorf("agent: status: %w", err)
+	}
+	return printStatus(stdout, st, time.Now())
+}
+
+func printStatus(w io.Writer, st daemon.Status, now time.Time) error {
+	fmt.Fprintf(w, "node %s, sampled %s, NVML ok: %v\n", st.Node, ago(now, st.At), st.NVMLOK)
+	if st.SampleError != "" {
+		fmt.Fprintln(w, "sample error:", st.SampleError)
+	}
+	fmt.Fprintf(w, "portal: last sync %s", ago(now, st.LastSync))
+	if st.SyncError != "" {
+		fmt.Fprintf(w, ", last error: %s", st.SyncError)
+	}
+	fmt.Fprintf(w, "\nschedule: fetched %s (etag %s)\n", ago(now, st.ScheduleAt), st.ScheduleETag)
+	fmt.Fprintf(w, "spool: %d waiting (%d bytes)", st.SpoolDepth, st.SpoolBytes)
+	if st.SpoolDepth > 0 {
+		fmt.Fprintf(w, ", oldest %s", ago(now, st.OldestSpooled))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "GPU\tMODEL\tUTIL\tMEMORY (MiB)\tBOOKED BY\tRUNNING")
+	for _, g := range st.GPUs {
+		util := "n/a (MIG)"
+		if g.UtilValid {
+			util = fmt.Sprintf("%.0f%%", g.UtilPct)
+		} else if !g.MIG {
+			util = "-"
+		}
+		holder := "-"
+		if g.Holder != "" {
+			holder = fmt.Sprintf("%s until %s", g.Holder, g.HeldUntil.Local().Format("Mon 15:04"))
+		}
+		var procs []string
+		for _, p := range g.Procs {
+			procs = append(procs, fmt.Sprintf("%s:%d(%dMiB)", p.User, p.PID, p.MemMiB))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d / %d\t%s\t%s\n", g.Index, g.Model, util, g.MemUsedMiB, g.MemTotalMiB, holder, strings.Join(procs, " "))
+	}
+	return tw.Flush()
+}
+
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return now.Sub(t).Truncate(time.Second).String() + " ago"
+}

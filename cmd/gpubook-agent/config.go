@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/detect"
+	"github.com/gpubook/gpubook/agent/exempt"
+	"github.com/gpubook/gpubook/agent/spool"
+)
+
+// defaultConfigPath is read when neither --config nor GPUBOOK_AGENT_CONFIG is given.
+const defaultConfigPath = "/etc/gpubook/agent.conf"
+
+// config is every setting of the agent. The file is "key = value" lines
+// ('#' starts a comment); GPUBOOK_AGENT_<KEY> in the environment overrides a
+// key (GPUBOOK_AGENT_PORTAL_URL for portal_url). agent/deploy/agent.conf
+// documents each key.
+type config struct {
+	PortalURL      string
+	Node           string
+	CredentialFile string
+	StateDir       string
+	CacheFile      string
+	MetricsAddr    string
+	ProcRoot       string
+	PasswdFile     string
+	GroupFile      string
+	LogLevel       string
+
+	SampleInterval, SyncInterval, DeliverInterval, HeartbeatInterval time.Duration
+	EnvTimeout                                                       time.Duration
+
+	Policy detect.Policy
+	Spool  spool.Limits
+}
+
+func defaultConfig() config {
+	return config{
+		CredentialFile: "/etc/gpubook/credential.json", StateDir: "/var/lib/gpubook-agent",
+		CacheFile: "/var/lib/gpubook-agent/schedule.json", MetricsAddr: "127.0.0.1:9400",
+		ProcRoot: "/proc", PasswdFile: "/etc/passwd", GroupFile: "/etc/group", LogLevel: "info",
+		SampleInterval: 10 * time.Second, SyncInterval: 30 * time.Second, DeliverInterval: 15 * time.Second,
+		HeartbeatInterval: 60 * time.Second, EnvTimeout: 800 * time.Millisecond,
+		Policy: detect.DefaultPolicy(), Spool: spool.DefaultLimits(),
+	}
+}
+
+// loadConfig reads path (a missing file means defaults) and applies env overrides.
+func loadConfig(path string, getenv func(string) string) (config, error) {
+	c := defaultConfig()
+	kv := map[string]string{}
+	if err := readKV(path, kv); err != nil {
+		return c, err
+	}
+	for _, k := range configKeys {
+		if v := getenv("GPUBOOK_AGENT_" + strings.ToUpper(k)); v != "" {
+			kv[k] = v
+		}
+	}
+	for k, v := range kv {
+		if err := c.set(k, v); err != nil {
+			return c, fmt.Errorf("agent: config: %s: %w", k, err)
+		}
+	}
+	return c, nil
+}
+
+func readKV(path string, kv map[string]string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("agent: config: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return fmt.Errorf("agent: config: %s:%d: want key = value", path, n)
+		}
+		kv[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("agent: config: %w", err)
+	}
+	return nil
+}
+
+var configKeys = []string{"portal_url", "node", "credential_file", "state_dir", "cache_file", "metrics_addr",
+	"proc_root", "passwd_file", "group_file", "log_level", "sample_interval", "sync_interval", "deliver_interval",
+	"heartbeat_interval", "env_timeout", "exempt_users", "exempt_groups", "system_uid_max", "enforce", "grace",
+	"kill_after", "overstay_warning", "idle_util_pct", "idle_after", "mem_no_process_mib", "mem_no_process_after",
+	"spool_max_age", "spool_max_bytes"}
+
+func (c *config) set(k, v string) error {
+	strs := map[string]*string{"portal_url": &c.PortalURL, "node": &c.Node, "credential_file": &c.CredentialFile,
+		"state_dir": &c.StateDir, "cache_file": &c.CacheFile, "metrics_addr": &c.MetricsAddr, "proc_root": &c.ProcRoot,
+		"passwd_file": &c.PasswdFile, "group_file": &c.GroupFile, "log_level": &c.LogLevel}
+	durs := map[string]*time.Duration{"sample_interval": &c.SampleInterval, "sync_interval": &c.SyncInterval,
+		"deliver_interval": &c.DeliverInterval, "heartbeat_interval": &c.HeartbeatInterval, "env_timeout": &c.EnvTimeout,
+		"grace": &c.Policy.Grace, "kill_after": &c.Policy.KillAfter, "overstay_warning": &c.Policy.OverstayWarning,
+		"idle_after": &c.Policy.IdleAfter, "mem_no_process_after": &c.Policy.MemNoProcAfter, "spool_max_age": &c.Spool.MaxAge}
+	if p, ok := strs[k]; ok {
+		*p = v
+		return nil
+	}
+	if p, ok := durs[k]; ok {
+		d, err := time.ParseDuration(v)
+		if err == nil && d <= 0 {
+			err = errors.New("must be positive")
+		}
+		*p = d
+		return err
+	}
+	return c.setOther(k, v)
+}
+
+func (c *config) setOther(k, v string) error {
+	var err error
+	switch k {
+	case "exempt_users":
+		c.Policy.Exempt.Users = list(v)
+	case "exempt_groups":
+		c.Policy.Exempt.Groups = list(v)
+	case "system_uid_max":
+		c.Policy.Exempt.SystemUIDMax, err = strconv.Atoi(v)
+	case "enforce":
+		c.Policy.Enforce, err = strconv.ParseBool(v)
+	case "idle_util_pct":
+		c.Policy.IdleUtilPct, err = strconv.ParseFloat(v, 64)
+	case "mem_no_process_mib":
+		c.Policy.MemNoProcMiB, err = strconv.ParseInt(v, 10, 64)
+	case "spool_max_bytes":
+		c.Spool.MaxBytes, err = strconv.ParseInt(v, 10, 64)
+	default:
+		return errors.New("unknown key")
+	}
+	return err
+}
+
+func list(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// exemptRules returns the exemption rules (shared by env and detection).
+func (c config) exemptRules() exempt.Rules { return c.Policy.Exempt }
+
+func (c config) statusPath() string    { return filepath.Join(c.StateDir, "status.json") }
+func (c config) watermarkPath() string { return filepath.Join(c.StateDir, "watermark.json") }
+func (c config) spoolDir() string      { return filepath.Join(c.StateDir, "spool") }
