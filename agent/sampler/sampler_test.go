@@ -1,0 +1,149 @@
+package sampler_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/internal/agenttest"
+	"github.com/gpubook/gpubook/agent/nvmlgpu"
+	"github.com/gpubook/gpubook/agent/procfs"
+	"github.com/gpubook/gpubook/agent/sampler"
+	"github.com/gpubook/gpubook/models"
+)
+
+// fixture is a simulated node with a /proc tree and a sampler over both.
+type fixture struct {
+	node  *agenttest.Node
+	procs *agenttest.Procs
+	s     *sampler.Sampler
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	node := agenttest.NewNode(t)
+	procs := agenttest.NewProcs(t)
+	b, err := nvmlgpu.Open(node.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	devs, err := b.Devices(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{node: node, procs: procs, s: sampler.New(b, procfs.New(procs.Root, procs.Passwd, procs.Group), devs, nil)}
+}
+
+func TestSampleAttributesProcesses(t *testing.T) {
+	f := newFixture(t)
+	f.procs.Add(t, 100, agenttest.UIDAlice)
+	f.node.Set(0, agenttest.GPUState{Util: 80, UsedMiB: 9000, Procs: []agenttest.Proc{{PID: 100, MemMiB: 8000}, {PID: 555, MemMiB: 1000}}})
+	at := time.Date(2026, 3, 2, 14, 0, 5, 0, time.UTC)
+	snap, err := f.s.Sample(context.Background(), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := snap.GPUs[0]
+	if got, want := len(g.Procs), 1; got != want {
+		t.Fatalf("procs = %d, want %d", got, want)
+	}
+	if got, want := g.Procs[0], (sampler.Proc{PID: 100, UID: agenttest.UIDAlice, User: "alice", MemMiB: 8000}); got != want {
+		t.Errorf("proc = %+v, want %+v", got, want)
+	}
+	if got, want := g.Vanished, 1; got != want {
+		t.Errorf("vanished = %d, want %d (pid 555 is not in /proc)", got, want)
+	}
+	if got, want := g.Device.Index, 0; got != want || g.Device.UUID != f.node.UUID(0) {
+		t.Errorf("device = %+v", g.Device)
+	}
+}
+
+// TestPerMinuteAggregation scripts two minutes of samples every 10 s and
+// checks each GPU's and each user's record.
+func TestPerMinuteAggregation(t *testing.T) {
+	f := newFixture(t)
+	f.procs.Add(t, 100, agenttest.UIDAlice)
+	f.procs.Add(t, 200, agenttest.UIDBob)
+	f.procs.Add(t, 201, agenttest.UIDBob)
+	agg := sampler.NewAggregator(5, time.Time{})
+	t0 := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
+	utils := []uint32{10, 20, 30, 40, 50, 60}
+	var got []models.AgentUsageRecord
+	for i := 0; i < 13; i++ { // 14:00:00 … 14:02:00
+		f.node.Set(0, agenttest.GPUState{Util: utils[i%6], UsedMiB: int64(1000 * (i%6 + 1)), Procs: []agenttest.Proc{{PID: 100, MemMiB: 500}}})
+		st := agenttest.GPUState{Util: 0, UsedMiB: 2000, Procs: []agenttest.Proc{{PID: 200, MemMiB: 700}, {PID: 201, MemMiB: 300}}}
+		if i%6 == 5 {
+			st.Procs = st.Procs[:1]
+		}
+		f.node.Set(1, st)
+		f.node.Set(2, agenttest.GPUState{MIG: true, UsedMiB: 100})
+		snap, err := f.s.Sample(context.Background(), t0.Add(time.Duration(i)*10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, agg.Add(snap)...)
+	}
+	if n := len(got); n != 16 {
+		t.Fatalf("records = %d, want 16 (8 GPUs × 2 complete minutes)", n)
+	}
+	byKey := map[string]models.AgentUsageRecord{}
+	for _, r := range got {
+		byKey[r.Key("n")] = r
+	}
+	key := func(i int, m int) string {
+		return models.AgentUsageRecord{GPUUUID: f.node.UUID(i), Minute: t0.Add(time.Duration(m) * time.Minute)}.Key("n")
+	}
+	t.Run("busy GPU", func(t *testing.T) {
+		r := byKey[key(0, 0)]
+		if r.UtilAvgPct == nil || *r.UtilAvgPct != 35 || *r.UtilMaxPct != 60 || r.MemUsedMiB != 6000 || r.MemTotalMiB != 40960 || r.Samples != 6 {
+			t.Errorf("record = %+v", r)
+		}
+		want := []models.AgentUserUsage{{User: "alice", UID: agenttest.UIDAlice, MemoryMiB: 500, Processes: 1, Busy: true}}
+		if len(r.Users) != 1 || r.Users[0] != want[0] {
+			t.Errorf("users = %+v, want %+v", r.Users, want)
+		}
+	})
+	t.Run("idle GPU with two processes of one user", func(t *testing.T) {
+		r := byKey[key(1, 1)]
+		if r.UtilAvgPct == nil || *r.UtilAvgPct != 0 || *r.UtilMaxPct != 0 || r.Samples != 6 {
+			t.Errorf("record = %+v", r)
+		}
+		want := models.AgentUserUsage{User: "bob", UID: agenttest.UIDBob, MemoryMiB: 1000, Processes: 2, Busy: false}
+		if len(r.Users) != 1 || r.Users[0] != want {
+			t.Errorf("users = %+v, want %+v", r.Users, want)
+		}
+	})
+	t.Run("MIG GPU has null utilisation", func(t *testing.T) {
+		r := byKey[key(2, 0)]
+		if r.UtilAvgPct != nil || r.UtilMaxPct != nil || r.MemUsedMiB != 100 || r.Samples != 6 {
+			t.Errorf("record = %+v", r)
+		}
+	})
+	t.Run("batch validates", func(t *testing.T) {
+		b := models.AgentUsageBatch{Node: "n", Records: got}
+		if err := b.Validate(); err != nil {
+			t.Error(err)
+		}
+	})
+	if rest := agg.Flush(); len(rest) != 8 || rest[0].Samples != 1 {
+		t.Errorf("Flush = %d records (first %+v), want 8 one-sample records", len(rest), rest[0])
+	}
+}
+
+func TestAggregatorSkipsMinutesAlreadySpooled(t *testing.T) {
+	f := newFixture(t)
+	t0 := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
+	agg := sampler.NewAggregator(5, t0) // a previous run spooled 14:00
+	for _, at := range []time.Time{t0.Add(30 * time.Second), t0.Add(70 * time.Second), t0.Add(130 * time.Second)} {
+		snap, err := f.s.Sample(context.Background(), at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range agg.Add(snap) {
+			if !r.Minute.After(t0) {
+				t.Errorf("re-emitted minute %v", r.Minute)
+			}
+		}
+	}
+}
