@@ -1,0 +1,136 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+)
+
+// Auth signs people in and out.
+type Auth struct{ *Base }
+
+// SignIn starts an authenticated session for u with a fresh session token
+// (no fixation) and records it in the audit log.
+func (h *Auth) SignIn(c echo.Context, u *models.User, method string) error {
+	ctx := c.Request().Context()
+	if err := h.Sessions.RenewToken(ctx); err != nil {
+		return models.Internal(err)
+	}
+	h.Sessions.Put(ctx, sessionUserID, u.ID)
+	return h.Store.RecordAudit(ctx, models.AuditEvent{At: h.Now(), ActorID: &u.ID, ActorLabel: u.Email,
+		Action: models.AuditSignIn, TargetType: "user", TargetID: itoa64(u.ID), Details: `{"method":"` + method + `"}`, IP: c.RealIP()})
+}
+
+// SessionUserID returns the signed-in user's id from the session, or 0.
+func (b *Base) SessionUserID(c echo.Context) int64 {
+	if !b.hasSession(c) {
+		return 0
+	}
+	id, _ := b.Sessions.Get(c.Request().Context(), sessionUserID).(int64)
+	return id
+}
+
+// Logout ends the session.
+func (h *Auth) Logout(c echo.Context) error {
+	ctx := c.Request().Context()
+	if u := models.UserFromContext(ctx); u != nil {
+		if err := h.Store.RecordAudit(ctx, models.AuditEvent{At: h.Now(), ActorID: &u.ID, ActorLabel: u.Email,
+			Action: models.AuditSignOut, TargetType: "user", TargetID: itoa64(u.ID), IP: c.RealIP()}); err != nil {
+			return err
+		}
+	}
+	lang := h.Sessions.GetString(ctx, sessionLang)
+	if err := h.Sessions.Destroy(ctx); err != nil {
+		return models.Internal(err)
+	}
+	h.Sessions.Put(ctx, sessionLang, lang)
+	h.Flash(c, "ok", h.Translator(c).T("login.signed_out"))
+	return RedirectSeeOther(c, "/")
+}
+
+// SetLanguage switches the interface language and returns to the page.
+// For a signed-in user the choice is saved in their profile.
+func (h *Auth) SetLanguage(c echo.Context) error {
+	ctx := c.Request().Context()
+	lang := c.QueryParam("to")
+	if !models.ValidLanguage(lang) {
+		return models.NewError(models.EINVALID, models.M("err.language_unsupported"))
+	}
+	h.Sessions.Put(ctx, sessionLang, lang)
+	if u := models.UserFromContext(ctx); u != nil && u.Language != lang {
+		u.Language = lang
+		if err := h.Store.UpdateUser(ctx, u, Actor(c)); err != nil {
+			return err
+		}
+	}
+	return RedirectSeeOther(c, SafeNext(c.QueryParam("next")))
+}
+
+// ShowDevLogin shows the development sign-in page.
+func (h *Auth) ShowDevLogin(c echo.Context) error {
+	users, err := h.Store.Users(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	v := views.DevLoginView{Users: users, Next: SafeNext(c.QueryParam("next"))}
+	return Render(c, http.StatusOK, views.DevLoginPage(h.NewPage(c), v))
+}
+
+// DevLogin signs in as the user with the email, creating them if a name is
+// given. The first user ever created this way becomes an admin, so that a
+// fresh install can be administered.
+func (h *Auth) DevLogin(c echo.Context) error {
+	ctx := c.Request().Context()
+	email, name := strings.TrimSpace(c.FormValue("email")), strings.TrimSpace(c.FormValue("name"))
+	next := SafeNext(c.FormValue("next"))
+	u, err := h.Store.UserByEmail(ctx, email)
+	if models.ErrorCode(err) == models.ENOTFOUND {
+		u, err = h.createDevUser(c, email, name)
+	}
+	if models.ErrorCode(err) == models.EINVALID {
+		return h.devLoginInvalid(c, email, name, next, err)
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.SignIn(c, u, "dev"); err != nil {
+		return err
+	}
+	h.Flash(c, "ok", h.Translator(c).T("login.signed_in", "Name", u.Name))
+	return RedirectSeeOther(c, next)
+}
+
+func (h *Auth) createDevUser(c echo.Context, email, name string) (*models.User, error) {
+	ctx := c.Request().Context()
+	if name == "" {
+		fe := models.FieldErrors{}
+		fe.Add("name", models.M("err.name_required"))
+		if strings.TrimSpace(email) == "" {
+			fe.Add("email", models.M("err.email_required"))
+		}
+		return nil, fe.Err()
+	}
+	n, err := h.Store.CountUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u := &models.User{Email: email, Name: name, IsAdmin: n == 0}
+	if err := h.Store.CreateUser(ctx, u, models.Actor{Label: "dev-login", IP: c.RealIP()}); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+func (h *Auth) devLoginInvalid(c echo.Context, email, name, next string, err error) error {
+	users, lerr := h.Store.Users(c.Request().Context())
+	if lerr != nil {
+		return lerr
+	}
+	p := h.NewPage(c)
+	v := views.DevLoginView{Users: users, Email: email, Name: name, Next: next, Errors: p.T.Fields(err)}
+	return Render(c, http.StatusUnprocessableEntity, views.DevLoginPage(p, v))
+}

@@ -1,0 +1,161 @@
+// Package handlers holds gpubook's Echo handlers: each parses a request,
+// calls the domain and renders a view or JSON. Rules live in models; the
+// web package wires these handlers to routes and middleware.
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+	"github.com/gpubook/gpubook/views/i18n"
+)
+
+// Store is everything the handlers read and write.
+type Store interface {
+	models.UserStore
+	models.TeamStore
+	models.NodeStore
+	models.BookingStore
+	models.TokenStore
+	models.AuditStore
+	Ping(ctx context.Context) error
+}
+
+// Base carries what every handler group needs. It is built once in web.New.
+type Base struct {
+	Store    Store
+	Sessions *scs.SessionManager
+	I18n     *i18n.Bundle
+	Location *time.Location // the cluster's zone
+	Now      models.Clock
+	DevLogin bool
+	Limits   models.BookingLimits
+}
+
+// Session keys.
+const (
+	sessionUserID  = "user_id"
+	sessionFlashes = "flashes"
+	sessionCSRF    = "csrf"
+	sessionLang    = "lang"
+)
+
+// Translator returns the translator for the request: the user's language,
+// else the session's choice, else Accept-Language.
+func (b *Base) Translator(c echo.Context) *i18n.Translator {
+	setting := ""
+	if u := models.UserFromContext(c.Request().Context()); u != nil {
+		setting = u.Language
+	}
+	if setting == "" && b.hasSession(c) {
+		setting = b.Sessions.GetString(c.Request().Context(), sessionLang)
+	}
+	return b.I18n.For(i18n.Match(setting, c.Request().Header.Get("Accept-Language")))
+}
+
+type sessionKey struct{}
+
+// WithSessionLoaded marks a request context as carrying a loaded session;
+// the session middleware sets it so that pages outside it (404s, the API)
+// know not to touch the session.
+func WithSessionLoaded(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sessionKey{}, true)
+}
+
+// hasSession reports whether the session middleware ran for this request.
+func (b *Base) hasSession(c echo.Context) bool {
+	loaded, _ := c.Request().Context().Value(sessionKey{}).(bool)
+	return loaded
+}
+
+// NewPage builds the data every full page needs, consuming the flash messages.
+func (b *Base) NewPage(c echo.Context) *views.Page {
+	ctx := c.Request().Context()
+	u := models.UserFromContext(ctx)
+	p := &views.Page{
+		T:         b.Translator(c),
+		User:      u,
+		DevLogin:  b.DevLogin,
+		Path:      c.Request().URL.Path,
+		Query:     c.QueryParams(),
+		Location:  u.Location(b.Location),
+		Now:       b.Now(),
+		RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
+	}
+	if b.hasSession(c) {
+		p.CSRF = b.CSRFToken(ctx)
+		if fs, ok := b.Sessions.Pop(ctx, sessionFlashes).([]views.Flash); ok {
+			p.Flashes = fs
+		}
+	}
+	return p
+}
+
+// CSRFToken returns the session's CSRF token, making one on first use.
+func (b *Base) CSRFToken(ctx context.Context) string {
+	tok := b.Sessions.GetString(ctx, sessionCSRF)
+	if tok == "" {
+		plain, _, err := models.NewTokenSecret()
+		if err != nil {
+			return ""
+		}
+		tok = strings.TrimPrefix(plain, models.TokenPrefix)
+		b.Sessions.Put(ctx, sessionCSRF, tok)
+	}
+	return tok
+}
+
+// Flash queues a message for the next page the user sees.
+func (b *Base) Flash(c echo.Context, kind, text string) {
+	ctx := c.Request().Context()
+	fs, _ := b.Sessions.Get(ctx, sessionFlashes).([]views.Flash)
+	b.Sessions.Put(ctx, sessionFlashes, append(fs, views.Flash{Kind: kind, Text: text}))
+}
+
+// Render writes a templ component with status.
+func Render(c echo.Context, status int, comp templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return comp.Render(c.Request().Context(), c.Response())
+}
+
+// RedirectSeeOther ends a successful form post (Post/Redirect/Get).
+func RedirectSeeOther(c echo.Context, to string) error {
+	return c.Redirect(http.StatusSeeOther, to)
+}
+
+// IsHTMX reports whether the request came from htmx, which wants a fragment.
+func IsHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
+
+// Actor is the audit actor of the request.
+func Actor(c echo.Context) models.Actor {
+	return models.ActorFor(models.UserFromContext(c.Request().Context()), c.RealIP())
+}
+
+// PathID parses a numeric path parameter; a bad one is a not-found.
+func PathID(c echo.Context, name string) (int64, error) {
+	id, err := strconv.ParseInt(c.Param(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", name))
+	}
+	return id, nil
+}
+
+// SafeNext keeps a redirect target on this site: only local absolute paths.
+func SafeNext(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || u.Host != "" || u.Scheme != "" {
+		return "/"
+	}
+	return next
+}

@@ -1,0 +1,5 @@
+package handlers
+
+import "strconv"
+
+func itoa64(i int64) string { return strconv.FormatInt(i, 10) }

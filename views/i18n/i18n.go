@@ -1,0 +1,150 @@
+// Package i18n translates every user-visible string of gpubook. Catalogs are
+// JSON files named AREA.LANG.json under locales/ (core.en.json,
+// booking.zh-CN.json, …): one file per area and language, so that parts of
+// the product keep their strings apart; all files of a language merge.
+package i18n
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"encoding/json"
+	"github.com/gpubook/gpubook/models"
+	goi18n "github.com/nicksnyder/go-i18n/v2/i18n"
+	"golang.org/x/text/language"
+)
+
+//go:embed locales/*.json
+var locales embed.FS
+
+// Bundle holds every catalog; build it once at start-up.
+type Bundle struct {
+	b *goi18n.Bundle
+	// keys per language, for completeness checks
+	keys map[string]map[string]bool
+}
+
+// Load parses the embedded catalogs. It fails on a malformed file, so a
+// broken catalog stops start-up instead of showing message IDs.
+func Load() (*Bundle, error) {
+	b := goi18n.NewBundle(language.English)
+	b.RegisterUnmarshalFunc("json", json.Unmarshal)
+	bundle := &Bundle{b: b, keys: map[string]map[string]bool{}}
+	files, err := fs.Glob(locales, "locales/*.json")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		data, err := locales.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		mf, err := b.ParseMessageFileBytes(data, f)
+		if err != nil {
+			return nil, fmt.Errorf("i18n: %s: %w", f, err)
+		}
+		lang := mf.Tag.String()
+		if bundle.keys[lang] == nil {
+			bundle.keys[lang] = map[string]bool{}
+		}
+		for _, m := range mf.Messages {
+			bundle.keys[lang][m.ID] = true
+		}
+	}
+	return bundle, nil
+}
+
+// MustLoad is Load for tests and start-up paths that cannot go on without catalogs.
+func MustLoad() *Bundle {
+	b, err := Load()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Keys returns the message IDs of a language, sorted.
+func (b *Bundle) Keys(lang string) []string {
+	out := make([]string, 0, len(b.keys[lang]))
+	for k := range b.keys[lang] {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Match picks the catalog language for a user setting or an Accept-Language header.
+func Match(setting, acceptLanguage string) string {
+	if models.ValidLanguage(setting) {
+		return setting
+	}
+	for _, part := range strings.Split(acceptLanguage, ",") {
+		tag := strings.ToLower(strings.TrimSpace(strings.SplitN(part, ";", 2)[0]))
+		switch {
+		case strings.HasPrefix(tag, "zh"):
+			if strings.Contains(tag, "tw") || strings.Contains(tag, "hk") || strings.Contains(tag, "hant") {
+				continue // Traditional Chinese readers may prefer English over Simplified
+			}
+			return "zh-CN"
+		case strings.HasPrefix(tag, "en"):
+			return "en"
+		}
+	}
+	return "en"
+}
+
+// Translator renders messages in one language.
+type Translator struct {
+	Lang string
+	l    *goi18n.Localizer
+}
+
+// For returns a translator for lang ("en" or "zh-CN"); English fills gaps.
+func (b *Bundle) For(lang string) *Translator {
+	if !models.ValidLanguage(lang) {
+		lang = "en"
+	}
+	return &Translator{Lang: lang, l: goi18n.NewLocalizer(b.b, lang, "en")}
+}
+
+// T translates key with name/value pairs: T("home.signed_in_as", "Name", u.Name).
+// A missing key renders as the key itself, which the catalog tests forbid.
+func (t *Translator) T(key string, kv ...any) string {
+	return t.Msg(models.M(key, kv...))
+}
+
+// Msg translates a domain message.
+func (t *Translator) Msg(m models.Msg) string {
+	cfg := &goi18n.LocalizeConfig{MessageID: m.Key, TemplateData: m.Data}
+	if c, ok := m.Data["Count"]; ok {
+		cfg.PluralCount = c
+	}
+	s, err := t.l.Localize(cfg)
+	if err != nil || s == "" {
+		return m.Key
+	}
+	return s
+}
+
+// Err translates the user-facing part of an error: its message and, for a
+// validation error, each field's problem.
+func (t *Translator) Err(err error) string {
+	e := models.AsError(err)
+	return t.Msg(e.Msg)
+}
+
+// Fields translates the per-field problems of an EINVALID error.
+func (t *Translator) Fields(err error) map[string]string {
+	if err == nil {
+		return nil
+	}
+	e := models.AsError(err)
+	out := make(map[string]string, len(e.Fields))
+	for k, m := range e.Fields {
+		out[k] = t.Msg(m)
+	}
+	return out
+}

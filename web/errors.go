@@ -1,0 +1,135 @@
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/handlers"
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+)
+
+// statusOf maps a domain error code to an HTTP status: the only place that does.
+func statusOf(code string) int {
+	switch code {
+	case models.EINVALID:
+		return http.StatusUnprocessableEntity
+	case models.ENOTFOUND:
+		return http.StatusNotFound
+	case models.ECONFLICT:
+		return http.StatusConflict
+	case models.EFORBIDDEN:
+		return http.StatusForbidden
+	case models.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case models.ETOOMANY:
+		return http.StatusTooManyRequests
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// fromEcho turns Echo's own errors (404 route, 405, body limit, bad bind)
+// into domain errors so that they render like every other error.
+func fromEcho(he *echo.HTTPError) *models.Error {
+	switch he.Code {
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		return models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", "page"))
+	case http.StatusRequestEntityTooLarge:
+		return models.NewError(models.EINVALID, models.M("err.body_too_large"))
+	case http.StatusForbidden:
+		return models.NewError(models.EFORBIDDEN, models.M("err.forbidden"))
+	case http.StatusUnauthorized:
+		return models.NewError(models.EUNAUTHORIZED, models.M("err.unauthorized"))
+	case http.StatusTooManyRequests:
+		return models.NewError(models.ETOOMANY, models.M("err.rate_limited"))
+	case http.StatusBadRequest, http.StatusUnsupportedMediaType:
+		return models.NewError(models.EINVALID, models.M("err.bad_request"))
+	}
+	return models.Internal(he)
+}
+
+// apiError is the JSON body of every failed API call.
+type apiError struct {
+	Error apiErrorBody `json:"error"`
+}
+
+type apiErrorBody struct {
+	Code      string            `json:"code"`
+	Message   string            `json:"message"`
+	Fields    map[string]string `json:"fields,omitempty"`
+	Conflicts []models.Conflict `json:"conflicts,omitempty"`
+	RequestID string            `json:"request_id,omitempty"`
+}
+
+// errorHandler renders every error: a page for browsers, JSON under /api/.
+// Internal errors are logged with their cause and shown without it.
+func errorHandler(base *handlers.Base, logger *slog.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			logger.ErrorContext(c.Request().Context(), "error after response started", "err", err, "path", c.Request().URL.Path)
+			return
+		}
+		var de *models.Error
+		var he *echo.HTTPError
+		switch {
+		case errors.As(err, &de):
+		case errors.As(err, &he):
+			de = fromEcho(he)
+		default:
+			de = models.Internal(err)
+		}
+		status := statusOf(de.Code)
+		reqID := c.Response().Header().Get(echo.HeaderXRequestID)
+		if status >= 500 {
+			logger.ErrorContext(c.Request().Context(), "request failed", "err", err, "request_id", reqID, "path", c.Request().URL.Path)
+		}
+		t := base.Translator(c)
+		if isAPI(c) {
+			body := apiError{Error: apiErrorBody{Code: de.Code, Message: t.Msg(de.Msg), Fields: t.Fields(de), Conflicts: de.Conflicts, RequestID: reqID}}
+			if de.Code == models.EINVALID && len(body.Error.Fields) == 0 {
+				body.Error.Fields = nil
+			}
+			if c.Request().Method == http.MethodHead {
+				_ = c.NoContent(status)
+				return
+			}
+			if err := c.JSON(status, body); err != nil {
+				logger.ErrorContext(c.Request().Context(), "write error response", "err", err)
+			}
+			return
+		}
+		renderErrorPage(base, c, status, de, logger)
+	}
+}
+
+func renderErrorPage(base *handlers.Base, c echo.Context, status int, de *models.Error, logger *slog.Logger) {
+	if status == http.StatusUnauthorized {
+		_ = c.Redirect(http.StatusSeeOther, "/login?next="+c.Request().URL.RequestURI())
+		return
+	}
+	p := base.NewPage(c)
+	v := views.ErrorView{Status: status, Title: p.Tr("error.title"), Message: p.T.Msg(de.Msg)}
+	switch status {
+	case http.StatusNotFound:
+		v.Title, v.Message = p.Tr("error.404"), p.Tr("error.404.text")
+	case http.StatusForbidden:
+		v.Title = p.Tr("error.403")
+	case http.StatusInternalServerError:
+		v.Message = p.Tr("error.500.text", "ID", p.RequestID)
+	}
+	if fields := p.T.Fields(de); len(fields) > 0 {
+		for _, m := range fields {
+			v.Message += " " + m
+		}
+	}
+	if err := handlers.Render(c, status, views.ErrorPage(p, v)); err != nil {
+		logger.ErrorContext(c.Request().Context(), "render error page", "err", err)
+	}
+}
+
+func isAPI(c echo.Context) bool { return strings.HasPrefix(c.Request().URL.Path, "/api/") }

@@ -1,0 +1,55 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/gpubook/gpubook/handlers"
+	"github.com/gpubook/gpubook/static"
+)
+
+// routes lists every route of gpubook, one line each, grouped by who may use it.
+func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
+	https := strings.HasPrefix(cfg.BaseURL, "https://")
+	e.Use(middleware.RequestID(), accessLog(cfg.Logger), recoverPanics(cfg.Logger), securityHeaders(https),
+		middleware.BodyLimit("1M"), middleware.Gzip())
+
+	pages := &handlers.Pages{Base: base}
+	health := &handlers.Health{Base: base}
+	auth := &handlers.Auth{Base: base}
+	admin := &handlers.Admin{Base: base}
+
+	// Probes and assets: no session.
+	e.GET("/healthz", health.Live)
+	e.GET("/readyz", health.Ready)
+	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServerFS(static.FS))), staticCache)
+
+	// Browser pages: session, user, CSRF.
+	web := e.Group("", sessions(base.Sessions), loadUser(base), csrf(base))
+	web.GET("/", pages.Home)
+	web.GET("/lang", auth.SetLanguage)
+	web.POST("/logout", auth.Logout)
+	if cfg.DevLogin {
+		web.GET("/login", auth.ShowDevLogin)
+		web.POST("/login/dev", auth.DevLogin)
+	}
+
+	// Admin pages.
+	adm := web.Group("/admin", requireAdmin)
+	adm.GET("", admin.Index)
+	adm.GET("/nodes", admin.Nodes)
+	adm.POST("/nodes", admin.CreateNode)
+	adm.POST("/nodes/:id/rename", admin.RenameNode)
+	adm.POST("/gpus/:id/service", admin.SetGPUService)
+	adm.GET("/users", admin.Users)
+	adm.POST("/users/:id/admin", admin.SetAdmin)
+	adm.GET("/teams", admin.Teams)
+	adm.POST("/teams", admin.CreateTeam)
+	adm.GET("/teams/:id", admin.Team)
+	adm.POST("/teams/:id/members", admin.SetMember)
+	adm.POST("/teams/:id/members/:user/remove", admin.RemoveMember)
+	adm.GET("/audit", admin.Audit)
+}

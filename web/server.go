@@ -1,0 +1,135 @@
+// Package web builds gpubook's HTTP server: one routes file, the middleware
+// (request IDs, logs, recovery, security headers, sessions, CSRF), the one
+// error handler, and the graceful start and stop.
+package web
+
+import (
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/handlers"
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+	"github.com/gpubook/gpubook/views/i18n"
+)
+
+// Config is the server's configuration, read and checked in cmd.
+type Config struct {
+	Listen   string
+	BaseURL  string // e.g. https://gpu.example.org; "" = http://Listen
+	Location *time.Location
+	// DevLogin enables the development sign-in (cmd decides: no OIDC issuer
+	// and a loopback listen address, or GPUBOOK_DEV_LOGIN=1).
+	DevLogin       bool
+	SessionIdle    time.Duration
+	SessionMaxAge  time.Duration
+	Limits         models.BookingLimits
+	Now            models.Clock
+	Logger         *slog.Logger
+	ShutdownPeriod time.Duration
+}
+
+// Server is a wired gpubook HTTP server.
+type Server struct {
+	Echo   *echo.Echo
+	cfg    Config
+	logger *slog.Logger
+}
+
+// New wires the server: every dependency comes in here, nothing is global.
+func New(cfg Config, store handlers.Store, sessionStore scs.Store) (*Server, error) {
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Limits.Slot == 0 {
+		cfg.Limits = models.DefaultBookingLimits
+	}
+	if cfg.SessionIdle == 0 {
+		cfg.SessionIdle = 12 * time.Hour
+	}
+	if cfg.SessionMaxAge == 0 {
+		cfg.SessionMaxAge = 7 * 24 * time.Hour
+	}
+	bundle, err := i18n.Load()
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	gob.Register([]views.Flash{})
+	base := &handlers.Base{Store: store, Sessions: newSessions(cfg, sessionStore), I18n: bundle,
+		Location: cfg.Location, Now: cfg.Now, DevLogin: cfg.DevLogin, Limits: cfg.Limits}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(base, cfg.Logger)
+	s := &Server{Echo: e, cfg: cfg, logger: cfg.Logger}
+	routes(e, base, cfg)
+	return s, nil
+}
+
+func newSessions(cfg Config, store scs.Store) *scs.SessionManager {
+	sm := scs.New()
+	sm.Store = store
+	sm.Lifetime = cfg.SessionMaxAge
+	sm.IdleTimeout = cfg.SessionIdle
+	sm.Cookie.Name = "gpubook_session"
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	sm.Cookie.Secure = strings.HasPrefix(cfg.BaseURL, "https://")
+	sm.Cookie.Persist = true
+	return sm
+}
+
+// Run serves until ctx ends, then lets in-flight requests finish within the
+// shutdown period. ready, if not nil, is closed once the port is open.
+func (s *Server) Run(ctx context.Context, ready chan<- net.Addr) error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("web: listen on %s: %w", s.cfg.Listen, err)
+	}
+	srv := &http.Server{
+		Handler:           s.Echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+	s.logger.Info("gpubook listening", "addr", ln.Addr().String(), "base_url", s.cfg.BaseURL, "dev_login", s.cfg.DevLogin)
+	if ready != nil {
+		ready <- ln.Addr()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("web: serve: %w", err)
+	case <-ctx.Done():
+	}
+	period := s.cfg.ShutdownPeriod
+	if period == 0 {
+		period = 30 * time.Second
+	}
+	s.logger.Info("shutting down: finishing in-flight requests", "grace", period)
+	sctx, cancel := context.WithTimeout(context.Background(), period)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("web: shutdown: %w", err)
+	}
+	return nil
+}
