@@ -37,6 +37,10 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 		web.POST("/login/dev", auth.DevLogin)
 	}
 
+	// Calendar and booking pages (signed-in users).
+	signedIn := web.Group("", requireUser)
+	_ = signedIn
+
 	// Admin pages.
 	adm := web.Group("/admin", requireAdmin)
 	adm.GET("", admin.Index)
@@ -52,4 +56,8 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	adm.POST("/teams/:id/members", admin.SetMember)
 	adm.POST("/teams/:id/members/:user/remove", admin.RemoveMember)
 	adm.GET("/audit", admin.Audit)
+
+	// JSON API v1: personal token only, never the session cookie.
+	api := e.Group("/api/v1", tokenAuth(base))
+	_ = api
 }
