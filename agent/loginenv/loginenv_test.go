@@ -1,0 +1,106 @@
+package loginenv_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/cache"
+	"github.com/gpubook/gpubook/agent/loginenv"
+	"github.com/gpubook/gpubook/models"
+)
+
+var (
+	now  = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	gpus = []string{"GPU-00000000-0000-0000-0000-000000000000", "GPU-11111111-1111-1111-1111-111111111111",
+		"GPU-22222222-2222-2222-2222-222222222222", "GPU-33333333-3333-3333-3333-333333333333",
+		"GPU-44444444-4444-4444-4444-444444444444", "GPU-55555555-5555-5555-5555-555555555555"}
+)
+
+func file(bookings ...models.AgentBooking) cache.File {
+	f := cache.File{Version: cache.Version, FetchedAt: now.Add(-time.Minute),
+		Schedule: models.AgentSchedule{PortalURL: "https://gpubook.example.org", Bookings: bookings}}
+	for i, u := range gpus {
+		f.GPUs = append(f.GPUs, models.AgentGPU{UUID: u, Index: i})
+	}
+	return f
+}
+
+func bk(id int64, user string, from, to time.Duration, idx ...int) models.AgentBooking {
+	b := models.AgentBooking{ID: id, User: user, StartsAt: now.Add(from), EndsAt: now.Add(to)}
+	for _, i := range idx {
+		b.GPUUUIDs = append(b.GPUUUIDs, gpus[i])
+	}
+	return b
+}
+
+func TestCompute(t *testing.T) {
+	tests := []struct {
+		name      string
+		f         cache.File
+		user      string
+		wantShell string
+		wantHint  string
+	}{
+		{"two GPUs booked now, listed by index", file(bk(1, "alice", -time.Hour, 4*time.Hour, 5, 2)), "alice",
+			"export CUDA_VISIBLE_DEVICES=" + gpus[2] + "," + gpus[5] + "; export CUDA_DEVICE_ORDER=PCI_BUS_ID\n",
+			"gpubook: GPUs 2,5 booked until 14:00"},
+		{"another user's booking", file(bk(1, "alice", -time.Hour, time.Hour, 2)), "bob",
+			"export CUDA_VISIBLE_DEVICES=; export CUDA_DEVICE_ORDER=PCI_BUS_ID\n",
+			"gpubook: no GPU booked now; book at https://gpubook.example.org"},
+		{"next booking later today", file(bk(1, "bob", 4*time.Hour, 5*time.Hour, 3)), "bob",
+			"export CUDA_VISIBLE_DEVICES=; export CUDA_DEVICE_ORDER=PCI_BUS_ID\n",
+			"gpubook: no GPU booked now — next: GPU 3 at 14:00; book at https://gpubook.example.org"},
+		{"next booking tomorrow", file(bk(1, "bob", 20*time.Hour, 21*time.Hour, 3)), "bob",
+			"export CUDA_VISIBLE_DEVICES=; export CUDA_DEVICE_ORDER=PCI_BUS_ID\n",
+			"gpubook: no GPU booked now — next: GPU 3 at Tue 06:00; book at https://gpubook.example.org"},
+		{"booking just ended", file(bk(1, "alice", -time.Hour, 0, 1)), "alice",
+			"export CUDA_VISIBLE_DEVICES=; export CUDA_DEVICE_ORDER=PCI_BUS_ID\n",
+			"gpubook: no GPU booked now; book at https://gpubook.example.org"},
+		{"malformed UUID never reaches the shell", file(models.AgentBooking{ID: 1, User: "eve", StartsAt: now.Add(-time.Hour), EndsAt: now.Add(time.Hour),
+			GPUUUIDs: []string{"GPU-1; rm -rf ~", gpus[0]}}), "eve",
+			"export CUDA_VISIBLE_DEVICES=" + gpus[0] + "; export CUDA_DEVICE_ORDER=PCI_BUS_ID\n", "gpubook: GPU 0 booked until 11:00"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := loginenv.Compute(tt.f, tt.user, now, time.UTC)
+			if got := r.Shell(); got != tt.wantShell {
+				t.Errorf("shell = %q, want %q", got, tt.wantShell)
+			}
+			if got := r.Hint; got != tt.wantHint {
+				t.Errorf("hint = %q, want %q", got, tt.wantHint)
+			}
+		})
+	}
+}
+
+func TestStaleCacheHint(t *testing.T) {
+	f := file()
+	f.FetchedAt = now.Add(-3 * time.Hour)
+	if got, want := loginenv.Compute(f, "bob", now, time.UTC).Hint, "gpubook: no GPU booked now; book at https://gpubook.example.org (schedule last synced 3h0m0s ago)"; got != want {
+		t.Errorf("hint = %q, want %q", got, want)
+	}
+}
+
+func TestResultEnv(t *testing.T) {
+	in := []string{"HOME=/home/alice", "CUDA_VISIBLE_DEVICES=0,1,2", "CUDA_DEVICE_ORDER=FASTEST_FIRST"}
+	tests := []struct {
+		name string
+		r    loginenv.Result
+		want []string
+	}{
+		{"booked", loginenv.Result{Visible: []string{gpus[1]}}, []string{"HOME=/home/alice", "CUDA_VISIBLE_DEVICES=" + gpus[1], "CUDA_DEVICE_ORDER=PCI_BUS_ID"}},
+		{"none", loginenv.Result{}, []string{"HOME=/home/alice", "CUDA_VISIBLE_DEVICES=", "CUDA_DEVICE_ORDER=PCI_BUS_ID"}},
+		{"exempt", loginenv.Result{Unchanged: true}, in},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.r.Env(in); !slices.Equal(got, tt.want) {
+				t.Errorf("Env = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := (loginenv.Result{Unchanged: true}).Shell(); got != "" {
+		t.Errorf("exempt shell = %q, want empty", got)
+	}
+}
