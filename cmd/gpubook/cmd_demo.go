@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+)
+
+// demo runs "gpubook demo [--force]": it writes demoPlan's description
+// through the ordinary store methods, so the demo obeys every real rule.
+func (c *cli) demo(ctx context.Context, args []string) error {
+	f := newFlags("demo", "gpubook demo [--force] [--seed N]",
+		"Fills an empty database with a believable demo: 3 nodes of 8 GPUs, 12 users in 3 teams and a week of bookings.\nRefuses a database that already has users unless --force is given; then it adds the demo beside them,\nskipping users, teams and nodes that already exist.", false)
+	force := f.Bool("force", false, "add the demo to a database that already has users")
+	seed := f.Uint64("seed", 1, "seed for the generated bookings (same seed and day, same demo)")
+	cfg, _, err := f.parse(c, args, 0, 0)
+	if err != nil {
+		return err
+	}
+	db, err := c.openStore(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("cli: demo: %w", err)
+	}
+	defer db.Close()
+	n, err := db.CountUsers(ctx)
+	if err != nil {
+		return fmt.Errorf("cli: demo: %w", err)
+	}
+	if n > 0 && !*force {
+		return fmt.Errorf("demo: the database already has %d user(s); refusing to add demo data (use --force to add it beside them)", n)
+	}
+	now := c.now()
+	limits := models.DefaultBookingLimits
+	limits.Slot = time.Duration(cfg.SlotMinutes) * time.Minute
+	s := &seeder{db: db, now: now, limits: limits, force: *force, users: map[string]int64{}, gpus: map[string]int64{}}
+	plan := demoPlan(*seed, now, cfg.Location)
+	for _, step := range []func(context.Context, demoData) error{s.seedUsers, s.seedTeams, s.seedNodes, s.seedBookings} {
+		if err := step(ctx, plan); err != nil {
+			return fmt.Errorf("cli: demo: %w", err)
+		}
+	}
+	fmt.Fprintf(c.stdout, "demo: added %d users, %d teams, %d nodes, %d GPUs and %d bookings (%d past, %d active now, %d upcoming)\n",
+		s.added.users, s.added.teams, s.added.nodes, s.added.gpus, s.added.bookings, s.phases[models.PhasePast], s.phases[models.PhaseActive], s.phases[models.PhaseUpcoming])
+	if s.skipped > 0 {
+		fmt.Fprintf(c.stdout, "demo: skipped %d that already existed or clashed with existing bookings\n", s.skipped)
+	}
+	fmt.Fprintf(c.stdout, "Sign in: open %s/login and pick any user; admin@example.org is an admin\n", cfg.BaseURL)
+	return nil
+}
+
+// seeder writes a demo plan and counts what it added and skipped.
+type seeder struct {
+	db     *store.DB
+	now    time.Time
+	limits models.BookingLimits
+	force  bool
+	users  map[string]int64 // email → id
+	gpus   map[string]int64 // gpuKey → id
+	fresh  map[string]bool  // emails created now; only they get memberships
+	added  struct{ users, teams, nodes, gpus, bookings int }
+	phases map[models.BookingPhase]int
+
+	skipped int
+}
+
+func (s *seeder) seedUsers(ctx context.Context, d demoData) error {
+	s.fresh = map[string]bool{}
+	for _, du := range d.Users {
+		if u, err := s.db.UserByEmail(ctx, du.Email); err == nil {
+			s.users[du.Email], s.skipped = u.ID, s.skipped+1
+			continue
+		} else if models.ErrorCode(err) != models.ENOTFOUND {
+			return err
+		}
+		u := &models.User{Email: du.Email, Name: du.Name, Language: du.Language, TimeZone: du.TimeZone, IsAdmin: du.Admin}
+		if err := s.db.CreateUser(ctx, u, models.CLIActor); err != nil {
+			return fmt.Errorf("user %s: %w", du.Email, err)
+		}
+		s.users[du.Email], s.fresh[du.Email] = u.ID, true
+		s.added.users++
+	}
+	return nil
+}
+
+func (s *seeder) seedTeams(ctx context.Context, d demoData) error {
+	existing, err := s.db.Teams(ctx)
+	if err != nil {
+		return err
+	}
+	ids := map[string]int64{}
+	for _, t := range existing {
+		ids[t.Name] = t.ID
+	}
+	for _, name := range d.Teams {
+		if _, ok := ids[name]; ok {
+			s.skipped++
+			continue
+		}
+		t := &models.Team{Name: name}
+		if err := s.db.CreateTeam(ctx, t, models.CLIActor); err != nil {
+			return fmt.Errorf("team %s: %w", name, err)
+		}
+		ids[name] = t.ID
+		s.added.teams++
+	}
+	for _, du := range d.Users {
+		if du.Team == "" || !s.fresh[du.Email] {
+			continue
+		}
+		role := models.RoleMember
+		if du.Lead {
+			role = models.RoleLead
+		}
+		m := &models.Membership{TeamID: ids[du.Team], UserID: s.users[du.Email], Role: role}
+		if err := s.db.SetMembership(ctx, m, models.CLIActor); err != nil {
+			return fmt.Errorf("membership %s in %s: %w", du.Email, du.Team, err)
+		}
+	}
+	return nil
+}
+
+func (s *seeder) seedNodes(ctx context.Context, d demoData) error {
+	existing, err := s.db.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for _, n := range existing {
+		names[n.Name] = true
+		for _, g := range n.GPUs {
+			s.gpus[gpuKey(n.Name, g.Index)] = g.ID
+		}
+	}
+	for _, dn := range d.Nodes {
+		if names[dn.Name] {
+			s.skipped++
+			continue
+		}
+		gpus, err := models.NewNodeGPUs(dn.Name, dn.GPUs, dn.Model, dn.MemoryMiB)
+		if err != nil {
+			return err
+		}
+		node := &models.Node{Name: dn.Name}
+		if err := s.db.CreateNode(ctx, node, gpus, models.CLIActor); err != nil {
+			return fmt.Errorf("node %s: %w", dn.Name, err)
+		}
+		if err := s.indexNode(ctx, node.ID, dn, d.OutOfService); err != nil {
+			return err
+		}
+		s.added.nodes++
+		s.added.gpus += len(gpus)
+	}
+	return nil
+}
+
+// indexNode learns a new node's GPU IDs and takes the broken ones out of service.
+func (s *seeder) indexNode(ctx context.Context, id int64, dn demoNode, oos []demoOutOfService) error {
+	node, err := s.db.Node(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, g := range node.GPUs {
+		s.gpus[gpuKey(dn.Name, g.Index)] = g.ID
+	}
+	for _, o := range oos {
+		if o.Node != dn.Name {
+			continue
+		}
+		if err := s.db.SetGPUService(ctx, s.gpus[gpuKey(o.Node, o.Index)], false, o.Reason, models.CLIActor); err != nil {
+			return fmt.Errorf("gpu %s/%d out of service: %w", o.Node, o.Index, err)
+		}
+	}
+	return nil
+}
+
+// seedBookings creates every booking through CreateBooking. A booking that
+// starts before now is created "as of" its start: the store rightly refuses
+// new bookings in the past, and seeding history is the one honest exception.
+func (s *seeder) seedBookings(ctx context.Context, d demoData) error {
+	s.phases = map[models.BookingPhase]int{}
+	for _, b := range d.Bookings {
+		req := models.NewBooking{UserID: s.users[b.UserEmail], StartsAt: b.Start, EndsAt: b.End, Note: b.Note}
+		for _, g := range b.GPUs {
+			req.GPUIDs = append(req.GPUIDs, s.gpus[gpuKey(b.Node, g)])
+		}
+		asOf := s.now
+		if b.Start.Before(asOf) {
+			asOf = b.Start
+		}
+		created, err := s.db.CreateBooking(ctx, req, s.limits, asOf, models.CLIActor)
+		if err != nil {
+			code := models.ErrorCode(err)
+			if s.force && (code == models.ECONFLICT || code == models.EINVALID) {
+				s.skipped++
+				continue
+			}
+			return fmt.Errorf("booking %s %v on %s: %w", b.UserEmail, b.GPUs, b.Node, err)
+		}
+		s.added.bookings++
+		s.phases[created.Phase(s.now)]++
+	}
+	return nil
+}

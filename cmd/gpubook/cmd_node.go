@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// node runs "gpubook node add|list". Registering by hand lets people book
+// before the node's agent is installed; the agent later reports the real GPUs.
+func (c *cli) node(ctx context.Context, args []string) error {
+	return c.group(ctx, "node", args, map[string]func(context.Context, []string) error{
+		"add":  c.nodeAdd,
+		"list": c.nodeList,
+	}, []string{"add", "list"})
+}
+
+func (c *cli) nodeAdd(ctx context.Context, args []string) error {
+	f := newFlags("node add", `gpubook node add --name HOST --gpus N --model "NVIDIA A100-SXM4-80GB" --memory-mib 81920`,
+		"Registers a GPU node and its GPUs by hand, with placeholder UUIDs until its agent reports.", false)
+	name := f.String("name", "", "the node's host name (required)")
+	count := f.Int("gpus", 0, "number of GPUs, 1-64 (required)")
+	model := f.String("model", "", "GPU model as nvidia-smi shows it (required)")
+	mem := f.Int64("memory-mib", 0, "memory per GPU in MiB (required)")
+	cfg, _, err := f.parse(c, args, 0, 0)
+	if err != nil {
+		return err
+	}
+	// Check everything before opening the database, so that bad input writes nothing.
+	n := &models.Node{Name: *name}
+	fe := models.FieldErrors{}
+	if err := n.Validate(); err != nil {
+		for k, m := range models.AsError(err).Fields {
+			fe.Add(k, m)
+		}
+	}
+	gpus, err := models.NewNodeGPUs(n.Name, *count, *model, *mem)
+	if err != nil {
+		for k, m := range models.AsError(err).Fields {
+			fe.Add(k, m)
+		}
+	}
+	if err := fe.Err(); err != nil {
+		return c.explain("node add", err)
+	}
+	db, err := c.openStore(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("cli: node add: %w", err)
+	}
+	defer db.Close()
+	if err := db.CreateNode(ctx, n, gpus, models.CLIActor); err != nil {
+		return c.explain("node add", err)
+	}
+	fmt.Fprintf(c.stdout, "added node %d: %s with %d× %s (%d MiB)\n", n.ID, n.Name, len(gpus), gpus[0].Model, gpus[0].MemoryMiB)
+	return nil
+}
+
+func (c *cli) nodeList(ctx context.Context, args []string) error {
+	f := newFlags("node list", "gpubook node list", "Lists nodes with their GPUs.", false)
+	cfg, _, err := f.parse(c, args, 0, 0)
+	if err != nil {
+		return err
+	}
+	db, err := c.openStore(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("cli: node list: %w", err)
+	}
+	defer db.Close()
+	nodes, err := db.Nodes(ctx)
+	if err != nil {
+		return fmt.Errorf("cli: node list: %w", err)
+	}
+	rows := make([][]string, len(nodes))
+	for i, n := range nodes {
+		rows[i] = nodeRow(n)
+	}
+	return table(c.stdout, []string{"NODE", "GPUS", "MODEL", "MEMORY", "IN SERVICE"}, rows)
+}
+
+// nodeRow summarises a node on one line; mixed models and memory sizes are
+// all listed, and out-of-service GPUs are named with their reason.
+func nodeRow(n models.Node) []string {
+	var modelList, memList []string
+	seenModel, seenMem := map[string]bool{}, map[int64]bool{}
+	inService := 0
+	var out []string
+	for _, g := range n.GPUs {
+		if !seenModel[g.Model] {
+			seenModel[g.Model] = true
+			modelList = append(modelList, g.Model)
+		}
+		if !seenMem[g.MemoryMiB] {
+			seenMem[g.MemoryMiB] = true
+			memList = append(memList, strconv.FormatInt(g.MemoryMiB, 10)+" MiB")
+		}
+		if g.InService {
+			inService++
+		} else {
+			out = append(out, fmt.Sprintf("GPU %d out: %s", g.Index, dash(g.OutOfServiceReason)))
+		}
+	}
+	sort.Strings(modelList)
+	service := fmt.Sprintf("%d/%d", inService, len(n.GPUs))
+	if len(out) > 0 {
+		service += " (" + strings.Join(out, "; ") + ")"
+	}
+	return []string{n.Name, strconv.Itoa(len(n.GPUs)), dash(strings.Join(modelList, ", ")), dash(strings.Join(memList, ", ")), service}
+}

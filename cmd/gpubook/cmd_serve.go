@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/alexedwards/scs/postgresstore"
+	"github.com/alexedwards/scs/sqlite3store"
+	"github.com/alexedwards/scs/v2"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/web"
+)
+
+// serve runs the portal until ctx ends (SIGINT or SIGTERM), then shuts down
+// gracefully: in-flight requests finish before run returns.
+func (c *cli) serve(ctx context.Context, args []string) error {
+	f := newFlags("serve", "gpubook serve [--no-migrate] [flags]",
+		"Serves the portal. Pending database migrations are applied first unless --no-migrate is given,\nin which case gpubook refuses to start on an outdated schema.", true)
+	noMigrate := f.Bool("no-migrate", false, "do not apply migrations; refuse to start if any are pending")
+	cfg, _, err := f.parse(c, args, 0, 0)
+	if err != nil {
+		return err
+	}
+	log := c.logger(cfg)
+	slog.SetDefault(log)
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("cli: serve: %w", err)
+	}
+	defer db.Close()
+	if err := prepareSchema(ctx, db, *noMigrate, log); err != nil {
+		return fmt.Errorf("cli: serve: %w", err)
+	}
+	sessions, stop := sessionStore(db)
+	defer stop()
+	limits := models.DefaultBookingLimits
+	limits.Slot = time.Duration(cfg.SlotMinutes) * time.Minute
+	srv, err := web.New(web.Config{
+		Listen:   cfg.Listen,
+		BaseURL:  cfg.BaseURL,
+		Location: cfg.Location,
+		DevLogin: cfg.DevLogin,
+		Limits:   limits,
+		Now:      c.now,
+		Logger:   log,
+	}, db, sessions)
+	if err != nil {
+		return fmt.Errorf("cli: serve: %w", err)
+	}
+	log.Info("starting gpubook", "version", versionString(), "dialect", db.Dialect, "timezone", cfg.Location.String(), "slot_minutes", cfg.SlotMinutes)
+	if cfg.DevLogin {
+		log.Warn("development sign-in is ON: anyone who reaches this server can sign in as any user", "listen", cfg.Listen)
+	}
+	return srv.Run(ctx, c.ready)
+}
+
+// prepareSchema migrates, or with noMigrate checks that nothing is pending:
+// an operator who migrates separately must not get a server on an old schema.
+func prepareSchema(ctx context.Context, db *store.DB, noMigrate bool, log *slog.Logger) error {
+	if !noMigrate {
+		return migrateUp(ctx, db, log)
+	}
+	pending, err := db.Pending(ctx)
+	if err != nil {
+		return err
+	}
+	if pending > 0 {
+		return fmt.Errorf("%d database migration(s) pending and --no-migrate given; run 'gpubook migrate up' first", pending)
+	}
+	return nil
+}
+
+// sessionStore keeps sessions in the shared database (table "sessions",
+// made by our migrations), so that replicas share them. stop ends the
+// store's background clean-up.
+func sessionStore(db *store.DB) (scs.Store, func()) {
+	if db.Dialect == store.Postgres {
+		s := postgresstore.New(db.SQL)
+		return s, s.StopCleanup
+	}
+	s := sqlite3store.New(db.SQL)
+	return s, s.StopCleanup
+}
+
+// version runs "gpubook version"; it reads no configuration, so it works
+// even where the environment is broken.
+func (c *cli) version(_ context.Context, args []string) error {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := &flags{FlagSet: fs, usage: "gpubook version", about: "Prints the version of this build."}
+	if _, _, err := f.parse(c, args, 0, 0); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout, "gpubook", versionString())
+	return nil
+}
+
+// versionString is the module version of the build, with the VCS revision when Go recorded one.
+func versionString() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+	}
+	return v + " " + bi.GoVersion
+}

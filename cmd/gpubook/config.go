@@ -1,0 +1,296 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpubook/gpubook/models/store"
+)
+
+// Config is every setting of gpubook, read once at start-up from flags and
+// environment variables and then passed down as values; nothing else in the
+// program reads the environment.
+type Config struct {
+	DatabaseURL string
+	Dialect     string
+	Listen      string
+	BaseURL     string
+	Location    *time.Location
+	LogLevel    slog.Level
+	LogFormat   string // "text" or "json"
+	OIDCIssuer  string
+	DevLogin    bool
+	SlotMinutes int
+}
+
+// Defaults that a fresh checkout runs with, no setup needed.
+const (
+	defaultDatabaseURL = "sqlite:./gpubook.db"
+	defaultListen      = "127.0.0.1:8080"
+)
+
+// setting is one configuration value: its flag (if the command offers it)
+// and its environment variable. A flag that was given wins over the
+// variable, which wins over the default.
+type setting struct {
+	flag, env string
+	value     string
+	set       bool
+}
+
+func (s *setting) String() string     { return s.value }
+func (s *setting) Set(v string) error { s.value, s.set = v, true; return nil }
+
+// configFlags holds the settings of one command invocation.
+type configFlags struct {
+	dbURL, listen, baseURL, timezone, logLevel   setting
+	logFormat, devLogin, oidcIssuer, slotMinutes setting
+}
+
+// newConfigFlags registers the configuration flags on fs. Commands that do
+// not serve get only --database-url and --timezone, so their help stays short;
+// the other settings still come from the environment.
+func newConfigFlags(fs *flag.FlagSet, serving bool) *configFlags {
+	cf := &configFlags{
+		dbURL:       setting{flag: "database-url", env: "GPUBOOK_DATABASE_URL"},
+		listen:      setting{flag: "listen", env: "GPUBOOK_LISTEN"},
+		baseURL:     setting{flag: "base-url", env: "GPUBOOK_BASE_URL"},
+		timezone:    setting{flag: "timezone", env: "GPUBOOK_TIMEZONE"},
+		logLevel:    setting{flag: "log-level", env: "GPUBOOK_LOG_LEVEL"},
+		logFormat:   setting{flag: "log-format", env: "GPUBOOK_LOG_FORMAT"},
+		devLogin:    setting{flag: "dev-login", env: "GPUBOOK_DEV_LOGIN"},
+		oidcIssuer:  setting{flag: "oidc-issuer", env: "GPUBOOK_OIDC_ISSUER"},
+		slotMinutes: setting{flag: "slot-minutes", env: "GPUBOOK_SLOT_MINUTES"},
+	}
+	fs.Var(&cf.dbURL, "database-url", "database: postgres://… or sqlite:PATH (env GPUBOOK_DATABASE_URL[_FILE], default "+defaultDatabaseURL+")")
+	fs.Var(&cf.timezone, "timezone", "the cluster's IANA time zone (env GPUBOOK_TIMEZONE, default the machine's)")
+	if !serving {
+		return cf
+	}
+	fs.Var(&cf.listen, "listen", "host:port to listen on (env GPUBOOK_LISTEN, default "+defaultListen+")")
+	fs.Var(&cf.baseURL, "base-url", "public URL of the portal (env GPUBOOK_BASE_URL, default http://LISTEN)")
+	fs.Var(&cf.logLevel, "log-level", "debug, info, warn or error (env GPUBOOK_LOG_LEVEL, default info)")
+	fs.Var(&cf.logFormat, "log-format", "text or json (env GPUBOOK_LOG_FORMAT, default text)")
+	fs.Var(&cf.devLogin, "dev-login", "1 forces the development sign-in on, 0 off (env GPUBOOK_DEV_LOGIN, default: on without OIDC on a loopback address)")
+	fs.Var(&cf.oidcIssuer, "oidc-issuer", "OIDC issuer URL (env GPUBOOK_OIDC_ISSUER)")
+	fs.Var(&cf.slotMinutes, "slot-minutes", "booking grid in minutes: 5, 10, 15, 20, 30, 60 or 120 (env GPUBOOK_SLOT_MINUTES, default 30)")
+	return cf
+}
+
+// lookup returns a setting's raw value and the name to blame for a bad one:
+// the flag when it was given, else the variable.
+func (s *setting) lookup(getenv func(string) string) (value, name string) {
+	if s.set {
+		return s.value, "--" + s.flag
+	}
+	return getenv(s.env), s.env
+}
+
+// parseConfig is the pure core of configuration: it reads only getenv and
+// the command-line args (all flags) and returns the checked settings.
+func parseConfig(getenv func(string) string, args []string) (Config, error) {
+	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cf := newConfigFlags(fs, true)
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	return cf.resolve(getenv)
+}
+
+// resolve checks every setting and stops at the first bad one, naming it.
+func (cf *configFlags) resolve(getenv func(string) string) (Config, error) {
+	var cfg Config
+	steps := []func(func(string) string, *Config) error{
+		cf.resolveDatabase, cf.resolveListen, cf.resolveBaseURL, cf.resolveTimezone,
+		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot,
+	}
+	for _, step := range steps {
+		if err := step(getenv, &cfg); err != nil {
+			return Config{}, err
+		}
+	}
+	return cfg, nil
+}
+
+func (cf *configFlags) resolveDatabase(getenv func(string) string, cfg *Config) error {
+	raw, name := cf.dbURL.lookup(getenv)
+	if !cf.dbURL.set {
+		v, n, err := secretEnv(getenv, cf.dbURL.env)
+		if err != nil {
+			return err
+		}
+		raw, name = v, n
+	}
+	if raw == "" {
+		raw = defaultDatabaseURL
+	}
+	dialect, _, err := store.ParseURL(raw)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	cfg.DatabaseURL, cfg.Dialect = raw, dialect
+	return nil
+}
+
+// secretEnv reads a secret from NAME or from the file named by NAME_FILE
+// (Docker and Kubernetes secrets), refusing both at once because it would be
+// unclear which one wins. It returns the value and the variable it came from.
+func secretEnv(getenv func(string) string, name string) (value, from string, err error) {
+	direct, file := getenv(name), getenv(name+"_FILE")
+	switch {
+	case direct != "" && file != "":
+		return "", name, fmt.Errorf("%s and %s_FILE are both set; set only one", name, name)
+	case file == "":
+		return direct, name, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", name + "_FILE", fmt.Errorf("%s_FILE: %w", name, err)
+	}
+	v := strings.TrimRight(string(b), "\r\n")
+	if v == "" {
+		return "", name + "_FILE", fmt.Errorf("%s_FILE: %s is empty", name, file)
+	}
+	return v, name + "_FILE", nil
+}
+
+func (cf *configFlags) resolveListen(getenv func(string) string, cfg *Config) error {
+	raw, name := cf.listen.lookup(getenv)
+	if raw == "" {
+		raw = defaultListen
+	}
+	host, port, err := net.SplitHostPort(raw)
+	if err != nil {
+		return fmt.Errorf("%s: %q is not host:port (e.g. %s or :8080)", name, raw, defaultListen)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%s: %q has no valid port (0-65535)", name, raw)
+	}
+	if strings.ContainsAny(host, " /") {
+		return fmt.Errorf("%s: %q has an invalid host", name, raw)
+	}
+	cfg.Listen = raw
+	return nil
+}
+
+func (cf *configFlags) resolveBaseURL(getenv func(string) string, cfg *Config) error {
+	raw, name := cf.baseURL.lookup(getenv)
+	if raw == "" {
+		host, port, _ := net.SplitHostPort(cfg.Listen)
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "localhost"
+		}
+		cfg.BaseURL = "http://" + net.JoinHostPort(host, port)
+		return nil
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %q is not a URL", name, raw)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%s: %q must start with http:// or https://", name, raw)
+	case u.Host == "":
+		return fmt.Errorf("%s: %q has no host", name, raw)
+	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(raw, "?#"):
+		return fmt.Errorf("%s: %q must not have a query or fragment", name, raw)
+	case u.User != nil:
+		return fmt.Errorf("%s: %q must not contain credentials", name, raw)
+	}
+	cfg.BaseURL = strings.TrimRight(raw, "/")
+	return nil
+}
+
+func (cf *configFlags) resolveTimezone(getenv func(string) string, cfg *Config) error {
+	raw, name := cf.timezone.lookup(getenv)
+	if raw == "" {
+		cfg.Location = time.Local
+		return nil
+	}
+	loc, err := time.LoadLocation(raw)
+	if err != nil || strings.EqualFold(raw, "local") {
+		return fmt.Errorf("%s: unknown time zone %q", name, raw)
+	}
+	cfg.Location = loc
+	return nil
+}
+
+func (cf *configFlags) resolveLogging(getenv func(string) string, cfg *Config) error {
+	raw, name := cf.logLevel.lookup(getenv)
+	levels := map[string]slog.Level{"": slog.LevelInfo, "debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+	level, ok := levels[strings.ToLower(strings.TrimSpace(raw))]
+	if !ok {
+		return fmt.Errorf("%s: %q is not one of debug, info, warn, error", name, raw)
+	}
+	cfg.LogLevel = level
+	raw, name = cf.logFormat.lookup(getenv)
+	switch strings.ToLower(strings.TrimSpace(raw)) {
+	case "", "text":
+		cfg.LogFormat = "text"
+	case "json":
+		cfg.LogFormat = "json"
+	default:
+		return fmt.Errorf("%s: %q is not text or json", name, raw)
+	}
+	return nil
+}
+
+// resolveDevLogin decides whether the development sign-in is on. Without
+// SSO it is the only way in, so it is on by default, but only where nobody
+// else can reach it: on a loopback address. An explicit setting wins.
+func (cf *configFlags) resolveDevLogin(getenv func(string) string, cfg *Config) error {
+	issuer, _ := cf.oidcIssuer.lookup(getenv)
+	cfg.OIDCIssuer = strings.TrimSpace(issuer)
+	raw, name := cf.devLogin.lookup(getenv)
+	switch strings.ToLower(strings.TrimSpace(raw)) {
+	case "1", "true", "yes", "on":
+		cfg.DevLogin = true
+	case "0", "false", "no", "off":
+		cfg.DevLogin = false
+	case "":
+		cfg.DevLogin = cfg.OIDCIssuer == "" && isLoopback(cfg.Listen)
+	default:
+		return fmt.Errorf("%s: %q is not 1 or 0", name, raw)
+	}
+	return nil
+}
+
+// isLoopback reports whether a listen address accepts only local connections.
+func isLoopback(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (cf *configFlags) resolveSlot(getenv func(string) string, cfg *Config) error {
+	raw, name := cf.slotMinutes.lookup(getenv)
+	if strings.TrimSpace(raw) == "" {
+		cfg.SlotMinutes = 30
+		return nil
+	}
+	// Each choice divides an hour or is whole hours, so that the calendar's rows line up.
+	n, err := strconv.Atoi(strings.TrimSpace(raw))
+	if err == nil {
+		for _, c := range []int{5, 10, 15, 20, 30, 60, 120} {
+			if n == c {
+				cfg.SlotMinutes = n
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%s: %q is not one of 5, 10, 15, 20, 30, 60, 120", name, raw)
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/views/i18n"
+)
+
+// cli carries what every command needs. Everything comes in through run's
+// parameters, so tests run the real commands in-process and read their output.
+type cli struct {
+	getenv         func(string) string
+	stdout, stderr io.Writer
+	ready          chan<- net.Addr // serve reports its address here; nil outside tests
+	now            models.Clock
+	tr             *i18n.Translator
+}
+
+// command is one top-level verb of gpubook.
+type command struct {
+	name, summary string
+	run           func(c *cli, ctx context.Context, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the web portal (applies pending migrations first)", (*cli).serve},
+		{"migrate", "apply, list or roll back database migrations", (*cli).migrate},
+		{"user", "add and list users", (*cli).user},
+		{"token", "create, list and revoke personal API tokens", (*cli).token},
+		{"node", "register and list GPU nodes", (*cli).node},
+		{"demo", "fill an empty database with demo users, nodes and bookings", (*cli).demo},
+		{"version", "print the version", (*cli).version},
+	}
+}
+
+// run is the whole program; main only calls it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return runWith(ctx, args, getenv, stdout, stderr, nil)
+}
+
+// runWith is run with a channel on which serve reports the address it
+// listens on, so that a test can use port 0 and still find the server.
+func runWith(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- net.Addr) error {
+	bundle, err := i18n.Load()
+	if err != nil {
+		return err
+	}
+	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr, ready: ready, now: time.Now, tr: bundle.For("en")}
+	if len(args) < 2 {
+		c.usage(stderr)
+		return errors.New("no command given")
+	}
+	name, rest := args[1], args[2:]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		if name == "help" && len(rest) > 0 {
+			name, rest = rest[0], []string{"--help"}
+			break
+		}
+		c.usage(stdout)
+		return nil
+	}
+	for _, cmd := range commands() {
+		if cmd.name == name {
+			err := cmd.run(c, ctx, rest)
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return err
+		}
+	}
+	c.usage(stderr)
+	return fmt.Errorf("unknown command %q", name)
+}
+
+func (c *cli) usage(w io.Writer) {
+	fmt.Fprint(w, "Usage: gpubook <command> [flags]\n\nCommands:\n")
+	for _, cmd := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", cmd.name, cmd.summary)
+	}
+	fmt.Fprint(w, "\nRun 'gpubook <command> --help' for a command's flags. Every flag also has a GPUBOOK_… environment variable.\n")
+}
+
+// flags is one command's flag set with its usage text.
+type flags struct {
+	*flag.FlagSet
+	usage, about string
+	cfg          *configFlags
+}
+
+// newFlags starts a flag set for a command; serving adds the server's settings.
+func newFlags(name, usage, about string, serving bool) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // parse errors are reported once, by us
+	return &flags{FlagSet: fs, usage: usage, about: about, cfg: newConfigFlags(fs, serving)}
+}
+
+// parse reads flags anywhere among the arguments and checks the count of
+// the others. --help prints usage to stdout and yields flag.ErrHelp; a bad
+// flag prints usage to stderr and an error that names the problem.
+func (f *flags) parse(c *cli, args []string, minPos, maxPos int) (Config, []string, error) {
+	pos, err := parseInterspersed(f.FlagSet, args)
+	if errors.Is(err, flag.ErrHelp) {
+		f.printUsage(c.stdout)
+		return Config{}, nil, flag.ErrHelp
+	}
+	if err == nil && (len(pos) < minPos || len(pos) > maxPos) {
+		err = fmt.Errorf("wrong number of arguments: %q", pos)
+		if len(pos) < minPos {
+			err = errors.New("missing argument")
+		}
+	}
+	if err != nil {
+		f.printUsage(c.stderr)
+		return Config{}, nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	if f.cfg == nil {
+		return Config{}, pos, nil
+	}
+	cfg, err := f.cfg.resolve(c.getenv)
+	return cfg, pos, err
+}
+
+// parseInterspersed lets flags follow positional arguments
+// ("token revoke 3 --database-url …"); after "--" everything is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		consumed := len(args) - fs.NArg()
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, fs.Args()...), nil
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func (f *flags) printUsage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", f.usage, f.about)
+	var lines []string
+	f.VisitAll(func(fl *flag.Flag) {
+		placeholder, text := flag.UnquoteUsage(fl)
+		name := "--" + fl.Name
+		if placeholder != "" && !isBoolFlag(fl) {
+			name += " " + strings.ToUpper(placeholder)
+		}
+		lines = append(lines, fmt.Sprintf("  %s\n        %s\n", name, text))
+	})
+	if len(lines) > 0 {
+		sort.Strings(lines)
+		fmt.Fprintf(w, "\nFlags:\n%s", strings.Join(lines, ""))
+	}
+}
+
+func isBoolFlag(fl *flag.Flag) bool {
+	b, ok := fl.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// group dispatches a command with sub-commands ("user add", "user list").
+func (c *cli) group(ctx context.Context, name string, args []string, subs map[string]func(context.Context, []string) error, order []string) error {
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: gpubook %s <%s> [flags]\n\nRun 'gpubook %s <sub-command> --help' for its flags.\n", name, strings.Join(order, "|"), name)
+	}
+	if len(args) == 0 {
+		usage(c.stderr)
+		return fmt.Errorf("%s: missing sub-command (%s)", name, strings.Join(order, ", "))
+	}
+	if fn, ok := subs[args[0]]; ok {
+		return fn(ctx, args[1:])
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(c.stdout)
+		return flag.ErrHelp
+	}
+	usage(c.stderr)
+	return fmt.Errorf("%s: unknown sub-command %q", name, args[0])
+}
+
+// logger builds the process's slog logger from the configuration.
+func (c *cli) logger(cfg Config) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(c.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(c.stderr, opts))
+}
+
+// openStore opens the database and applies pending migrations, as serve
+// does by default, so that the first command on a fresh database just works.
+func (c *cli) openStore(ctx context.Context, cfg Config) (*store.DB, error) {
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrateUp(ctx, db, c.logger(cfg)); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// explain turns a domain error into one line for the terminal, in English,
+// naming each bad field after its flag. Internal errors keep their cause:
+// the person at the command line is the operator.
+func (c *cli) explain(prefix string, err error) error {
+	var de *models.Error
+	if !errors.As(err, &de) || de.Code == models.EINTERNAL {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	msg := c.tr.Msg(de.Msg)
+	if len(de.Fields) > 0 {
+		keys := make([]string, 0, len(de.Fields))
+		for k := range de.Fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = "--" + strings.ReplaceAll(k, "_", "-") + ": " + c.tr.Msg(de.Fields[k])
+		}
+		msg = strings.Join(parts, "; ")
+	}
+	return &cliError{msg: prefix + ": " + msg, err: err}
+}
+
+// cliError is an error with a message written for people, keeping its cause for errors.Is/As.
+type cliError struct {
+	msg string
+	err error
+}
+
+func (e *cliError) Error() string { return e.msg }
+func (e *cliError) Unwrap() error { return e.err }
+
+// table prints rows aligned in columns under a header.
+func table(w io.Writer, header []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
