@@ -15,7 +15,7 @@ func (c *cli) demo(ctx context.Context, args []string) error {
 	f := newFlags("demo", "gpubook demo [--force] [--seed N]",
 		"Fills an empty database with a believable demo: 3 nodes of 8 GPUs, 12 users in 3 teams and a week of bookings.\nRefuses a database that already has users unless --force is given; then it adds the demo beside them,\nskipping users, teams and nodes that already exist.", false)
 	force := f.Bool("force", false, "add the demo to a database that already has users")
-	seed := f.Uint64("seed", 1, "seed for the generated bookings (same seed and day, same demo)")
+	seed := f.Uint64("seed", 1, "`seed` for the generated bookings (same seed and day, same demo)")
 	cfg, _, err := f.parse(c, args, 0, 0)
 	if err != nil {
 		return err

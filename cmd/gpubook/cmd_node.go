@@ -22,10 +22,10 @@ func (c *cli) node(ctx context.Context, args []string) error {
 func (c *cli) nodeAdd(ctx context.Context, args []string) error {
 	f := newFlags("node add", `gpubook node add --name HOST --gpus N --model "NVIDIA A100-SXM4-80GB" --memory-mib 81920`,
 		"Registers a GPU node and its GPUs by hand, with placeholder UUIDs until its agent reports.", false)
-	name := f.String("name", "", "the node's host name (required)")
-	count := f.Int("gpus", 0, "number of GPUs, 1-64 (required)")
-	model := f.String("model", "", "GPU model as nvidia-smi shows it (required)")
-	mem := f.Int64("memory-mib", 0, "memory per GPU in MiB (required)")
+	name := f.String("name", "", "the node's host `name` (required)")
+	count := f.Int("gpus", 0, "`number` of GPUs, 1-64 (required)")
+	model := f.String("model", "", "GPU `model` as nvidia-smi shows it (required)")
+	mem := f.Int64("memory-mib", 0, "memory per GPU in `MiB` (required)")
 	cfg, _, err := f.parse(c, args, 0, 0)
 	if err != nil {
 		return err

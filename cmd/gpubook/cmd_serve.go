@@ -55,8 +55,11 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("cli: serve: %w", err)
 	}
 	log.Info("starting gpubook", "version", versionString(), "dialect", db.Dialect, "timezone", cfg.Location.String(), "slot_minutes", cfg.SlotMinutes)
-	if cfg.DevLogin {
-		log.Warn("development sign-in is ON: anyone who reaches this server can sign in as any user", "listen", cfg.Listen)
+	switch {
+	case cfg.DevLogin && !isLoopback(cfg.Listen):
+		log.Warn("development sign-in is ON on a non-loopback address: anyone who reaches this server can sign in as any user", "listen", cfg.Listen)
+	case cfg.DevLogin:
+		log.Info("development sign-in is on (no OIDC issuer, loopback address)", "listen", cfg.Listen)
 	}
 	return srv.Run(ctx, c.ready)
 }

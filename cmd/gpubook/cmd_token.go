@@ -22,8 +22,8 @@ func (c *cli) token(ctx context.Context, args []string) error {
 func (c *cli) tokenCreate(ctx context.Context, args []string) error {
 	f := newFlags("token create", "gpubook token create --email E [--name LABEL]",
 		"Creates a personal API token for a user and prints it once; only its hash is stored.", false)
-	email := f.String("email", "", "the owner's email address (required)")
-	label := f.String("name", "", "a label that says where the token is used (default \"token\")")
+	email := f.String("email", "", "the owner's `email` address (required)")
+	label := f.String("name", "", "a `label` that says where the token is used (default \"token\")")
 	cfg, _, err := f.parse(c, args, 0, 0)
 	if err != nil {
 		return err
@@ -55,7 +55,7 @@ func (c *cli) tokenCreate(ctx context.Context, args []string) error {
 
 func (c *cli) tokenList(ctx context.Context, args []string) error {
 	f := newFlags("token list", "gpubook token list [--email E]", "Lists tokens (never their secrets), newest first.", false)
-	email := f.String("email", "", "only this user's tokens")
+	email := f.String("email", "", "only the tokens of the user with this `email`")
 	cfg, _, err := f.parse(c, args, 0, 0)
 	if err != nil {
 		return err
@@ -101,6 +101,9 @@ func (c *cli) tokenRevoke(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 	if err := db.RevokeToken(ctx, id, c.now(), models.CLIActor); err != nil {
+		if models.ErrorCode(err) == models.ENOTFOUND {
+			return &cliError{msg: fmt.Sprintf("token revoke: no active token %d (unknown or already revoked; see 'gpubook token list')", id), err: err}
+		}
 		return c.explain(fmt.Sprintf("token revoke %d", id), err)
 	}
 	fmt.Fprintf(c.stdout, "revoked token %d\n", id)

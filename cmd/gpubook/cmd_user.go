@@ -21,11 +21,11 @@ func (c *cli) user(ctx context.Context, args []string) error {
 func (c *cli) userAdd(ctx context.Context, args []string) error {
 	f := newFlags("user add", "gpubook user add --email E --name N [--admin] [--language en|zh-CN] [--time-zone ZONE]",
 		"Adds a user. The user signs in later through SSO (or the development sign-in) with this email.", false)
-	email := f.String("email", "", "the user's email address (required)")
-	name := f.String("name", "", "the user's display name (required)")
+	email := f.String("email", "", "the user's `email` address (required)")
+	name := f.String("name", "", "the user's display `name` (required)")
 	admin := f.Bool("admin", false, "make the user an administrator")
-	lang := f.String("language", "", "en or zh-CN (default: the browser's choice)")
-	tz := f.String("time-zone", "", "IANA zone the user sees times in (default: the cluster's)")
+	lang := f.String("language", "", "`language`: en or zh-CN (default: the browser's choice)")
+	tz := f.String("time-zone", "", "IANA `zone` the user sees times in (default: the cluster's)")
 	cfg, _, err := f.parse(c, args, 0, 0)
 	if err != nil {
 		return err

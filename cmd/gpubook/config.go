@@ -56,8 +56,9 @@ type configFlags struct {
 }
 
 // newConfigFlags registers the configuration flags on fs. Commands that do
-// not serve get only --database-url and --timezone, so their help stays short;
-// the other settings still come from the environment.
+// not serve get only --database-url, so that their help stays short and
+// their own flags (user add --time-zone) cannot be confused with the
+// server's; the other settings still come from the environment.
 func newConfigFlags(fs *flag.FlagSet, serving bool) *configFlags {
 	cf := &configFlags{
 		dbURL:       setting{flag: "database-url", env: "GPUBOOK_DATABASE_URL"},
@@ -70,18 +71,18 @@ func newConfigFlags(fs *flag.FlagSet, serving bool) *configFlags {
 		oidcIssuer:  setting{flag: "oidc-issuer", env: "GPUBOOK_OIDC_ISSUER"},
 		slotMinutes: setting{flag: "slot-minutes", env: "GPUBOOK_SLOT_MINUTES"},
 	}
-	fs.Var(&cf.dbURL, "database-url", "database: postgres://… or sqlite:PATH (env GPUBOOK_DATABASE_URL[_FILE], default "+defaultDatabaseURL+")")
-	fs.Var(&cf.timezone, "timezone", "the cluster's IANA time zone (env GPUBOOK_TIMEZONE, default the machine's)")
+	fs.Var(&cf.dbURL, "database-url", "database `URL`: postgres://… or sqlite:PATH (env GPUBOOK_DATABASE_URL[_FILE], default "+defaultDatabaseURL+")")
 	if !serving {
 		return cf
 	}
-	fs.Var(&cf.listen, "listen", "host:port to listen on (env GPUBOOK_LISTEN, default "+defaultListen+")")
-	fs.Var(&cf.baseURL, "base-url", "public URL of the portal (env GPUBOOK_BASE_URL, default http://LISTEN)")
-	fs.Var(&cf.logLevel, "log-level", "debug, info, warn or error (env GPUBOOK_LOG_LEVEL, default info)")
-	fs.Var(&cf.logFormat, "log-format", "text or json (env GPUBOOK_LOG_FORMAT, default text)")
-	fs.Var(&cf.devLogin, "dev-login", "1 forces the development sign-in on, 0 off (env GPUBOOK_DEV_LOGIN, default: on without OIDC on a loopback address)")
-	fs.Var(&cf.oidcIssuer, "oidc-issuer", "OIDC issuer URL (env GPUBOOK_OIDC_ISSUER)")
-	fs.Var(&cf.slotMinutes, "slot-minutes", "booking grid in minutes: 5, 10, 15, 20, 30, 60 or 120 (env GPUBOOK_SLOT_MINUTES, default 30)")
+	fs.Var(&cf.timezone, "timezone", "the cluster's IANA time `zone` (env GPUBOOK_TIMEZONE, default the machine's)")
+	fs.Var(&cf.listen, "listen", "`host:port` to listen on (env GPUBOOK_LISTEN, default "+defaultListen+")")
+	fs.Var(&cf.baseURL, "base-url", "public `URL` of the portal (env GPUBOOK_BASE_URL, default http://LISTEN)")
+	fs.Var(&cf.logLevel, "log-level", "log `level`: debug, info, warn or error (env GPUBOOK_LOG_LEVEL, default info)")
+	fs.Var(&cf.logFormat, "log-format", "log `format`: text or json (env GPUBOOK_LOG_FORMAT, default text)")
+	fs.Var(&cf.devLogin, "dev-login", "`1|0` forces the development sign-in on or off (env GPUBOOK_DEV_LOGIN, default: on without OIDC on a loopback address)")
+	fs.Var(&cf.oidcIssuer, "oidc-issuer", "OIDC issuer `URL` (env GPUBOOK_OIDC_ISSUER)")
+	fs.Var(&cf.slotMinutes, "slot-minutes", "booking grid in `minutes`: 5, 10, 15, 20, 30, 60 or 120 (env GPUBOOK_SLOT_MINUTES, default 30)")
 	return cf
 }
 

@@ -237,7 +237,7 @@ func (c *cli) explain(prefix string, err error) error {
 		sort.Strings(keys)
 		parts := make([]string, len(keys))
 		for i, k := range keys {
-			parts[i] = "--" + strings.ReplaceAll(k, "_", "-") + ": " + c.tr.Msg(de.Fields[k])
+			parts[i] = "--" + strings.ReplaceAll(k, "_", "-") + ": " + strings.TrimRight(c.tr.Msg(de.Fields[k]), ".")
 		}
 		msg = strings.Join(parts, "; ")
 	}
