@@ -11,7 +11,7 @@ import (
 	"github.com/gpubook/gpubook/agent/client"
 	"github.com/gpubook/gpubook/agent/daemon"
 	"github.com/gpubook/gpubook/agent/detect"
-	"github.com/gpubook/gpubook/agent/internal/agenttest"
+	"github.com/gpubook/gpubook/agent/agenttest"
 	"github.com/gpubook/gpubook/agent/loginenv"
 	"github.com/gpubook/gpubook/agent/metrics"
 	"github.com/gpubook/gpubook/agent/nvmlgpu"

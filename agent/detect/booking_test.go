@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/detect"
-	"github.com/gpubook/gpubook/agent/internal/agenttest"
+	"github.com/gpubook/gpubook/agent/agenttest"
 )
 
 func TestOverstayWarnsThenEnforces(t *testing.T) {

@@ -11,6 +11,7 @@ package metrics
 import (
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"sort"
 	"strconv"
@@ -181,8 +182,16 @@ func sample(b *strings.Builder, name string, labels [][2]string, v float64) {
 		b.WriteByte('"')
 	}
 	b.WriteString("} ")
-	b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+	b.WriteString(formatValue(v))
 	b.WriteByte('\n')
+}
+
+// formatValue writes integral values (timestamps, MiB) without an exponent.
+func formatValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // escape applies the text format's label escaping: backslash, quote, newline.

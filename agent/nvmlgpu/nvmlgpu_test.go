@@ -8,7 +8,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
-	"github.com/gpubook/gpubook/agent/internal/agenttest"
+	"github.com/gpubook/gpubook/agent/agenttest"
 )
 
 func TestOpenRefusesAfterFailedInit(t *testing.T) {

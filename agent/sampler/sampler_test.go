@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpubook/gpubook/agent/internal/agenttest"
+	"github.com/gpubook/gpubook/agent/agenttest"
 	"github.com/gpubook/gpubook/agent/nvmlgpu"
 	"github.com/gpubook/gpubook/agent/procfs"
 	"github.com/gpubook/gpubook/agent/sampler"

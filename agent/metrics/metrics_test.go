@@ -1,0 +1,60 @@
+package metrics_test
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/gpu"
+	"github.com/gpubook/gpubook/agent/metrics"
+	"github.com/gpubook/gpubook/agent/sampler"
+	"github.com/gpubook/gpubook/models"
+)
+
+func TestExposition(t *testing.T) {
+	at := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
+	e := metrics.New("gpu01")
+	snap := sampler.Snapshot{At: at, GPUs: []sampler.GPUState{
+		{Device: gpu.Device{UUID: "GPU-a", Index: 0, Minor: 0, Model: `NVIDIA "A100"`}, UtilValid: true, UtilPct: 87, MemUsedMiB: 1000, MemTotalMiB: 40960,
+			Procs: []sampler.Proc{{PID: 1, User: "alice"}, {PID: 2, User: "alice"}}},
+		{Device: gpu.Device{UUID: "GPU-b", Index: 1, Minor: 1, Model: "A100", MIG: true}, MemUsedMiB: 50, MemTotalMiB: 40960},
+	}}
+	e.SetSnapshot(snap, []models.AgentBooking{{ID: 7, User: "alice", GPUUUIDs: []string{"GPU-a"}, StartsAt: at, EndsAt: at.Add(time.Hour)}})
+	v := models.AgentViolation{ID: "x", Kind: models.ViolationUnbooked}
+	e.AddViolations([]models.AgentViolation{v, v}) // an escalation re-sends the same ID
+	e.SetSpool(3, 4096)
+	e.SetLastSync(at)
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	out := string(body)
+	labels0 := `gpu="0",UUID="GPU-a",device="nvidia0",modelName="NVIDIA \"A100\"",Hostname="gpu01"`
+	tests := []struct {
+		name, line string
+		present    bool
+	}{
+		{"util", `DCGM_FI_DEV_GPU_UTIL{` + labels0 + `} 87`, true},
+		{"no util series for MIG", `DCGM_FI_DEV_GPU_UTIL{gpu="1"`, false},
+		{"fb used MiB", `DCGM_FI_DEV_FB_USED{` + labels0 + `} 1000`, true},
+		{"fb free MiB", `DCGM_FI_DEV_FB_FREE{` + labels0 + `} 39960`, true},
+		{"MIG memory still reported", `DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-b",device="nvidia1",modelName="A100",Hostname="gpu01"} 50`, true},
+		{"holder", `gpubook_gpu_booking_holder{` + labels0 + `,user="alice",booking_id="7"} 1`, true},
+		{"processes", `gpubook_gpu_processes{` + labels0 + `,user="alice"} 2`, true},
+		{"violations counted once per ID", `gpubook_violations_total{Hostname="gpu01",kind="unbooked_use"} 1`, true},
+		{"spool depth", `gpubook_spool_depth{Hostname="gpu01"} 3`, true},
+		{"last sync", `gpubook_last_successful_sync_timestamp_seconds{Hostname="gpu01"} 1772460000`, true},
+		{"type line", "# TYPE DCGM_FI_DEV_GPU_UTIL gauge", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := strings.Contains(out, tt.line); got != tt.present {
+				t.Errorf("contains %q = %v, want %v\n%s", tt.line, got, tt.present, out)
+			}
+		})
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+		t.Errorf("Content-Type = %q", ct)
+	}
+}
