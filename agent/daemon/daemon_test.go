@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubook/gpubook/agent/agenttest"
 	"github.com/gpubook/gpubook/agent/cache"
 	"github.com/gpubook/gpubook/agent/client"
 	"github.com/gpubook/gpubook/agent/daemon"
 	"github.com/gpubook/gpubook/agent/detect"
-	"github.com/gpubook/gpubook/agent/agenttest"
 	"github.com/gpubook/gpubook/agent/loginenv"
 	"github.com/gpubook/gpubook/agent/metrics"
 	"github.com/gpubook/gpubook/agent/nvmlgpu"

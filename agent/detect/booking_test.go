@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpubook/gpubook/agent/detect"
 	"github.com/gpubook/gpubook/agent/agenttest"
+	"github.com/gpubook/gpubook/agent/detect"
 )
 
 func TestOverstayWarnsThenEnforces(t *testing.T) {

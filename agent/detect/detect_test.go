@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpubook/gpubook/agent/detect"
 	"github.com/gpubook/gpubook/agent/agenttest"
+	"github.com/gpubook/gpubook/agent/detect"
 	"github.com/gpubook/gpubook/agent/nvmlgpu"
 	"github.com/gpubook/gpubook/agent/procfs"
 	"github.com/gpubook/gpubook/agent/sampler"

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpubook/gpubook/agent/daemon"
 	"github.com/gpubook/gpubook/agent/agenttest"
+	"github.com/gpubook/gpubook/agent/daemon"
 	"github.com/gpubook/gpubook/models"
 )
 
