@@ -1,0 +1,363 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
+)
+
+var ctx = context.Background()
+
+// syncBuffer is a bytes.Buffer that a running server may write while a test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// gpubook runs the command line in-process against the database at url.
+func gpubook(t *testing.T, url string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut syncBuffer
+	env := envOf(map[string]string{"GPUBOOK_DATABASE_URL": url, "GPUBOOK_TIMEZONE": "Asia/Shanghai"})
+	err = run(ctx, append([]string{"gpubook"}, args...), env, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+// mustGpubook is gpubook for commands that must succeed.
+func mustGpubook(t *testing.T, url string, args ...string) string {
+	t.Helper()
+	out, errOut, err := gpubook(t, url, args...)
+	if err != nil {
+		t.Fatalf("gpubook %s: %v\nstderr: %s", strings.Join(args, " "), err, errOut)
+	}
+	return out
+}
+
+// eachDialect runs fn on a fresh, empty database of each dialect.
+func eachDialect(t *testing.T, fn func(t *testing.T, url string)) {
+	for _, d := range []string{store.SQLite, store.Postgres} {
+		t.Run(d, func(t *testing.T) { fn(t, storetest.URL(t, d)) })
+	}
+}
+
+func openDB(t *testing.T, url string) *store.DB {
+	t.Helper()
+	db, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func countUsers(t *testing.T, url string) int64 {
+	t.Helper()
+	n, err := openDB(t, url).CountUsers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// statusRows returns migrate status's rows without the header.
+func statusRows(t *testing.T, url string) [][]string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(mustGpubook(t, url, "migrate", "status")), "\n")
+	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "VERSION FILE APPLIED AT" {
+		t.Fatalf("status header = %q", got)
+	}
+	rows := make([][]string, 0, len(lines)-1)
+	for _, l := range lines[1:] {
+		rows = append(rows, strings.Fields(l))
+	}
+	return rows
+}
+
+func pendingRows(rows [][]string) int {
+	n := 0
+	for _, r := range rows {
+		if r[2] == "pending" {
+			n++
+		}
+	}
+	return n
+}
+
+// The migrations of other features come and go; the test counts what is there.
+func TestMigrateCommand(t *testing.T) {
+	eachDialect(t, func(t *testing.T, url string) {
+		rows := statusRows(t, url)
+		n := len(rows)
+		if n == 0 || rows[0][0] != "1" || rows[0][1] != "00001_init.sql" || pendingRows(rows) != n {
+			t.Fatalf("status before up = %v, want every migration pending, 1 first", rows)
+		}
+		if out := mustGpubook(t, url, "migrate"); out != fmt.Sprintf("applied %d migration(s); the database is up to date\n", n) {
+			t.Errorf("up: %q", out)
+		}
+		rows = statusRows(t, url)
+		today := time.Now().UTC().Format("2006-01-02")
+		for _, r := range rows {
+			if len(r) != 3 || !strings.HasPrefix(r[2], today) {
+				t.Errorf("status row after up = %v, want applied today", r)
+			}
+		}
+		newest := rows[n-1][0]
+		if out := mustGpubook(t, url, "migrate", "down-one"); out != "rolled back migration "+newest+"\n" {
+			t.Errorf("down-one: %q, want migration %s", out, newest)
+		}
+		if p := pendingRows(statusRows(t, url)); p != 1 {
+			t.Errorf("pending after down-one = %d, want 1", p)
+		}
+		if out := mustGpubook(t, url, "migrate", "up"); out != "applied 1 migration(s); the database is up to date\n" {
+			t.Errorf("up again: %q", out)
+		}
+		for i := 0; i < n; i++ {
+			mustGpubook(t, url, "migrate", "down-one")
+		}
+		if _, _, err := gpubook(t, url, "migrate", "down-one"); err == nil || !strings.Contains(err.Error(), "nothing to roll back") {
+			t.Errorf("down-one on empty schema: %v", err)
+		}
+		if out := mustGpubook(t, url, "migrate", "up"); out != fmt.Sprintf("applied %d migration(s); the database is up to date\n", n) {
+			t.Errorf("up from empty: %q", out)
+		}
+		if out := mustGpubook(t, url, "migrate", "up"); !strings.Contains(out, "applied 0 migration(s)") {
+			t.Errorf("up when current: %q", out)
+		}
+		if _, _, err := gpubook(t, url, "migrate", "sideways"); err == nil || !strings.Contains(err.Error(), `unknown action "sideways"`) {
+			t.Errorf("bad action: %v", err)
+		}
+	})
+}
+
+func TestUserCommands(t *testing.T) {
+	eachDialect(t, func(t *testing.T, url string) {
+		if out := mustGpubook(t, url, "user", "add", "--email", "Ada@Example.org", "--name", "Ada Lovelace", "--admin"); out != "added admin 1: Ada Lovelace <ada@example.org>\n" {
+			t.Errorf("add: %q", out)
+		}
+		mustGpubook(t, url, "user", "add", "--name", "王磊", "--email", "wang.lei@example.org", "--language", "zh-CN", "--time-zone", "Asia/Shanghai")
+		out := mustGpubook(t, url, "user", "list")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("list has %d lines, want header + 2:\n%s", len(lines), out)
+		}
+		for i, want := range [][]string{{"ID", "EMAIL", "NAME", "ADMIN", "TEAMS"}, {"1", "ada@example.org", "Ada", "Lovelace", "yes", "-"}, {"2", "wang.lei@example.org", "王磊", "no", "-"}} {
+			if got := strings.Fields(lines[i]); strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("line %d = %q, want %q", i, got, want)
+			}
+		}
+		_, _, err := gpubook(t, url, "user", "add", "--email", "ada@example.org", "--name", "Again")
+		if err == nil || err.Error() != "user add: This user already exists." {
+			t.Errorf("duplicate: %v", err)
+		}
+		if n := countUsers(t, url); n != 2 {
+			t.Errorf("users = %d, want 2", n)
+		}
+	})
+}
+
+// Bad input gives one clear message, prints nothing on stdout and writes nothing.
+func TestUserAddBadInput(t *testing.T) {
+	eachDialect(t, func(t *testing.T, url string) {
+		mustGpubook(t, url, "migrate")
+		tests := []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--email", "not-an-email", "--name", "X"}, "user add: --email: This is not a valid email address"},
+			{[]string{"--email", "x@example.org"}, "user add: --name: Name is required"},
+			{[]string{"--email", "x@example.org", "--name", "X", "--time-zone", "Mars/Olympus"}, "user add: --time-zone: Unknown time zone"},
+			{[]string{"--email", "x@example.org", "--name", "X", "--language", "fr"}, "user add: --language: This language is not supported"},
+			{[]string{"--email", "x@example.org", "--name", "X", "--admn"}, "user add: flag provided but not defined: -admn"},
+			{[]string{"--email", "x@example.org", "--name", "X", "extra"}, "user add: wrong number of arguments"},
+		}
+		for _, tt := range tests {
+			out, _, err := gpubook(t, url, append([]string{"user", "add"}, tt.args...)...)
+			if err == nil || err.Error() != tt.want && !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("%v: error = %v, want %q", tt.args, err, tt.want)
+			}
+			if out != "" {
+				t.Errorf("%v: stdout = %q, want nothing", tt.args, out)
+			}
+		}
+		if n := countUsers(t, url); n != 0 {
+			t.Errorf("users = %d after bad input, want 0", n)
+		}
+	})
+}
+
+func TestTokenCommands(t *testing.T) {
+	url := storetest.URL(t, store.SQLite)
+	mustGpubook(t, url, "user", "add", "--email", "ada@example.org", "--name", "Ada")
+	out := mustGpubook(t, url, "token", "create", "--email", "ADA@example.org", "--name", "laptop")
+	var plain string
+	for _, f := range strings.Fields(out) {
+		if strings.HasPrefix(f, "gpb_") {
+			plain = f
+			break
+		}
+	}
+	if plain == "" || strings.Count(out, plain) != 2 || !strings.Contains(out, "curl -H \"Authorization: Bearer ") {
+		t.Fatalf("create printed:\n%s", out)
+	}
+	db := openDB(t, url)
+	u, err := db.UserByToken(ctx, plain, time.Now())
+	if err != nil || u.Email != "ada@example.org" {
+		t.Fatalf("UserByToken = %v, %v", u, err)
+	}
+	list := mustGpubook(t, url, "token", "list", "--email", "ada@example.org")
+	if strings.Contains(list, plain) || strings.Contains(list, "gpb_") || !strings.Contains(list, "laptop") {
+		t.Errorf("list shows a secret or misses the token:\n%s", list)
+	}
+	if out := mustGpubook(t, url, "token", "revoke", "1"); out != "revoked token 1\n" {
+		t.Errorf("revoke: %q", out)
+	}
+	if _, err := db.UserByToken(ctx, plain, time.Now()); err == nil {
+		t.Error("revoked token still works")
+	}
+	if _, _, err := gpubook(t, url, "token", "revoke", "1"); err == nil || !strings.Contains(err.Error(), "no active token 1") {
+		t.Errorf("revoke twice: %v", err)
+	}
+	for args, want := range map[string]string{
+		"token create --email nobody@example.org": "token create: nobody@example.org: The user does not exist.",
+		"token create":                          "token create: --email is required",
+		"token revoke abc":                      `token revoke: "abc" is not a token ID`,
+		"token revoke":                          "token revoke: missing argument",
+		"token list --email nobody@example.org": "token list: nobody@example.org: The user does not exist.",
+	} {
+		if _, _, err := gpubook(t, url, strings.Fields(args)...); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: error = %v, want %q", args, err, want)
+		}
+	}
+}
+
+func TestNodeCommands(t *testing.T) {
+	eachDialect(t, func(t *testing.T, url string) {
+		out := mustGpubook(t, url, "node", "add", "--name", "gpu01", "--gpus", "8", "--model", "NVIDIA A100-SXM4-80GB", "--memory-mib", "81920")
+		if !strings.HasPrefix(out, "added node 1: gpu01 with 8× NVIDIA A100-SXM4-80GB (81920 MiB)") {
+			t.Errorf("add: %q", out)
+		}
+		out = mustGpubook(t, url, "node", "list")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 2 || strings.Join(strings.Fields(lines[1]), " ") != "gpu01 8 NVIDIA A100-SXM4-80GB 81920 MiB 8/8" {
+			t.Errorf("list:\n%s", out)
+		}
+		if _, _, err := gpubook(t, url, "node", "add", "--name", "gpu01", "--gpus", "2", "--model", "X", "--memory-mib", "1"); err == nil || err.Error() != "node add: This node already exists." {
+			t.Errorf("duplicate node: %v", err)
+		}
+		tests := []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--name", "gpu02", "--gpus", "0", "--model", "L4", "--memory-mib", "23034"}, "node add: --gpus: A node has between 1 and 64 GPUs"},
+			{[]string{"--name", "gpu02", "--gpus", "2", "--model", "L4", "--memory-mib", "-1"}, "node add: --memory-mib: Memory must be a positive number of MiB"},
+			{[]string{"--name", "gpu02", "--gpus", "2", "--memory-mib", "23034"}, "node add: --model: Model is required"},
+			{[]string{"--name", "gpu 02", "--gpus", "2", "--model", "L4", "--memory-mib", "23034"}, "node add: --name: Use a host name"},
+			{[]string{"--name", "gpu02", "--gpus", "two"}, `node add: invalid value "two" for flag -gpus`},
+		}
+		for _, tt := range tests {
+			out, _, err := gpubook(t, url, append([]string{"node", "add"}, tt.args...)...)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("%v: error = %v, want %q", tt.args, err, tt.want)
+			}
+			if out != "" {
+				t.Errorf("%v: stdout = %q", tt.args, out)
+			}
+		}
+		nodes, err := openDB(t, url).Nodes(ctx)
+		if err != nil || len(nodes) != 1 || len(nodes[0].GPUs) != 8 {
+			t.Errorf("nodes after bad input = %d, %v; want only gpu01", len(nodes), err)
+		}
+	})
+}
+
+// Unknown commands and flags fail with a message and usage on stderr and nothing on stdout.
+func TestUnknownCommandsAndFlags(t *testing.T) {
+	url := storetest.URL(t, store.SQLite)
+	for args, want := range map[string]string{
+		"":                         "no command given",
+		"frobnicate":               `unknown command "frobnicate"`,
+		"user":                     "user: missing sub-command",
+		"user remove":              `user: unknown sub-command "remove"`,
+		"node add --cores 8":       "node add: flag provided but not defined: -cores",
+		"serve --port 80":          "serve: flag provided but not defined: -port",
+		"migrate --dry-run":        "migrate: flag provided but not defined: -dry-run",
+		"demo --yes":               "demo: flag provided but not defined: -yes",
+		"version --short":          "version: flag provided but not defined: -short",
+		"token list --all":         "token list: flag provided but not defined: -all",
+		"migrate up status":        "migrate: wrong number of arguments",
+		"user list --database-url": "user list: flag needs an argument: -database-url",
+	} {
+		out, errOut, err := gpubook(t, url, strings.Fields(args)...)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: error = %v, want %q", args, err, want)
+		}
+		if out != "" || !strings.Contains(errOut, "Usage: gpubook") {
+			t.Errorf("%q: stdout = %q, stderr = %q; want usage on stderr only", args, out, errOut)
+		}
+	}
+}
+
+// Every command and sub-command answers --help with its usage and exit 0.
+func TestHelp(t *testing.T) {
+	url := storetest.URL(t, store.SQLite)
+	for _, args := range []string{
+		"--help", "help", "help user", "serve --help", "migrate --help", "migrate status -h", "user --help", "user add --help",
+		"user list --help", "token --help", "token create --help", "token list --help", "token revoke --help",
+		"node --help", "node add --help", "node list --help", "demo --help", "version --help",
+	} {
+		out, _, err := gpubook(t, url, strings.Fields(args)...)
+		if err != nil || !strings.Contains(out, "Usage: gpubook") {
+			t.Errorf("%q: err = %v, stdout = %q", args, err, out)
+		}
+	}
+	out, _, _ := gpubook(t, url, "node", "add", "--help")
+	for _, flag := range []string{"--name NAME", "--gpus NUMBER", "--model MODEL", "--memory-mib MIB", "--database-url URL"} {
+		if !strings.Contains(out, flag) {
+			t.Errorf("node add --help lacks %q:\n%s", flag, out)
+		}
+	}
+	if out := mustGpubook(t, url, "version"); !strings.HasPrefix(out, "gpubook ") {
+		t.Errorf("version: %q", out)
+	}
+}
+
+// A bad environment stops every configured command with one line naming the variable.
+func TestBadEnvironment(t *testing.T) {
+	for _, tt := range []struct{ key, value, want string }{
+		{"GPUBOOK_TIMEZONE", "Mars/Olympus", `GPUBOOK_TIMEZONE: unknown time zone "Mars/Olympus"`},
+		{"GPUBOOK_LISTEN", "localhost", `GPUBOOK_LISTEN: "localhost" is not host:port`},
+		{"GPUBOOK_DATABASE_URL", "mysql://db", "GPUBOOK_DATABASE_URL: must start with postgres://"},
+		{"GPUBOOK_LOG_LEVEL", "verbose", `GPUBOOK_LOG_LEVEL: "verbose" is not one of`},
+	} {
+		env := map[string]string{"GPUBOOK_DATABASE_URL": storetest.URL(t, store.SQLite), tt.key: tt.value}
+		for _, cmd := range [][]string{{"serve"}, {"user", "list"}} {
+			var out, errOut bytes.Buffer
+			err := run(ctx, append([]string{"gpubook"}, cmd...), envOf(env), &out, &errOut)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s=%s %v: error = %v, want one line %q", tt.key, tt.value, cmd, err, tt.want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("%v: stdout = %q", cmd, out.String())
+			}
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func envOf(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	cfg, err := parseConfig(envOf(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DatabaseURL != "sqlite:./gpubook.db" || cfg.Dialect != "sqlite" {
+		t.Errorf("database = %q (%s), want sqlite:./gpubook.db", cfg.DatabaseURL, cfg.Dialect)
+	}
+	if cfg.Listen != "127.0.0.1:8080" || cfg.BaseURL != "http://127.0.0.1:8080" {
+		t.Errorf("listen, base = %q, %q", cfg.Listen, cfg.BaseURL)
+	}
+	if cfg.Location == nil || cfg.Location.String() != "Local" {
+		t.Errorf("location = %v, want Local", cfg.Location)
+	}
+	if cfg.LogLevel != slog.LevelInfo || cfg.LogFormat != "text" {
+		t.Errorf("log = %v %q", cfg.LogLevel, cfg.LogFormat)
+	}
+	if !cfg.DevLogin || cfg.OIDCIssuer != "" || cfg.SlotMinutes != 30 {
+		t.Errorf("dev login %v, issuer %q, slot %d; want on, none, 30", cfg.DevLogin, cfg.OIDCIssuer, cfg.SlotMinutes)
+	}
+}
+
+func TestParseConfigValues(t *testing.T) {
+	full := map[string]string{
+		"GPUBOOK_DATABASE_URL": "postgres://gpubook@db:5432/gpubook", "GPUBOOK_LISTEN": ":9000",
+		"GPUBOOK_BASE_URL": "https://gpu.example.org/", "GPUBOOK_TIMEZONE": "Asia/Shanghai",
+		"GPUBOOK_LOG_LEVEL": "DEBUG", "GPUBOOK_LOG_FORMAT": "json", "GPUBOOK_SLOT_MINUTES": "15",
+	}
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want Config
+	}{
+		{"env", full, nil, Config{DatabaseURL: "postgres://gpubook@db:5432/gpubook", Dialect: "postgres", Listen: ":9000",
+			BaseURL: "https://gpu.example.org", LogLevel: slog.LevelDebug, LogFormat: "json", SlotMinutes: 15}},
+		{"flags win over env", full, []string{"--database-url", "sqlite:/tmp/x.db", "--listen", "127.0.0.1:0", "--base-url", "http://localhost:1234", "--log-level", "warn", "--timezone", "UTC"},
+			Config{DatabaseURL: "sqlite:/tmp/x.db", Dialect: "sqlite", Listen: "127.0.0.1:0", BaseURL: "http://localhost:1234", LogLevel: slog.LevelWarn, LogFormat: "json", SlotMinutes: 15, DevLogin: true}},
+		{"all interfaces: base URL names localhost", map[string]string{"GPUBOOK_LISTEN": "0.0.0.0:8080"}, nil,
+			Config{DatabaseURL: "sqlite:./gpubook.db", Dialect: "sqlite", Listen: "0.0.0.0:8080", BaseURL: "http://localhost:8080", LogFormat: "text", SlotMinutes: 30}},
+		{"dev login forced on", map[string]string{"GPUBOOK_LISTEN": ":8080", "GPUBOOK_DEV_LOGIN": "1"}, nil,
+			Config{DatabaseURL: "sqlite:./gpubook.db", Dialect: "sqlite", Listen: ":8080", BaseURL: "http://localhost:8080", LogFormat: "text", SlotMinutes: 30, DevLogin: true}},
+		{"dev login forced off", map[string]string{"GPUBOOK_DEV_LOGIN": "0"}, nil,
+			Config{DatabaseURL: "sqlite:./gpubook.db", Dialect: "sqlite", Listen: "127.0.0.1:8080", BaseURL: "http://127.0.0.1:8080", LogFormat: "text", SlotMinutes: 30}},
+		{"OIDC issuer turns dev login off", map[string]string{"GPUBOOK_OIDC_ISSUER": "https://idp.example.org", "GPUBOOK_LISTEN": "[::1]:8080"}, nil,
+			Config{DatabaseURL: "sqlite:./gpubook.db", Dialect: "sqlite", Listen: "[::1]:8080", BaseURL: "http://[::1]:8080", LogFormat: "text", SlotMinutes: 30, OIDCIssuer: "https://idp.example.org"}},
+		{"localhost is loopback", map[string]string{"GPUBOOK_LISTEN": "localhost:8080"}, nil,
+			Config{DatabaseURL: "sqlite:./gpubook.db", Dialect: "sqlite", Listen: "localhost:8080", BaseURL: "http://localhost:8080", LogFormat: "text", SlotMinutes: 30, DevLogin: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseConfig(envOf(tt.env), tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Location == nil {
+				t.Fatal("no location")
+			}
+			got.Location = nil
+			if got != tt.want {
+				t.Errorf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseConfigTimezone(t *testing.T) {
+	cfg, err := parseConfig(envOf(map[string]string{"GPUBOOK_TIMEZONE": "Europe/Berlin"}), nil)
+	if err != nil || cfg.Location.String() != "Europe/Berlin" {
+		t.Fatalf("location = %v, %v; want Europe/Berlin", cfg.Location, err)
+	}
+}
+
+// Every bad value stops start-up with one line that names the variable (or
+// the flag, when the value came from one).
+func TestParseConfigBadValues(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{map[string]string{"GPUBOOK_TIMEZONE": "Mars/Olympus"}, nil, `GPUBOOK_TIMEZONE: unknown time zone "Mars/Olympus"`},
+		{nil, []string{"--timezone", "Mars/Olympus"}, `--timezone: unknown time zone "Mars/Olympus"`},
+		{map[string]string{"GPUBOOK_LISTEN": "8080"}, nil, `GPUBOOK_LISTEN: "8080" is not host:port`},
+		{map[string]string{"GPUBOOK_LISTEN": "127.0.0.1:http2"}, nil, `GPUBOOK_LISTEN: "127.0.0.1:http2" has no valid port`},
+		{map[string]string{"GPUBOOK_LISTEN": "127.0.0.1:70000"}, nil, `GPUBOOK_LISTEN: "127.0.0.1:70000" has no valid port`},
+		{map[string]string{"GPUBOOK_DATABASE_URL": "mysql://root@db/gpubook"}, nil, "GPUBOOK_DATABASE_URL: must start with postgres://"},
+		{map[string]string{"GPUBOOK_DATABASE_URL": "sqlite::memory:"}, nil, "GPUBOOK_DATABASE_URL: sqlite URL needs a file path"},
+		{nil, []string{"--database-url", "nope"}, "--database-url: must start with"},
+		{map[string]string{"GPUBOOK_LOG_LEVEL": "loud"}, nil, `GPUBOOK_LOG_LEVEL: "loud" is not one of debug, info, warn, error`},
+		{map[string]string{"GPUBOOK_LOG_FORMAT": "xml"}, nil, `GPUBOOK_LOG_FORMAT: "xml" is not text or json`},
+		{map[string]string{"GPUBOOK_BASE_URL": "gpu.example.org"}, nil, `GPUBOOK_BASE_URL: "gpu.example.org" must start with http:// or https://`},
+		{map[string]string{"GPUBOOK_BASE_URL": "https://gpu.example.org/?x=1"}, nil, "GPUBOOK_BASE_URL: \"https://gpu.example.org/?x=1\" must not have a query"},
+		{map[string]string{"GPUBOOK_BASE_URL": "https://"}, nil, "GPUBOOK_BASE_URL: \"https://\" has no host"},
+		{map[string]string{"GPUBOOK_DEV_LOGIN": "maybe"}, nil, `GPUBOOK_DEV_LOGIN: "maybe" is not 1 or 0`},
+		{map[string]string{"GPUBOOK_SLOT_MINUTES": "7"}, nil, `GPUBOOK_SLOT_MINUTES: "7" is not one of 5, 10, 15, 20, 30, 60, 120`},
+		{map[string]string{"GPUBOOK_SLOT_MINUTES": "half"}, nil, `GPUBOOK_SLOT_MINUTES: "half" is not one of`},
+		{map[string]string{"GPUBOOK_DATABASE_URL": "sqlite:a.db", "GPUBOOK_DATABASE_URL_FILE": "/run/secrets/db"}, nil,
+			"GPUBOOK_DATABASE_URL and GPUBOOK_DATABASE_URL_FILE are both set; set only one"},
+		{map[string]string{"GPUBOOK_DATABASE_URL_FILE": "/nonexistent/secret"}, nil, "GPUBOOK_DATABASE_URL_FILE: open /nonexistent/secret"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			_, err := parseConfig(envOf(tt.env), tt.args)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if got := err.Error(); !strings.HasPrefix(got, tt.want) || strings.Contains(got, "\n") {
+				t.Errorf("error = %q, want one line starting %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSecretFromFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db_url")
+	if err := os.WriteFile(path, []byte("postgres://gpubook:s3cret@db/gpubook\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseConfig(envOf(map[string]string{"GPUBOOK_DATABASE_URL_FILE": path}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DatabaseURL != "postgres://gpubook:s3cret@db/gpubook" || cfg.Dialect != "postgres" {
+		t.Errorf("database = %q (%s)", cfg.DatabaseURL, cfg.Dialect)
+	}
+	// A bad secret's error never shows the secret itself… but names where it came from.
+	bad := filepath.Join(t.TempDir(), "bad")
+	os.WriteFile(bad, []byte("mysql://root:pw@db\n"), 0o600)
+	_, err = parseConfig(envOf(map[string]string{"GPUBOOK_DATABASE_URL_FILE": bad}), nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "GPUBOOK_DATABASE_URL_FILE: ") || strings.Contains(err.Error(), ":pw@") {
+		t.Errorf("error = %v", err)
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	os.WriteFile(empty, nil, 0o600)
+	if _, _, err := secretEnv(envOf(map[string]string{"GPUBOOK_SMTP_PASSWORD_FILE": empty}), "GPUBOOK_SMTP_PASSWORD"); err == nil {
+		t.Error("empty secret file accepted")
+	}
+}
