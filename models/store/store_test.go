@@ -40,15 +40,17 @@ func TestMigrations(t *testing.T) {
 			if err != nil || pending == 0 {
 				t.Fatalf("pending on empty db = %d, %v; want > 0", pending, err)
 			}
-			if _, err := db.MigrateUp(ctx); err != nil {
-				t.Fatalf("up: %v", err)
+			all, err := db.MigrateUp(ctx)
+			if err != nil || len(all) != pending {
+				t.Fatalf("up = %v, %v; want %d versions", all, err, pending)
 			}
-			if v, err := db.MigrateDownOne(ctx); err != nil || v != 1 {
-				t.Fatalf("down-one = %d, %v; want 1", v, err)
+			newest := all[len(all)-1]
+			if v, err := db.MigrateDownOne(ctx); err != nil || v != newest {
+				t.Fatalf("down-one = %d, %v; want %d", v, err, newest)
 			}
 			applied, err := db.MigrateUp(ctx)
-			if err != nil || len(applied) != 1 {
-				t.Fatalf("up again = %v, %v; want one version", applied, err)
+			if err != nil || len(applied) != 1 || applied[0] != newest {
+				t.Fatalf("up again = %v, %v; want [%d]", applied, err, newest)
 			}
 			if pending, _ := db.Pending(ctx); pending != 0 {
 				t.Fatalf("pending after up = %d", pending)

@@ -115,11 +115,7 @@ func (db *DB) SetMembership(ctx context.Context, m *models.Membership, by models
 	}
 	row := membershipRow{TeamID: m.TeamID, UserID: m.UserID, Role: m.Role, Source: m.Source, CreatedAt: utc(time.Now())}
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		err := tx.Clauses(clause.OnConflict{
-			Columns:   []clause.Column{{Name: "team_id"}, {Name: "user_id"}},
-			DoUpdates: clause.AssignmentColumns([]string{"role", "source"}),
-		}).Omit("team_name", "user_name", "user_email").Create(&row).Error
-		if err != nil {
+		if err := upsertMembership(tx, &row); err != nil {
 			return err
 		}
 		return audit(tx, by, models.AuditMemberSet, "team", m.TeamID, map[string]any{"user_id": m.UserID, "role": m.Role, "source": m.Source})
@@ -140,4 +136,12 @@ func (db *DB) RemoveMembership(ctx context.Context, teamID, userID int64, by mod
 		return audit(tx, by, models.AuditMemberRemove, "team", teamID, map[string]any{"user_id": userID})
 	})
 	return mapErr(err, "membership")
+}
+
+// upsertMembership inserts a membership or updates its role and source.
+func upsertMembership(tx *gorm.DB, row *membershipRow) error {
+	return tx.Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "team_id"}, {Name: "user_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"role", "source"}),
+	}).Omit("team_name", "user_name", "user_email").Create(row).Error
 }

@@ -12,15 +12,17 @@ import (
 )
 
 type userRow struct {
-	ID        int64          `gorm:"column:id;primaryKey"`
-	Subject   sql.NullString `gorm:"column:oidc_subject"`
-	Email     string         `gorm:"column:email"`
-	Name      string         `gorm:"column:name"`
-	Language  string         `gorm:"column:language"`
-	TimeZone  string         `gorm:"column:time_zone"`
-	IsAdmin   bool           `gorm:"column:is_admin"`
-	CreatedAt time.Time      `gorm:"column:created_at"`
-	UpdatedAt time.Time      `gorm:"column:updated_at"`
+	ID       int64          `gorm:"column:id;primaryKey"`
+	Subject  sql.NullString `gorm:"column:oidc_subject"`
+	Email    string         `gorm:"column:email"`
+	Name     string         `gorm:"column:name"`
+	Language string         `gorm:"column:language"`
+	TimeZone string         `gorm:"column:time_zone"`
+	IsAdmin  bool           `gorm:"column:is_admin"`
+	// AdminSource is "manual" or "idp": an IdP only revokes what it granted.
+	AdminSource string    `gorm:"column:admin_source"`
+	CreatedAt   time.Time `gorm:"column:created_at"`
+	UpdatedAt   time.Time `gorm:"column:updated_at"`
 }
 
 func (userRow) TableName() string { return "users" }
@@ -32,7 +34,7 @@ func (r userRow) model() *models.User {
 
 func newUserRow(u *models.User) userRow {
 	return userRow{ID: u.ID, Subject: sql.NullString{String: u.Subject, Valid: u.Subject != ""}, Email: u.Email,
-		Name: u.Name, Language: u.Language, TimeZone: u.TimeZone, IsAdmin: u.IsAdmin,
+		Name: u.Name, Language: u.Language, TimeZone: u.TimeZone, IsAdmin: u.IsAdmin, AdminSource: adminSource(u.IsAdmin),
 		CreatedAt: utc(u.CreatedAt), UpdatedAt: utc(u.UpdatedAt)}
 }
 
@@ -123,7 +125,7 @@ func (db *DB) UpdateUser(ctx context.Context, u *models.User, by models.Actor) e
 // SetAdmin grants or removes the admin role.
 func (db *DB) SetAdmin(ctx context.Context, userID int64, admin bool, by models.Actor) error {
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Model(&userRow{}).Where("id = ?", userID).Updates(map[string]any{"is_admin": admin, "updated_at": utc(time.Now())})
+		res := tx.Model(&userRow{}).Where("id = ?", userID).Updates(map[string]any{"is_admin": admin, "admin_source": adminSource(admin), "updated_at": utc(time.Now())})
 		if res.Error != nil {
 			return res.Error
 		}
@@ -133,4 +135,12 @@ func (db *DB) SetAdmin(ctx context.Context, userID int64, admin bool, by models.
 		return audit(tx, by, models.AuditUserAdmin, "user", userID, map[string]any{"admin": admin})
 	})
 	return mapErr(err, "user")
+}
+
+// adminSource marks an admin role granted by hand (CLI, admin pages).
+func adminSource(admin bool) string {
+	if admin {
+		return "manual"
+	}
+	return ""
 }

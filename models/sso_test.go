@@ -1,0 +1,98 @@
+package models
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestDesiredTeams(t *testing.T) {
+	rules := GroupRules{
+		Mappings: []GroupMapping{
+			{Group: "ml-vision", TeamID: 1, Role: RoleMember},
+			{Group: "ml-vision-leads", TeamID: 1, Role: RoleLead},
+			{Group: "ml-nlp", TeamID: 2, Role: RoleMember},
+		},
+		TeamPrefix: "gpu-team-", LeadSuffix: "-leads", AdminGroups: []string{"gpu-admins"},
+	}
+	tests := []struct {
+		name     string
+		groups   []string
+		wantID   map[int64]string
+		wantName map[string]string
+		admin    bool
+	}{
+		{"none", nil, map[int64]string{}, map[string]string{}, false},
+		{"member", []string{"ml-vision"}, map[int64]string{1: RoleMember}, map[string]string{}, false},
+		{"lead wins", []string{"ml-vision", "ml-vision-leads"}, map[int64]string{1: RoleLead}, map[string]string{}, false},
+		{"prefix", []string{"gpu-team-robotics", "gpu-team-nlp-leads", "gpu-team-"}, map[int64]string{},
+			map[string]string{"robotics": RoleMember, "nlp": RoleLead}, false},
+		{"bare suffix is a team name", []string{"gpu-team--leads"}, map[int64]string{}, map[string]string{"-leads": RoleMember}, false},
+		{"admin", []string{"gpu-admins", "ml-nlp"}, map[int64]string{2: RoleMember}, map[string]string{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gotID, gotName := rules.DesiredTeams(tt.groups)
+			if !reflect.DeepEqual(gotID, tt.wantID) || !reflect.DeepEqual(gotName, tt.wantName) {
+				t.Errorf("got %v %v, want %v %v", gotID, gotName, tt.wantID, tt.wantName)
+			}
+			if got := rules.IsAdmin(tt.groups); got != tt.admin {
+				t.Errorf("admin = %v, want %v", got, tt.admin)
+			}
+		})
+	}
+}
+
+func TestPlanMembershipSync(t *testing.T) {
+	current := []Membership{
+		{TeamID: 1, UserID: 7, Role: RoleMember, Source: SourceIdP},
+		{TeamID: 2, UserID: 7, Role: RoleMember, Source: SourceManual},
+		{TeamID: 3, UserID: 7, Role: RoleLead, Source: SourceIdP},
+		{TeamID: 4, UserID: 7, Role: RoleLead, Source: SourceManual},
+	}
+	tests := []struct {
+		name    string
+		desired map[int64]string
+		want    MembershipSync
+	}{
+		{"groups gone: idp memberships go, manual stay", map[int64]string{},
+			MembershipSync{Remove: []int64{1, 3}}},
+		{"promotion and a new team", map[int64]string{1: RoleLead, 3: RoleLead, 5: RoleMember},
+			MembershipSync{Upsert: []Membership{{TeamID: 1, UserID: 7, Role: RoleLead, Source: SourceIdP}, {TeamID: 5, UserID: 7, Role: RoleMember, Source: SourceIdP}}}},
+		{"manual membership is never touched", map[int64]string{1: RoleMember, 2: RoleLead, 3: RoleLead},
+			MembershipSync{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := PlanMembershipSync(7, current, tt.desired)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSSOIdentityValidate(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       SSOIdentity
+		wantErr  string // field with a problem
+		wantName string
+	}{
+		{"complete", SSOIdentity{Subject: "s1", Email: "A@B.org", Name: "Ann"}, "", "Ann"},
+		{"name from email", SSOIdentity{Subject: "s1", Email: "li.na@example.org"}, "", "li.na"},
+		{"no email", SSOIdentity{Subject: "s1", Name: "X"}, "email", "X"},
+		{"no subject", SSOIdentity{Email: "a@b.org"}, "sub", "a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := tt.in
+			err := id.Validate()
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && AsError(err).Fields[tt.wantErr].Key == "" {
+				t.Errorf("err = %v, want problem with %q", err, tt.wantErr)
+			}
+			if id.Name != tt.wantName {
+				t.Errorf("name = %q, want %q", id.Name, tt.wantName)
+			}
+		})
+	}
+}
