@@ -49,6 +49,14 @@ type BookingStore interface {
 	Booking(ctx context.Context, id int64) (*Booking, error)
 	Bookings(ctx context.Context, f BookingFilter) ([]Booking, error)
 	CreateBooking(ctx context.Context, req NewBooking, lim BookingLimits, now time.Time, by Actor) (*Booking, error)
+	// The changes below ask the rules in booking_rules.go at now, write the
+	// booking and its audit event in one transaction, and return the booking
+	// as committed. ExtendBooking's ECONFLICT carries Msg.Data["FreeUntil"].
+	CancelBooking(ctx context.Context, id int64, actor *User, now time.Time) (*Booking, error)
+	ReleaseBooking(ctx context.Context, id int64, actor *User, now time.Time) (*Booking, error)
+	ExtendBooking(ctx context.Context, id int64, actor *User, newEnd time.Time, lim BookingLimits, now time.Time) (*Booking, error)
+	UpdateBookingNote(ctx context.Context, id int64, actor *User, note string, lim BookingLimits) (*Booking, error)
+	FindSlots(ctx context.Context, q SlotQuery, lim BookingLimits, now time.Time) ([]Slot, error)
 }
 
 // TokenStore reads and writes personal API tokens.

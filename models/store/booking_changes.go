@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// The changes below follow one pattern: inside one transaction, lock and
+// read the booking, ask the pure rule in models whether the change is
+// allowed at now, write bookings and booking_gpus together (the exclusion
+// constraint and the SQLite triggers only see booking_gpus, so its range must
+// always equal the booking's), and write the audit event.
+
+// CancelBooking cancels a booking that has not started: it stays in the
+// record as cancelled and stops holding its GPUs.
+func (db *DB) CancelBooking(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.Booking, error) {
+	return db.changeBooking(ctx, id, func(tx *gorm.DB, b *models.Booking) error {
+		if err := models.CheckCancel(b, actor, now); err != nil {
+			return err
+		}
+		err := tx.Model(&bookingRow{}).Where("id = ?", id).
+			Updates(map[string]any{"status": models.StatusCancelled, "updated_at": utc(now)}).Error
+		if err != nil {
+			return fmt.Errorf("store: cancel booking: %w", err)
+		}
+		if err := tx.Model(&bookingGPURow{}).Where("booking_id = ?", id).Update("blocking", false).Error; err != nil {
+			return fmt.Errorf("store: cancel booking gpus: %w", err)
+		}
+		return auditBooking(tx, actor, models.AuditBookingCancel, b, nil)
+	})
+}
+
+// ReleaseBooking ends an active booking now, so that its GPUs are free at once.
+func (db *DB) ReleaseBooking(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.Booking, error) {
+	return db.changeBooking(ctx, id, func(tx *gorm.DB, b *models.Booking) error {
+		if err := models.CheckRelease(b, actor, now); err != nil {
+			return err
+		}
+		end := models.ReleaseEnd(b, now)
+		if err := setBookingEnd(tx, id, end, map[string]any{"released_at": utc(now)}, now); err != nil {
+			return fmt.Errorf("store: release booking: %w", err)
+		}
+		return auditBooking(tx, actor, models.AuditBookingRelease, b, map[string]any{"old_ends_at": b.EndsAt, "ends_at": end})
+	})
+}
+
+// ExtendBooking moves the end of an upcoming or active booking later when
+// the GPUs are free until then. Otherwise the ECONFLICT names the bookings
+// in the way and Msg.Data["FreeUntil"] says how far it could go. As with
+// CreateBooking, SQLite runs the check and the update under BEGIN IMMEDIATE,
+// and on PostgreSQL the exclusion constraint refuses the loser of a race,
+// whose error is then explained the same way.
+func (db *DB) ExtendBooking(ctx context.Context, id int64, actor *models.User, newEnd time.Time, lim models.BookingLimits, now time.Time) (*models.Booking, error) {
+	b, err := db.changeBooking(ctx, id, func(tx *gorm.DB, b *models.Booking) error {
+		end, err := models.CheckExtend(b, actor, newEnd, lim, now)
+		if err != nil {
+			return err
+		}
+		cs, err := conflicts(tx, b.GPUIDs, b.EndsAt, end, b.ID)
+		if err != nil {
+			return err
+		}
+		if len(cs) > 0 {
+			return models.ExtendConflictError(b, cs)
+		}
+		if err := setBookingEnd(tx, id, end, nil, now); err != nil {
+			return err
+		}
+		return auditBooking(tx, actor, models.AuditBookingExtend, b, map[string]any{"old_ends_at": b.EndsAt, "ends_at": end})
+	})
+	if isOverlap(err) {
+		return nil, db.explainExtend(ctx, id, newEnd, err)
+	}
+	return b, err
+}
+
+// UpdateBookingNote replaces the note of an upcoming or active booking.
+// The signature has no clock, so "past" is judged by the wall clock.
+func (db *DB) UpdateBookingNote(ctx context.Context, id int64, actor *models.User, note string, lim models.BookingLimits) (*models.Booking, error) {
+	now := time.Now()
+	return db.changeBooking(ctx, id, func(tx *gorm.DB, b *models.Booking) error {
+		clean, err := models.CheckNote(b, actor, note, lim, now)
+		if err != nil {
+			return err
+		}
+		err = tx.Model(&bookingRow{}).Where("id = ?", id).Updates(map[string]any{"note": clean, "updated_at": utc(now)}).Error
+		if err != nil {
+			return fmt.Errorf("store: update booking note: %w", err)
+		}
+		return auditBooking(tx, actor, models.AuditBookingEditNote, b, map[string]any{"old_note": b.Note, "note": clean})
+	})
+}
+
+// changeBooking runs change on the locked booking id in one transaction and
+// returns the booking as committed.
+func (db *DB) changeBooking(ctx context.Context, id int64, change func(tx *gorm.DB, b *models.Booking) error) (*models.Booking, error) {
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := db.lockBooking(tx, id); err != nil {
+			return err
+		}
+		b, err := bookingByID(tx, id)
+		if err != nil {
+			return err
+		}
+		return change(tx, b)
+	})
+	if isOverlap(err) {
+		return nil, err // the caller explains it
+	}
+	if err != nil {
+		return nil, mapErr(err, "booking")
+	}
+	return db.Booking(ctx, id)
+}
+
+// lockBooking serialises changes to one booking on PostgreSQL, so that two
+// concurrent changes never both pass a rule on the same stale row. SQLite
+// needs nothing: its transactions begin IMMEDIATE, one writer at a time.
+func (db *DB) lockBooking(tx *gorm.DB, id int64) error {
+	if db.Dialect != Postgres {
+		return nil
+	}
+	var got []int64
+	if err := tx.Raw("SELECT id FROM bookings WHERE id = ? FOR UPDATE", id).Scan(&got).Error; err != nil {
+		return fmt.Errorf("store: lock booking: %w", err)
+	}
+	if len(got) == 0 {
+		return gorm.ErrRecordNotFound
+	}
+	return nil
+}
+
+// setBookingEnd moves a booking's end, in bookings and booking_gpus alike.
+func setBookingEnd(tx *gorm.DB, id int64, end time.Time, extra map[string]any, now time.Time) error {
+	set := map[string]any{"ends_at": utc(end), "updated_at": utc(now)}
+	for k, v := range extra {
+		set[k] = v
+	}
+	if err := tx.Model(&bookingRow{}).Where("id = ?", id).Updates(set).Error; err != nil {
+		return err
+	}
+	return tx.Model(&bookingGPURow{}).Where("booking_id = ?", id).Update("ends_at", utc(end)).Error
+}
+
+// auditBooking records a change to b by actor. The event's actor is who
+// acted; details carry the owner, so an admin acting on someone else's
+// booking is on record with both ids.
+func auditBooking(tx *gorm.DB, actor *models.User, action string, b *models.Booking, details map[string]any) error {
+	if details == nil {
+		details = map[string]any{}
+	}
+	details["user_id"] = b.UserID
+	details["gpu_ids"] = b.GPUIDs
+	details["starts_at"] = b.StartsAt
+	if actor != nil && actor.ID != b.UserID {
+		details["actor_id"] = actor.ID
+		details["as_admin"] = actor.IsAdmin
+	}
+	return audit(tx, models.ActorFor(actor, ""), action, "booking", b.ID, details)
+}
+
+// explainExtend turns the database's refusal of an extension into the same
+// answer the application check gives, read after the winner committed.
+func (db *DB) explainExtend(ctx context.Context, id int64, newEnd time.Time, cause error) error {
+	b, err := db.Booking(ctx, id)
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	cs, err := conflicts(db.Gorm.WithContext(ctx), b.GPUIDs, b.EndsAt, utc(newEnd), b.ID)
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	ce := models.ExtendConflictError(b, cs)
+	ce.Err = cause
+	return ce
+}
+
+// maxSlotBusyRows bounds the one query FindSlots runs over booking_gpus.
+const maxSlotBusyRows = 100000
+
+// FindSlots answers the find-a-slot question: it validates q, loads the GPUs
+// and the blocking bookings that may overlap the search window (two bounded
+// queries, whatever the number of bookings) and lets models.FindSlots decide.
+func (db *DB) FindSlots(ctx context.Context, q models.SlotQuery, lim models.BookingLimits, now time.Time) ([]models.Slot, error) {
+	gpus, err := db.GPUs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if q, err = models.ValidateSlotQuery(q, gpus, lim, now); err != nil {
+		return nil, err
+	}
+	from := models.SlotSearchStart(q, lim, now)
+	to := now.UTC().Add(lim.MaxAhead).Add(q.Duration)
+	var rows []bookingGPURow
+	err = db.Gorm.WithContext(ctx).Model(&bookingGPURow{}).
+		Where("blocking AND ends_at > ? AND starts_at < ?", utc(from), utc(to).Add(time.Second)).
+		Order("gpu_id, starts_at").Limit(maxSlotBusyRows).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: find slots: %w", err)
+	}
+	busy := make([]models.Booking, len(rows))
+	for i, r := range rows {
+		busy[i] = models.Booking{ID: r.BookingID, GPUIDs: []int64{r.GPUID}, StartsAt: r.StartsAt.UTC(), EndsAt: r.EndsAt.UTC(),
+			Status: models.StatusConfirmed}
+	}
+	return models.FindSlots(gpus, busy, q, lim, now), nil
+}
