@@ -59,7 +59,7 @@ type seeder struct {
 	force  bool
 	users  map[string]int64 // email → id
 	gpus   map[string]int64 // gpuKey → id
-	fresh  map[string]bool  // emails created now; only they get memberships
+	fresh  map[string]bool  // emails and team names created now
 	added  struct{ users, teams, nodes, gpus, bookings int }
 	phases map[models.BookingPhase]int
 
@@ -103,11 +103,13 @@ func (s *seeder) seedTeams(ctx context.Context, d demoData) error {
 		if err := s.db.CreateTeam(ctx, t, models.CLIActor); err != nil {
 			return fmt.Errorf("team %s: %w", name, err)
 		}
-		ids[name] = t.ID
+		ids[name], s.fresh["team:"+name] = t.ID, true
 		s.added.teams++
 	}
+	// Memberships are set where the user or the team is new, so that --force
+	// never changes a role somebody already has in an existing team.
 	for _, du := range d.Users {
-		if du.Team == "" || !s.fresh[du.Email] {
+		if du.Team == "" || !s.fresh[du.Email] && !s.fresh["team:"+du.Team] {
 			continue
 		}
 		role := models.RoleMember
