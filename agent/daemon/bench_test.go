@@ -1,0 +1,56 @@
+package daemon_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/agenttest"
+	"github.com/gpubook/gpubook/agent/detect"
+	"github.com/gpubook/gpubook/agent/nvmlgpu"
+	"github.com/gpubook/gpubook/agent/procfs"
+	"github.com/gpubook/gpubook/agent/sampler"
+	"github.com/gpubook/gpubook/models"
+)
+
+// BenchmarkSamplingCycle8GPUs is one 10 s cycle's work on an 8-GPU node
+// with two processes per GPU: NVML reads (go-nvml's simulated DGX A100, so
+// this measures the agent, not the driver), /proc lookups, aggregation and
+// detection against 100 bookings.
+func BenchmarkSamplingCycle8GPUs(b *testing.B) {
+	node := agenttest.NewNode(b)
+	procs := agenttest.NewProcs(b)
+	var bookings []models.AgentBooking
+	t0 := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
+	for i := range 8 {
+		p1, p2 := 1000+2*i, 1001+2*i
+		procs.Add(b, p1, agenttest.UIDAlice)
+		procs.Add(b, p2, agenttest.UIDBob)
+		node.Set(i, agenttest.GPUState{Util: uint32(10 * i), UsedMiB: 8000, Procs: []agenttest.Proc{{PID: p1, MemMiB: 4000}, {PID: p2, MemMiB: 4000}}})
+	}
+	for i := range 100 {
+		bookings = append(bookings, models.AgentBooking{ID: int64(i + 1), User: "alice", GPUUUIDs: []string{node.UUID(i % 8)},
+			StartsAt: t0.Add(time.Duration(i-50) * time.Hour), EndsAt: t0.Add(time.Duration(i-49) * time.Hour)})
+	}
+	be, err := nvmlgpu.Open(node.Server)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	devs, _ := be.Devices(context.Background())
+	res := procfs.New(procs.Root, procs.Passwd, procs.Group)
+	s := sampler.New(be, res, devs, nil)
+	agg := sampler.NewAggregator(5, time.Time{})
+	det := detect.New("n1", detect.DefaultPolicy(), nil, nil, res, nil)
+	now := t0
+	b.ReportAllocs()
+	for b.Loop() {
+		snap, err := s.Sample(context.Background(), now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		agg.Add(snap)
+		det.Observe(snap, bookings)
+		now = now.Add(10 * time.Second)
+	}
+}
