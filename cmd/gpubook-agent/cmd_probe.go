@@ -25,8 +25,7 @@ func cmdProbe(ctx context.Context, args []string, getenv func(string) string, st
 func probe(ctx context.Context, lib nvml.Interface, w io.Writer) error {
 	b, err := nvmlgpu.Open(lib)
 	if err != nil {
-		fmt.Fprintln(w, "NVML unavailable:", err)
-		return err
+		return fmt.Errorf("NVML unavailable: %w", err)
 	}
 	defer b.Close()
 	fmt.Fprintln(w, "driver:", b.DriverVersion())
