@@ -59,5 +59,13 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 
 	// JSON API v1: personal token only, never the session cookie.
 	api := e.Group("/api/v1", tokenAuth(base))
-	_ = api
+	v1 := &handlers.API{Base: base}
+	api.GET("/me", v1.ShowMe)
+	api.GET("/gpus", v1.ListGPUs)
+	api.GET("/bookings", v1.ListBookings)
+	api.POST("/bookings", v1.CreateBooking)
+	api.DELETE("/bookings/:id", v1.CancelBooking)
+	api.POST("/bookings/:id/release", v1.ReleaseBooking)
+	api.POST("/bookings/:id/extend", v1.ExtendBooking)
+	api.GET("/slots", v1.FindSlots)
 }

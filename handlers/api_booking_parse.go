@@ -1,0 +1,232 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// MaxAPIBody bounds a JSON request body. A booking request is a few hundred
+// bytes; 64 kB leaves room for a long note and nothing else.
+const MaxAPIBody = 64 << 10
+
+// maxReportedFields bounds how many unknown fields one answer lists, so that
+// a hostile body cannot make the error larger than itself.
+const maxReportedFields = 5
+
+// ParseBookingRequest reads the body of POST /api/v1/bookings strictly:
+// one JSON object with gpu_ids, starts_at, ends_at and an optional note;
+// unknown or repeated fields, wrong JSON types, times without a zone,
+// trailing data and bodies over MaxAPIBody are refused. Every problem comes
+// back as a field error of one EINVALID *models.Error, so a script learns
+// everything that is wrong at once, and no input can cause a 500. The
+// default limits bound the note; the store validates the rest.
+func ParseBookingRequest(body []byte) (models.NewBooking, error) {
+	return parseBookingRequest(body, models.DefaultBookingLimits)
+}
+
+func parseBookingRequest(body []byte, lim models.BookingLimits) (models.NewBooking, error) {
+	fe := models.FieldErrors{}
+	fields, ok := parseObject(body, fe, "gpu_ids", "starts_at", "ends_at", "note")
+	if !ok {
+		return models.NewBooking{}, fe.Err()
+	}
+	req := models.NewBooking{
+		GPUIDs:   parseGPUIDs(fields["gpu_ids"], lim, fe),
+		StartsAt: parseTimeField(fields, "starts_at", "err.start_required", fe),
+		EndsAt:   parseTimeField(fields, "ends_at", "err.end_required", fe),
+		Note:     parseNote(fields["note"], lim, fe),
+	}
+	if err := fe.Err(); err != nil {
+		return models.NewBooking{}, err
+	}
+	return req, nil
+}
+
+// parseExtendRequest reads the body of POST /api/v1/bookings/:id/extend.
+func parseExtendRequest(body []byte) (time.Time, error) {
+	fe := models.FieldErrors{}
+	fields, ok := parseObject(body, fe, "ends_at")
+	if !ok {
+		return time.Time{}, fe.Err()
+	}
+	end := parseTimeField(fields, "ends_at", "err.end_required", fe)
+	return end, fe.Err()
+}
+
+// parseObject splits a JSON object into its raw fields. It walks the top
+// level itself, because encoding/json silently keeps the last of repeated
+// keys and matches names case-insensitively. ok is false when the body is
+// not one object; unknown and repeated fields are recorded in fe.
+func parseObject(body []byte, fe models.FieldErrors, allowed ...string) (map[string]json.RawMessage, bool) {
+	switch {
+	case len(body) > MaxAPIBody:
+		fe.Add("body", models.M("err.body_too_large"))
+		return nil, false
+	case len(bytes.TrimSpace(body)) == 0:
+		fe.Add("body", models.M("err.body_required"))
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		fe.Add("body", models.M("err.json_invalid"))
+		return nil, false
+	}
+	fields := map[string]json.RawMessage{}
+	var unknown []string
+	for dec.More() {
+		tok, err := dec.Token()
+		key, isKey := tok.(string)
+		var raw json.RawMessage
+		if err != nil || !isKey || dec.Decode(&raw) != nil {
+			fe.Add("body", models.M("err.json_invalid"))
+			return nil, false
+		}
+		switch _, dup := fields[key]; {
+		case !contains(allowed, key):
+			unknown = append(unknown, key)
+		case dup:
+			fe.Add(key, models.M("err.field_duplicate"))
+		}
+		fields[key] = raw
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		fe.Add("body", models.M("err.json_invalid"))
+		return nil, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		fe.Add("body", models.M("err.json_trailing"))
+		return nil, false
+	}
+	reportUnknown(unknown, fe)
+	return fields, true
+}
+
+// reportUnknown adds the first few unknown fields, with bounded names.
+func reportUnknown(unknown []string, fe models.FieldErrors) {
+	sort.Strings(unknown)
+	for i, k := range unknown {
+		if i == maxReportedFields {
+			break
+		}
+		fe.Add(truncateRunes(k, 64), models.M("err.field_unknown"))
+	}
+}
+
+// parseGPUIDs reads a non-empty array of distinct positive integers.
+func parseGPUIDs(raw json.RawMessage, lim models.BookingLimits, fe models.FieldErrors) []int64 {
+	if raw == nil {
+		fe.Add("gpu_ids", models.M("err.gpus_required"))
+		return nil
+	}
+	var elems []json.RawMessage
+	if isNull(raw) || json.Unmarshal(raw, &elems) != nil {
+		fe.Add("gpu_ids", models.M("err.json_type"))
+		return nil
+	}
+	switch {
+	case len(elems) == 0:
+		fe.Add("gpu_ids", models.M("err.gpus_required"))
+		return nil
+	case len(elems) > lim.MaxGPUCount:
+		fe.Add("gpu_ids", models.M("err.gpus_too_many", "Max", lim.MaxGPUCount))
+		return nil
+	}
+	ids := make([]int64, 0, len(elems))
+	seen := map[int64]bool{}
+	for _, el := range elems {
+		id, err := strconv.ParseInt(string(bytes.TrimSpace(el)), 10, 64)
+		switch {
+		case err != nil || id <= 0:
+			fe.Add("gpu_ids", models.M("err.gpu_id_invalid"))
+			return nil
+		case seen[id]:
+			fe.Add("gpu_ids", models.M("err.gpu_duplicate", "ID", id))
+			return nil
+		}
+		seen[id] = true
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// parseTimeField reads a required RFC 3339 time from fields[name].
+func parseTimeField(fields map[string]json.RawMessage, name, missing string, fe models.FieldErrors) time.Time {
+	raw, ok := fields[name]
+	if !ok {
+		fe.Add(name, models.M(missing))
+		return time.Time{}
+	}
+	var s string
+	if isNull(raw) || json.Unmarshal(raw, &s) != nil {
+		fe.Add(name, models.M("err.json_type"))
+		return time.Time{}
+	}
+	t, msg := ParseAPITime(s)
+	if msg != nil {
+		fe.Add(name, *msg)
+	}
+	return t
+}
+
+// ParseAPITime reads an RFC 3339 time with its zone. A time without a zone
+// is refused with its own message rather than guessed: a guess in the wrong
+// zone books the wrong hours. Years outside 1970–9999 are refused too.
+func ParseAPITime(s string) (time.Time, *models.Msg) {
+	t, err := time.Parse(time.RFC3339, s)
+	if err == nil && t.Year() >= 1970 && t.Year() <= 9999 {
+		return t.UTC(), nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04"} {
+		if _, err := time.Parse(layout, s); err == nil {
+			m := models.M("err.time_zone_missing")
+			return time.Time{}, &m
+		}
+	}
+	m := models.M("err.time_invalid")
+	return time.Time{}, &m
+}
+
+// parseNote reads the optional note, trimmed and bounded in characters.
+func parseNote(raw json.RawMessage, lim models.BookingLimits, fe models.FieldErrors) string {
+	if raw == nil {
+		return ""
+	}
+	var s string
+	if isNull(raw) || json.Unmarshal(raw, &s) != nil {
+		fe.Add("note", models.M("err.json_type"))
+		return ""
+	}
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) > lim.MaxNoteLen {
+		fe.Add("note", models.M("err.too_long", "Max", lim.MaxNoteLen))
+		return ""
+	}
+	return s
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}

@@ -1,0 +1,109 @@
+package handlers
+
+import (
+	"io"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// API serves the JSON API v1 (/api/v1). Every call is authenticated by a
+// personal token (web.tokenAuth); errors render through the one error
+// handler, in the token user's language.
+type API struct{ *Base }
+
+// The types below are the API's wire format: snake_case names and RFC 3339
+// times in UTC, kept apart from the models so that a change to a domain
+// type never changes the API by accident.
+
+type gpuJSON struct {
+	ID        int64  `json:"id"`
+	NodeID    int64  `json:"node_id"`
+	Node      string `json:"node"`
+	Index     int    `json:"index"`
+	UUID      string `json:"uuid"`
+	Model     string `json:"model"`
+	MemoryMiB int64  `json:"memory_mib"`
+	InService bool   `json:"in_service"`
+}
+
+type bookingJSON struct {
+	ID         int64      `json:"id"`
+	UserID     int64      `json:"user_id"`
+	UserName   string     `json:"user_name"`
+	NodeID     int64      `json:"node_id"`
+	Node       string     `json:"node"`
+	GPUIDs     []int64    `json:"gpu_ids"`
+	StartsAt   time.Time  `json:"starts_at"`
+	EndsAt     time.Time  `json:"ends_at"`
+	Note       string     `json:"note"`
+	Kind       string     `json:"kind"`
+	Status     string     `json:"status"`
+	Phase      string     `json:"phase"`
+	ReleasedAt *time.Time `json:"released_at"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+}
+
+type slotJSON struct {
+	NodeID   int64     `json:"node_id"`
+	Node     string    `json:"node"`
+	Model    string    `json:"model"`
+	GPUIDs   []int64   `json:"gpu_ids"`
+	StartsAt time.Time `json:"starts_at"`
+	EndsAt   time.Time `json:"ends_at"`
+}
+
+type meJSON struct {
+	ID       int64  `json:"id"`
+	Email    string `json:"email"`
+	Name     string `json:"name"`
+	Language string `json:"language"`
+	TimeZone string `json:"time_zone"`
+	IsAdmin  bool   `json:"is_admin"`
+}
+
+func toGPUJSON(g models.GPU) gpuJSON {
+	return gpuJSON{ID: g.ID, NodeID: g.NodeID, Node: g.NodeName, Index: g.Index, UUID: g.UUID, Model: g.Model,
+		MemoryMiB: g.MemoryMiB, InService: g.InService}
+}
+
+func toBookingJSON(b *models.Booking, now time.Time) bookingJSON {
+	var rel *time.Time
+	if b.ReleasedAt != nil {
+		t := b.ReleasedAt.UTC()
+		rel = &t
+	}
+	ids := b.GPUIDs
+	if ids == nil {
+		ids = []int64{}
+	}
+	return bookingJSON{ID: b.ID, UserID: b.UserID, UserName: b.UserName, NodeID: b.NodeID, Node: b.NodeName, GPUIDs: ids,
+		StartsAt: b.StartsAt.UTC(), EndsAt: b.EndsAt.UTC(), Note: b.Note, Kind: b.Kind, Status: b.Status,
+		Phase: string(b.Phase(now)), ReleasedAt: rel, CreatedAt: b.CreatedAt.UTC(), UpdatedAt: b.UpdatedAt.UTC()}
+}
+
+func toSlotJSON(s models.Slot) slotJSON {
+	return slotJSON{NodeID: s.NodeID, Node: s.NodeName, Model: s.Model, GPUIDs: s.GPUIDs, StartsAt: s.StartsAt.UTC(), EndsAt: s.EndsAt.UTC()}
+}
+
+// readAPIBody reads at most MaxAPIBody+1 bytes, so that the parser can tell
+// an oversized body from a full one without reading all of it.
+func readAPIBody(c echo.Context) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(c.Request().Body, MaxAPIBody+1))
+	if err != nil {
+		return nil, models.NewError(models.EINVALID, models.M("err.bad_request"))
+	}
+	return b, nil
+}
+
+// apiUser is the token's user; tokenAuth guarantees one.
+func apiUser(c echo.Context) (*models.User, error) {
+	u := models.UserFromContext(c.Request().Context())
+	if u == nil {
+		return nil, models.NewError(models.EUNAUTHORIZED, models.M("err.token_invalid"))
+	}
+	return u, nil
+}

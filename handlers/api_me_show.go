@@ -1,0 +1,17 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// ShowMe answers GET /api/v1/me: who the token belongs to, so that a script
+// can check its token before it books.
+func (h *API) ShowMe(c echo.Context) error {
+	u, err := apiUser(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, meJSON{ID: u.ID, Email: u.Email, Name: u.Name, Language: u.Language, TimeZone: u.TimeZone, IsAdmin: u.IsAdmin})
+}

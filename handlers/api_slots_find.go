@@ -1,0 +1,51 @@
+package handlers
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// FindSlots answers GET /api/v1/slots?gpus=N&hours=H[&model=M][&after=T]:
+// the three earliest options, each N GPUs of one node (models.FindSlots).
+func (h *API) FindSlots(c echo.Context) error {
+	q, err := parseSlotQuery(c)
+	if err != nil {
+		return err
+	}
+	slots, err := h.Store.FindSlots(c.Request().Context(), q, h.Limits, h.Now())
+	if err != nil {
+		return err
+	}
+	out := make([]slotJSON, len(slots))
+	for i, s := range slots {
+		out[i] = toSlotJSON(s)
+	}
+	return c.JSON(http.StatusOK, map[string][]slotJSON{"slots": out})
+}
+
+// parseSlotQuery reads the query's syntax; models.ValidateSlotQuery (in the
+// store call) judges the values.
+func parseSlotQuery(c echo.Context) (models.SlotQuery, error) {
+	fe := models.FieldErrors{}
+	q := models.SlotQuery{Model: c.QueryParam("model")}
+	n, err := strconv.Atoi(c.QueryParam("gpus"))
+	if err != nil {
+		fe.Add("gpus", models.M("err.number_invalid"))
+	}
+	q.GPUs = n
+	hours, err := strconv.ParseFloat(c.QueryParam("hours"), 64)
+	if err != nil || math.IsNaN(hours) || math.IsInf(hours, 0) || hours <= 0 {
+		fe.Add("hours", models.M("err.slot_hours_invalid"))
+	}
+	// Clamp before converting, so that a huge value reads as "too long"
+	// instead of overflowing time.Duration.
+	q.Duration = time.Duration(math.Min(hours, 1e5) * float64(time.Hour)).Round(time.Second)
+	q.After = queryTime(c, "after", false, fe)
+	return q, fe.Err()
+}
