@@ -1,0 +1,43 @@
+package atomicfile
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.json")
+	tests := []struct {
+		name string
+		data string
+		perm fs.FileMode
+	}{
+		{"create private", "one", 0o600},
+		{"replace world-readable", "two", 0o644},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := Write(path, []byte(tt.data), tt.perm); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil || string(got) != tt.data {
+				t.Errorf("content = %q, %v; want %q", got, err, tt.data)
+			}
+			st, _ := os.Stat(path)
+			if st.Mode().Perm() != tt.perm {
+				t.Errorf("mode = %v, want %v", st.Mode().Perm(), tt.perm)
+			}
+		})
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("dir has %d entries, want 1 (no temp files left)", len(ents))
+	}
+	if err := Write(filepath.Join(dir, "missing", "f"), []byte("x"), 0o600); err == nil {
+		t.Error("Write into a missing directory succeeded")
+	}
+}
