@@ -122,8 +122,8 @@ func (b AgentBooking) HasGPU(uuid string) bool {
 }
 
 // AgentSchedule is the node's confirmed bookings that overlap [From, Until),
-// normally now to now+24 h, plus a little past so an agent can tell an
-// overstay from unbooked use. The response's ETag changes whenever any of it
+// normally now−24 h to now+24 h: the past day lets an agent tell an overstay
+// from unbooked use. The response's ETag changes whenever any of it
 // changes; an unchanged schedule costs the portal a 304.
 type AgentSchedule struct {
 	Node        string         `json:"node"`
