@@ -83,8 +83,9 @@ func SlotSearchStart(q SlotQuery, lim BookingLimits, now time.Time) time.Time {
 // An option is a distinct (node, start) pair: N in-service GPUs of one node
 // (of model q.Model when given), all free for the whole duration. On each
 // node, only the search start and the grid-aligned moments when a busy
-// GPU becomes free are offered, so that three options are three real
-// alternatives rather than one window shifted by a slot. Options with the
+// GPU becomes free (and more GPUs are free than at the node's previous
+// option) are offered, so that three options are three real alternatives
+// rather than one window shifted by a slot. Options with the
 // same start are ordered by node name; within an option the GPUs with the
 // lowest indices are picked. Starts lie within lim.MaxAhead of now. busy
 // holds the blocking bookings that may overlap the search window; q is
@@ -159,7 +160,8 @@ func slotNodes(gpus []GPU, q SlotQuery) [][]GPU {
 // nodeSlots returns the node's earliest MaxSlotOptions starts. A start later
 // than from can only be the earliest feasible one if some GPU became free
 // just before it, so the candidates are from and every busy end on the node
-// rounded up to the grid.
+// rounded up to the grid; a candidate is offered only when it frees a GPU
+// that the previous option could not use.
 func nodeSlots(node []GPU, taken map[int64][]interval, q SlotQuery, lim BookingLimits, from, last time.Time) []Slot {
 	cands := []time.Time{from}
 	for _, g := range node {
@@ -171,29 +173,47 @@ func nodeSlots(node []GPU, taken map[int64][]interval, q SlotQuery, lim BookingL
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].Before(cands[j]) })
 	var out []Slot
+	var prev map[int64]bool
 	for i, t := range cands {
 		if (i > 0 && t.Equal(cands[i-1])) || t.After(last) {
 			continue
 		}
 		end := t.Add(q.Duration)
+		free := map[int64]bool{}
 		var ids []int64
 		for _, g := range node {
 			if gpuFree(taken[g.ID], t, end) {
-				ids = append(ids, g.ID)
-			}
-			if len(ids) == q.GPUs {
-				break
+				free[g.ID] = true
+				if len(ids) < q.GPUs {
+					ids = append(ids, g.ID)
+				}
 			}
 		}
-		if len(ids) < q.GPUs {
+		if len(ids) < q.GPUs || subset(free, prev) {
 			continue
 		}
+		prev = free
 		out = append(out, Slot{NodeID: node[0].NodeID, NodeName: node[0].NodeName, Model: modelOf(node, ids[0]), GPUIDs: ids, StartsAt: t, EndsAt: end})
 		if len(out) == MaxSlotOptions {
 			break
 		}
 	}
 	return out
+}
+
+// subset reports whether every GPU in a is also in b (b nil: never). A later
+// start whose free GPUs were all free at the previous option already is the
+// same window shifted, not an alternative.
+func subset(a, b map[int64]bool) bool {
+	if b == nil {
+		return false
+	}
+	for id := range a {
+		if !b[id] {
+			return false
+		}
+	}
+	return true
 }
 
 func modelOf(node []GPU, id int64) string {
