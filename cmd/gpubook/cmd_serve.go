@@ -60,6 +60,8 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		log.Warn("development sign-in is ON on a non-loopback address: anyone who reaches this server can sign in as any user", "listen", cfg.Listen)
 	case cfg.DevLogin:
 		log.Info("development sign-in is on (no OIDC issuer, loopback address)", "listen", cfg.Listen)
+	case cfg.OIDCIssuer != "":
+		log.Info("development sign-in is off: an OIDC issuer is configured", "issuer", cfg.OIDCIssuer)
 	}
 	return srv.Run(ctx, c.ready)
 }

@@ -49,7 +49,7 @@ func (c *cli) tokenCreate(ctx context.Context, args []string) error {
 		return c.explain("token create", err)
 	}
 	fmt.Fprintf(c.stdout, "Token %d (%q) for %s — shown only this once, store it now:\n\n    %s\n\n", tok.ID, tok.Name, u.Email, plain)
-	fmt.Fprintf(c.stdout, "Use it as a bearer token, e.g.: curl -H \"Authorization: Bearer %s\" %s/api/v1/bookings\n", plain, cfg.BaseURL)
+	fmt.Fprintf(c.stdout, "Use it as a bearer token, e.g.: curl -H \"Authorization: Bearer %s\" %s/api/v1/me\n", plain, cfg.BaseURL)
 	return nil
 }
 
