@@ -21,6 +21,8 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	health := &handlers.Health{Base: base}
 	auth := &handlers.Auth{Base: base}
 	admin := &handlers.Admin{Base: base}
+	calendar := &handlers.Calendar{Base: base}
+	bookings := &handlers.Bookings{Base: base}
 
 	// Probes and assets: no session.
 	e.GET("/healthz", health.Live)
@@ -39,7 +41,9 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 
 	// Calendar and booking pages (signed-in users).
 	signedIn := web.Group("", requireUser)
-	_ = signedIn
+	signedIn.GET("/calendar", calendar.Show)
+	signedIn.GET("/bookings/new", bookings.New)
+	signedIn.POST("/bookings", bookings.Create)
 
 	// Admin pages.
 	adm := web.Group("/admin", requireAdmin)

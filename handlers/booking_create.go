@@ -1,0 +1,116 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+)
+
+// Create books GPUs from the form. It confirms with a redirect to the
+// calendar, or re-renders the form with every problem beside its field and
+// nothing written: 422 for bad values, 409 when other bookings are in the way.
+func (h *Bookings) Create(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := models.UserFromContext(ctx)
+	loc := u.Location(h.Location)
+	form, _ := c.FormParams()
+	f := views.BookingForm{Start: c.FormValue("starts_at"), End: c.FormValue("ends_at"), Duration: c.FormValue("duration"), Note: c.FormValue("note")}
+	fe := models.FieldErrors{}
+	f.GPUIDs = parseIDs(form["gpu"], "gpu_ids", fe)
+	req := h.parseRange(f, loc, fe)
+	req.UserID, req.GPUIDs, req.Note = u.ID, f.GPUIDs, f.Note
+	var err error
+	if len(fe) > 0 {
+		err = h.allProblems(c, req, fe)
+	} else {
+		var b *models.Booking
+		if b, err = h.Store.CreateBooking(ctx, req, h.Limits, h.Now(), Actor(c)); err == nil {
+			return h.created(c, b, loc)
+		}
+	}
+	t := h.Translator(c)
+	v := views.BookingFormView{Form: f, Errors: t.Fields(err), Message: t.Msg(models.M("booking.problems"))}
+	switch models.ErrorCode(err) {
+	case models.EINVALID:
+		return h.renderForm(c, http.StatusUnprocessableEntity, v)
+	case models.ECONFLICT:
+		v.Message, v.Conflicts = t.Err(err), conflictLines(models.AsError(err).Conflicts)
+		return h.renderForm(c, http.StatusConflict, v)
+	}
+	return err
+}
+
+// parseRange reads start and end (or start and duration) in the viewer's zone.
+func (h *Bookings) parseRange(f views.BookingForm, loc *time.Location, fe models.FieldErrors) models.NewBooking {
+	var req models.NewBooking
+	var ok bool
+	if strings.TrimSpace(f.Start) != "" {
+		if req.StartsAt, ok = parseFormTime(f.Start, loc); !ok {
+			fe.Add("starts_at", models.M("err.time_invalid"))
+		}
+	}
+	switch {
+	case strings.TrimSpace(f.End) != "":
+		if req.EndsAt, ok = parseFormTime(f.End, loc); !ok {
+			fe.Add("ends_at", models.M("err.time_invalid"))
+		}
+	case strings.TrimSpace(f.Duration) != "":
+		d, ok := parseHours(f.Duration)
+		if !ok {
+			fe.Add("duration", models.M("err.slot_hours_invalid"))
+		} else if !req.StartsAt.IsZero() {
+			req.EndsAt = req.StartsAt.Add(d)
+		}
+	}
+	return req
+}
+
+// allProblems adds the rules' verdict on the fields that did parse, so that
+// the form shows every problem at once, not the unreadable ones first.
+func (h *Bookings) allProblems(c echo.Context, req models.NewBooking, fe models.FieldErrors) error {
+	gpus, err := h.Store.GPUs(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	byID := make(map[int64]models.GPU, len(gpus))
+	for _, g := range gpus {
+		byID[g.ID] = g
+	}
+	if _, err := models.ValidateNewBooking(req, byID, h.Limits, h.Now()); err != nil {
+		for k, m := range models.AsError(err).Fields {
+			if _, bad := fe["duration"]; k == "ends_at" && bad {
+				continue // "end required" would hide that the duration is unreadable
+			}
+			fe.Add(k, m)
+		}
+	}
+	return fe.Err()
+}
+
+// created confirms a booking and shows it on the calendar.
+func (h *Bookings) created(c echo.Context, b *models.Booking, loc *time.Location) error {
+	p := &views.Page{T: h.Translator(c), Location: loc}
+	h.Sessions.Put(c.Request().Context(), sessionLastNote, b.Note)
+	idx := make([]string, 0, len(b.GPUIDs))
+	nodes, err := h.Store.Nodes(c.Request().Context())
+	if err == nil {
+		for _, n := range nodes {
+			for _, g := range n.GPUs {
+				for _, id := range b.GPUIDs {
+					if g.ID == id {
+						idx = append(idx, "GPU "+strconv.Itoa(g.Index))
+					}
+				}
+			}
+		}
+	}
+	h.Flash(c, "ok", p.Tr("booking.created", "GPUs", strings.Join(idx, ", "), "Node", b.NodeName,
+		"When", p.DateTime(b.StartsAt)+" – "+p.DateTime(b.EndsAt)))
+	return RedirectSeeOther(c, "/calendar?date="+b.StartsAt.In(loc).Format("2006-01-02"))
+}

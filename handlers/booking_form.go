@@ -1,0 +1,103 @@
+package handlers
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+)
+
+// Bookings serves the booking pages: the form, my bookings and their actions.
+type Bookings struct{ *Base }
+
+// sessionLastNote remembers the last note so that the next form offers it
+// again (TensorHive #205: the form forgot what I typed).
+const sessionLastNote = "booking_last_note"
+
+// parseFormTime reads a time from a link (RFC 3339, with or without
+// seconds) or from a datetime-local input, which is in the viewer's zone.
+func parseFormTime(s string, loc *time.Location) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 40 {
+		return time.Time{}, false
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04Z07:00"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// parseIDs reads repeated numeric values (?gpu=1&gpu=2); a bad one is a problem for field.
+func parseIDs(vals []string, field string, fe models.FieldErrors) []int64 {
+	var ids []int64
+	for _, v := range vals {
+		id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || id <= 0 {
+			fe.Add(field, models.M("err.gpu_id_invalid"))
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// parseHours reads a duration in hours ("4", "1.5").
+func parseHours(s string) (time.Duration, bool) {
+	h, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || h <= 0 || h > 24*366 {
+		return 0, false
+	}
+	return time.Duration(h * float64(time.Hour)).Round(time.Minute), true
+}
+
+// pickNode is the node the form offers GPUs of: the first chosen GPU's,
+// else the one asked for, else the only one.
+func pickNode(nodes []models.Node, nodeID int64, gpuIDs []int64) *models.Node {
+	for i := range nodes {
+		for _, g := range nodes[i].GPUs {
+			if len(gpuIDs) > 0 && g.ID == gpuIDs[0] {
+				return &nodes[i]
+			}
+		}
+	}
+	for i := range nodes {
+		if nodes[i].ID == nodeID {
+			return &nodes[i]
+		}
+	}
+	if len(nodes) >= 1 {
+		return &nodes[0]
+	}
+	return nil
+}
+
+// renderForm shows the booking form with status, loading the nodes once.
+func (h *Bookings) renderForm(c echo.Context, status int, v views.BookingFormView) error {
+	nodes, err := h.Store.Nodes(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	v.Nodes = nodes
+	v.Node = pickNode(nodes, v.Form.NodeID, v.Form.GPUIDs)
+	return Render(c, status, views.BookingFormPage(h.NewPage(c), v))
+}
+
+// conflictLines turns the store's conflicts into lines the form shows.
+func conflictLines(cs []models.Conflict) []views.ConflictLine {
+	out := make([]views.ConflictLine, len(cs))
+	for i, cf := range cs {
+		out[i] = views.ConflictLine{GPUIndex: cf.GPUIndex, UserName: cf.UserName, Start: cf.StartsAt, Stop: cf.EndsAt}
+	}
+	return out
+}

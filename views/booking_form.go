@@ -1,0 +1,61 @@
+package views
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// BookingForm is the booking form as the user typed it, so that a
+// re-rendered form keeps every value (TensorHive #205).
+type BookingForm struct {
+	GPUIDs   []int64
+	NodeID   int64
+	Start    string // datetime-local in the viewer's zone
+	End      string
+	Duration string // hours, used when End is empty
+	Note     string
+}
+
+// Checked reports whether a GPU's box is ticked.
+func (f BookingForm) Checked(id int64) bool {
+	for _, g := range f.GPUIDs {
+		if g == id {
+			return true
+		}
+	}
+	return false
+}
+
+// BookingFormView is the booking form page's data.
+type BookingFormView struct {
+	Form      BookingForm
+	Nodes     []models.Node // the nodes to choose from
+	Node      *models.Node  // the chosen node, whose GPUs are offered
+	Errors    map[string]string
+	Conflicts []ConflictLine
+	Message   string // the form-wide problem, if any
+}
+
+// ConflictLine is a booking in the way, ready to show: which GPU, who, when.
+type ConflictLine struct {
+	GPUIndex    int
+	UserName    string
+	Start, Stop time.Time
+}
+
+// LocalInput is the value of a datetime-local input for t in loc.
+func LocalInput(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.In(loc).Format("2006-01-02T15:04")
+}
+
+// gpuLabel names a GPU in the form: "GPU 2 · NVIDIA A100 · 80 GiB".
+func gpuLabel(g models.GPU) string {
+	return "GPU " + strconv.Itoa(g.Index) + " · " + g.Model + " · " + MiB(g.MemoryMiB)
+}
+
+func int64s(id int64) string { return strconv.FormatInt(id, 10) }
