@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -10,8 +11,11 @@ import (
 	"github.com/gpubook/gpubook/views"
 )
 
-// Auth signs people in and out.
-type Auth struct{ *Base }
+// Auth signs people in and out. SSO is nil when no IdP is configured.
+type Auth struct {
+	*Base
+	SSO *SSO
+}
 
 // SignIn starts an authenticated session for u with a fresh session token
 // (no fixation) and records it in the audit log.
@@ -21,16 +25,35 @@ func (h *Auth) SignIn(c echo.Context, u *models.User, method string) error {
 		return models.Internal(err)
 	}
 	h.Sessions.Put(ctx, sessionUserID, u.ID)
+	now := h.Now().Unix()
+	h.Sessions.Put(ctx, sessionSignedInAt, now)
+	h.Sessions.Put(ctx, sessionSeenAt, now)
 	return h.Store.RecordAudit(ctx, models.AuditEvent{At: h.Now(), ActorID: &u.ID, ActorLabel: u.Email,
 		Action: models.AuditSignIn, TargetType: "user", TargetID: itoa64(u.ID), Details: `{"method":"` + method + `"}`, IP: c.RealIP()})
 }
 
 // SessionUserID returns the signed-in user's id from the session, or 0.
+// A session past its idle or absolute timeout is destroyed here, by
+// gpubook's clock, so that expiry holds whatever the cookie says.
 func (b *Base) SessionUserID(c echo.Context) int64 {
 	if !b.hasSession(c) {
 		return 0
 	}
-	id, _ := b.Sessions.Get(c.Request().Context(), sessionUserID).(int64)
+	ctx := c.Request().Context()
+	id, _ := b.Sessions.Get(ctx, sessionUserID).(int64)
+	if id == 0 {
+		return 0
+	}
+	now := b.Now()
+	signedIn := time.Unix(b.Sessions.GetInt64(ctx, sessionSignedInAt), 0)
+	seen := time.Unix(b.Sessions.GetInt64(ctx, sessionSeenAt), 0)
+	if now.Sub(signedIn) > b.SessionMaxAge || now.Sub(seen) > b.SessionIdle {
+		_ = b.Sessions.Destroy(ctx)
+		return 0
+	}
+	if now.Sub(seen) > time.Minute {
+		b.Sessions.Put(ctx, sessionSeenAt, now.Unix())
+	}
 	return id
 }
 
@@ -44,11 +67,17 @@ func (h *Auth) Logout(c echo.Context) error {
 		}
 	}
 	lang := h.Sessions.GetString(ctx, sessionLang)
+	idToken := h.Sessions.GetString(ctx, sessionIDToken)
 	if err := h.Sessions.Destroy(ctx); err != nil {
 		return models.Internal(err)
 	}
 	h.Sessions.Put(ctx, sessionLang, lang)
 	h.Flash(c, "ok", h.Translator(c).T("login.signed_out"))
+	if h.SSO != nil {
+		if to := h.SSO.LogoutURL(ctx, idToken); to != "" {
+			return RedirectSeeOther(c, to)
+		}
+	}
 	return RedirectSeeOther(c, "/")
 }
 

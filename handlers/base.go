@@ -28,6 +28,8 @@ type Store interface {
 	models.BookingStore
 	models.TokenStore
 	models.AuditStore
+	models.AgentStore
+	models.SSOStore
 	Ping(ctx context.Context) error
 }
 
@@ -40,6 +42,11 @@ type Base struct {
 	Now      models.Clock
 	DevLogin bool
 	Limits   models.BookingLimits
+	// SessionIdle and SessionMaxAge end sessions by gpubook's own clock
+	// (injectable in tests), on top of scs's cookie and store expiry.
+	SessionIdle, SessionMaxAge time.Duration
+	// GroupPrefix and GroupLeadSuffix describe the SSO prefix rule, for display.
+	GroupPrefix, GroupLeadSuffix string
 }
 
 // Session keys.
@@ -48,6 +55,9 @@ const (
 	sessionFlashes = "flashes"
 	sessionCSRF    = "csrf"
 	sessionLang    = "lang"
+	// sessionSignedInAt and sessionSeenAt are Unix seconds by Base.Now.
+	sessionSignedInAt = "signed_in_at"
+	sessionSeenAt     = "seen_at"
 )
 
 // Translator returns the translator for the request: the user's language,

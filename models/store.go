@@ -76,3 +76,11 @@ type AuditStore interface {
 
 // Clock returns the current time; tests pass a fixed one.
 type Clock func() time.Time
+
+// SSOStore keeps the group mappings and signs people in from ID tokens.
+type SSOStore interface {
+	GroupMappings(ctx context.Context) ([]GroupMapping, error)
+	CreateGroupMapping(ctx context.Context, g *GroupMapping, by Actor) error
+	DeleteGroupMapping(ctx context.Context, id int64, by Actor) error
+	SignInSSO(ctx context.Context, id SSOIdentity, rules GroupRules, now time.Time, ip string) (*User, error)
+}

@@ -1,6 +1,9 @@
 package views
 
-import "strconv"
+import (
+	"net/url"
+	"strconv"
+)
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
@@ -24,3 +27,5 @@ func MiB(m int64) string {
 	}
 	return itoa64(m) + " MiB"
 }
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }

@@ -37,6 +37,17 @@ type Config struct {
 	Now            models.Clock
 	Logger         *slog.Logger
 	ShutdownPeriod time.Duration
+	// SSO is the OpenID Connect set-up; nil when no issuer is configured.
+	SSO *handlers.SSOConfig
+	// Rate limits: API calls per token (or IP), sign-in attempts per IP.
+	APIRate    Rate
+	SignInRate Rate
+}
+
+// Rate is a token-bucket limit: PerMinute sustained, Burst at once.
+type Rate struct {
+	PerMinute float64
+	Burst     int
 }
 
 // Server is a wired gpubook HTTP server.
@@ -66,13 +77,24 @@ func New(cfg Config, store handlers.Store, sessionStore scs.Store) (*Server, err
 	if cfg.SessionMaxAge == 0 {
 		cfg.SessionMaxAge = 7 * 24 * time.Hour
 	}
+	if cfg.APIRate.PerMinute == 0 {
+		cfg.APIRate = Rate{PerMinute: 600, Burst: 60}
+	}
+	if cfg.SignInRate.PerMinute == 0 {
+		cfg.SignInRate = Rate{PerMinute: 20, Burst: 10}
+	}
 	bundle, err := i18n.Load()
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
 	gob.Register([]views.Flash{})
 	base := &handlers.Base{Store: store, Sessions: newSessions(cfg, sessionStore), I18n: bundle,
-		Location: cfg.Location, Now: cfg.Now, DevLogin: cfg.DevLogin, Limits: cfg.Limits}
+		Location: cfg.Location, Now: cfg.Now, DevLogin: cfg.DevLogin && cfg.SSO == nil, Limits: cfg.Limits,
+		SessionIdle: cfg.SessionIdle, SessionMaxAge: cfg.SessionMaxAge}
+	if cfg.SSO != nil {
+		base.GroupPrefix, base.GroupLeadSuffix = cfg.SSO.TeamPrefix, cfg.SSO.LeadSuffix
+		cfg.DevLogin = false
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(base, cfg.Logger)

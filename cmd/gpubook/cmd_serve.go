@@ -13,6 +13,7 @@ import (
 	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/alexedwards/scs/v2"
 
+	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/web"
@@ -50,6 +51,10 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		Limits:   limits,
 		Now:      c.now,
 		Logger:   log,
+		SSO:      ssoConfig(cfg),
+
+		SessionIdle:   cfg.SSO.SessionIdle,
+		SessionMaxAge: cfg.SSO.SessionMaxAge,
 	}, db, sessions)
 	if err != nil {
 		return fmt.Errorf("cli: serve: %w", err)
@@ -123,4 +128,13 @@ func versionString() string {
 		}
 	}
 	return v + " " + bi.GoVersion
+}
+
+// ssoConfig is the web server's SSO set-up, nil when no issuer is configured.
+func ssoConfig(cfg Config) *handlers.SSOConfig {
+	if cfg.SSO.Issuer == "" {
+		return nil
+	}
+	s := cfg.SSO.SSOConfig
+	return &s
 }

@@ -29,6 +29,7 @@ type Config struct {
 	OIDCIssuer  string
 	DevLogin    bool
 	SlotMinutes int
+	SSO         SSOSettings
 }
 
 // Defaults that a fresh checkout runs with, no setup needed.
@@ -112,7 +113,7 @@ func (cf *configFlags) resolve(getenv func(string) string) (Config, error) {
 	var cfg Config
 	steps := []func(func(string) string, *Config) error{
 		cf.resolveDatabase, cf.resolveListen, cf.resolveBaseURL, cf.resolveTimezone,
-		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot,
+		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot, resolveSSO,
 	}
 	for _, step := range steps {
 		if err := step(getenv, &cfg); err != nil {

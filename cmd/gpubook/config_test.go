@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func envOf(kv map[string]string) func(string) string {
@@ -56,7 +57,8 @@ func TestParseConfigValues(t *testing.T) {
 			Config{DatabaseURL: "sqlite:./gpubook.db", Dialect: "sqlite", Listen: ":8080", BaseURL: "http://localhost:8080", LogFormat: "text", SlotMinutes: 30, DevLogin: true}},
 		{"dev login forced off", map[string]string{"GPUBOOK_DEV_LOGIN": "0"}, nil,
 			Config{DatabaseURL: "sqlite:./gpubook.db", Dialect: "sqlite", Listen: "127.0.0.1:8080", BaseURL: "http://127.0.0.1:8080", LogFormat: "text", SlotMinutes: 30}},
-		{"OIDC issuer turns dev login off", map[string]string{"GPUBOOK_OIDC_ISSUER": "https://idp.example.org", "GPUBOOK_LISTEN": "[::1]:8080"}, nil,
+		{"OIDC issuer turns dev login off", map[string]string{"GPUBOOK_OIDC_ISSUER": "https://idp.example.org", "GPUBOOK_OIDC_CLIENT_ID": "c",
+			"GPUBOOK_OIDC_CLIENT_SECRET": "s", "GPUBOOK_LISTEN": "[::1]:8080"}, nil,
 			Config{DatabaseURL: "sqlite:./gpubook.db", Dialect: "sqlite", Listen: "[::1]:8080", BaseURL: "http://[::1]:8080", LogFormat: "text", SlotMinutes: 30, OIDCIssuer: "https://idp.example.org"}},
 		{"localhost is loopback", map[string]string{"GPUBOOK_LISTEN": "localhost:8080"}, nil,
 			Config{DatabaseURL: "sqlite:./gpubook.db", Dialect: "sqlite", Listen: "localhost:8080", BaseURL: "http://localhost:8080", LogFormat: "text", SlotMinutes: 30, DevLogin: true}},
@@ -71,6 +73,7 @@ func TestParseConfigValues(t *testing.T) {
 				t.Fatal("no location")
 			}
 			got.Location = nil
+			got.SSO = SSOSettings{} // checked in TestSSOConfig
 			if got != tt.want {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
@@ -149,5 +152,43 @@ func TestSecretFromFile(t *testing.T) {
 	os.WriteFile(empty, nil, 0o600)
 	if _, _, err := secretEnv(envOf(map[string]string{"GPUBOOK_SMTP_PASSWORD_FILE": empty}), "GPUBOOK_SMTP_PASSWORD"); err == nil {
 		t.Error("empty secret file accepted")
+	}
+}
+
+func TestSSOConfig(t *testing.T) {
+	base := map[string]string{"GPUBOOK_OIDC_ISSUER": "https://idp.example.org/realms/lab", "GPUBOOK_OIDC_CLIENT_ID": "gpubook",
+		"GPUBOOK_OIDC_CLIENT_SECRET": "s3cret", "GPUBOOK_BASE_URL": "https://gpu.example.org"}
+	env := func(extra map[string]string) func(string) string {
+		return func(k string) string {
+			if v, ok := extra[k]; ok {
+				return v
+			}
+			return base[k]
+		}
+	}
+	cfg, err := parseConfig(env(map[string]string{"GPUBOOK_OIDC_ADMIN_GROUPS": "gpu-admins, lab-admins", "GPUBOOK_OIDC_TEAM_PREFIX": "gpu-team-"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.SSO
+	if s.ClientID != "gpubook" || s.ClientSecret != "s3cret" || s.RedirectURL != "https://gpu.example.org/auth/oidc/callback" ||
+		len(s.Scopes) != 4 || s.GroupsClaim != "groups" || len(s.AdminGroups) != 2 || s.AdminGroups[1] != "lab-admins" ||
+		s.TeamPrefix != "gpu-team-" || s.LeadSuffix != "-leads" || cfg.DevLogin || s.SessionIdle != 12*time.Hour {
+		t.Errorf("sso = %+v (dev login %v)", s, cfg.DevLogin)
+	}
+	bad := []struct{ name, key, value, want string }{
+		{"no client id", "GPUBOOK_OIDC_CLIENT_ID", "", "GPUBOOK_OIDC_CLIENT_ID"},
+		{"no secret", "GPUBOOK_OIDC_CLIENT_SECRET", "", "GPUBOOK_OIDC_CLIENT_SECRET"},
+		{"bad issuer", "GPUBOOK_OIDC_ISSUER", "idp.example.org", "GPUBOOK_OIDC_ISSUER"},
+		{"scopes without openid", "GPUBOOK_OIDC_SCOPES", "profile email", "GPUBOOK_OIDC_SCOPES"},
+		{"bad idle", "GPUBOOK_SESSION_IDLE_TIMEOUT", "soon", "GPUBOOK_SESSION_IDLE_TIMEOUT"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseConfig(env(map[string]string{tt.key: tt.value}), nil)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one naming %s", err, tt.want)
+			}
+		})
 	}
 }

@@ -87,7 +87,7 @@ func (db *DB) memberships(ctx context.Context, where string, arg int64) ([]model
 	err := db.Gorm.WithContext(ctx).Table("memberships m").
 		Select("m.*, t.name AS team_name, u.name AS user_name, u.email AS user_email").
 		Joins("JOIN teams t ON t.id = m.team_id").Joins("JOIN users u ON u.id = m.user_id").
-		Where(where, arg).Order("t.name, m.role DESC, u.name").Find(&rows).Error
+		Where(where, arg).Order("t.name, CASE m.role WHEN 'lead' THEN 0 ELSE 1 END, u.name").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: memberships: %w", err)
 	}
