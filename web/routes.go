@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/gpubook/gpubook/handlers"
+	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/static"
 )
 
@@ -23,6 +24,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	admin := &handlers.Admin{Base: base}
 	calendar := &handlers.Calendar{Base: base}
 	bookings := &handlers.Bookings{Base: base}
+	adminAgents := &handlers.AdminAgents{Base: base, PortalURL: cfg.BaseURL}
 
 	// Probes and assets: no session.
 	e.GET("/healthz", health.Live)
@@ -60,6 +62,27 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	adm.POST("/teams/:id/members", admin.SetMember)
 	adm.POST("/teams/:id/members/:user/remove", admin.RemoveMember)
 	adm.GET("/audit", admin.Audit)
+	adm.GET("/agents", adminAgents.Agents)
+	adm.GET("/nodes/:id/enroll", adminAgents.ShowEnroll)
+	adm.POST("/nodes/:id/enroll", adminAgents.CreateEnrollToken)
+	adm.GET("/violations", adminAgents.Violations)
+
+	// Live status (signed-in users).
+	status := &handlers.Status{Base: base}
+	signedIn.GET("/status", status.Show)
+	signedIn.GET("/violations/mine", status.MyViolations)
+
+	// Agent API (node credential): enrolment spends a one-time token; the
+	// rest needs the node's credential, never the session cookie.
+	agentAPI := &handlers.AgentAPI{Base: base, PortalURL: cfg.BaseURL, IdlePolicy: models.DefaultIdlePolicy, Log: cfg.Logger}
+	e.POST(models.AgentPathEnroll, agentAPI.Enroll)
+	agent := e.Group(models.AgentAPIPrefix, agentAPI.Authenticate)
+	agent.PUT("/inventory", agentAPI.Inventory)
+	agent.GET("/schedule", agentAPI.Schedule)
+	agent.POST("/usage", agentAPI.Usage)
+	agent.POST("/violations", agentAPI.Violations)
+	agent.POST("/idle", agentAPI.Idle)
+	agent.POST("/heartbeat", agentAPI.Heartbeat)
 
 	// JSON API v1: personal token only, never the session cookie.
 	api := e.Group("/api/v1", tokenAuth(base))

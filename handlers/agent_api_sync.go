@@ -1,0 +1,89 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// Enroll exchanges a one-time token for the node credential (no credential yet).
+func (h *AgentAPI) Enroll(c echo.Context) error {
+	var req models.AgentEnrollRequest
+	if err := decodeAgent(c, &req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Token) == "" {
+		return models.ErrEnrollToken()
+	}
+	resp, err := h.Store.Enroll(c.Request().Context(), req, h.Now())
+	if err != nil {
+		return err
+	}
+	h.logger().Info("agent enrolled", "node", resp.NodeName, "node_id", resp.NodeID, "hostname", req.Hostname, "agent_version", req.AgentVersion)
+	return c.JSON(http.StatusOK, resp)
+}
+
+// Inventory makes the node's GPUs match the agent's report.
+func (h *AgentAPI) Inventory(c echo.Context) error {
+	var inv models.AgentInventory
+	if err := decodeAgent(c, &inv); err != nil {
+		return err
+	}
+	if err := inv.Validate(); err != nil {
+		return err
+	}
+	res, err := h.Store.ApplyInventory(c.Request().Context(), h.node(c), inv, h.Now())
+	if err != nil {
+		return err
+	}
+	if res.Added+res.Replaced+res.Missing > 0 {
+		h.logger().Info("agent inventory changed GPUs", "node_id", h.node(c), "added", res.Added, "replaced", res.Replaced, "missing", res.Missing)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// Schedule returns the node's bookings for the next 24 h, or 304 when the
+// agent's copy (If-None-Match) is current.
+func (h *AgentAPI) Schedule(c echo.Context) error {
+	s, etag, err := h.Store.AgentSchedule(c.Request().Context(), h.node(c), h.Now())
+	if err != nil {
+		return err
+	}
+	hdr := c.Response().Header()
+	hdr.Set("ETag", etag)
+	hdr.Set("Cache-Control", "private, no-cache")
+	if etagMatches(c.Request().Header.Get("If-None-Match"), etag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	s.PortalURL = h.PortalURL
+	if s.PortalURL == "" {
+		s.PortalURL = c.Scheme() + "://" + c.Request().Host
+	}
+	return c.JSON(http.StatusOK, s)
+}
+
+// etagMatches implements If-None-Match's list and weak comparison.
+func etagMatches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == etag || t == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+// Heartbeat notes that the agent is alive and how far behind it is.
+func (h *AgentAPI) Heartbeat(c echo.Context) error {
+	var hb models.AgentHeartbeat
+	if err := decodeAgent(c, &hb); err != nil {
+		return err
+	}
+	if err := h.Store.RecordHeartbeat(c.Request().Context(), h.node(c), hb, h.Now()); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

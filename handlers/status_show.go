@@ -1,0 +1,40 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+)
+
+// Status serves the live status page and each user's violation page.
+type Status struct{ *Base }
+
+// Show renders every GPU as the agents last reported it.
+func (h *Status) Show(c echo.Context) error {
+	now := h.Now()
+	in, err := h.Store.LiveInputs(c.Request().Context(), now)
+	if err != nil {
+		return err
+	}
+	v := views.StatusView{Nodes: models.BuildLiveStatus(in, now)}
+	return Render(c, http.StatusOK, views.StatusPage(h.NewPage(c), v))
+}
+
+// MyViolations lists the signed-in user's violations (by gpubook user, or
+// by the unix name of their email) and their bookings' idle reports.
+func (h *Status) MyViolations(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := models.UserFromContext(ctx)
+	vs, err := h.Store.Violations(ctx, models.ViolationFilter{UserID: u.ID, UserName: models.UnixName(u.Email), Limit: 200})
+	if err != nil {
+		return err
+	}
+	idle, err := h.Store.IdleReports(ctx, models.IdleFilter{UserID: u.ID, Limit: 200})
+	if err != nil {
+		return err
+	}
+	return Render(c, http.StatusOK, views.ViolationsPage(h.NewPage(c), views.ViolationsView{Violations: vs, Idle: idle}))
+}

@@ -1,0 +1,145 @@
+package models
+
+import (
+	"context"
+	"time"
+)
+
+// AgentStore is what the agent API, the live status page and the violation
+// pages need from the database. Every agent-facing method takes the node ID
+// that the credential proved, never one from a request body.
+type AgentStore interface {
+	// CreateEnrollToken makes a one-time token for nodeID (plain shown once).
+	CreateEnrollToken(ctx context.Context, nodeID int64, now time.Time, by Actor) (plain string, expiresAt time.Time, err error)
+	// Enroll spends a token and returns the node's new credential.
+	Enroll(ctx context.Context, req AgentEnrollRequest, now time.Time) (AgentEnrollResponse, error)
+	// NodeByCredential authenticates an agent call and notes that the node was seen.
+	NodeByCredential(ctx context.Context, plain string, now time.Time) (*AgentNode, error)
+	AgentNodes(ctx context.Context) ([]AgentNode, error) // every node, enrolled or not
+	AgentNode(ctx context.Context, nodeID int64) (*AgentNode, error)
+	ApplyInventory(ctx context.Context, nodeID int64, inv AgentInventory, now time.Time) (InventoryResult, error)
+	AgentSchedule(ctx context.Context, nodeID int64, now time.Time) (AgentSchedule, string, error)
+	// IngestUsage stores each (GPU, minute) once; records older than
+	// retention are acknowledged and dropped.
+	IngestUsage(ctx context.Context, nodeID int64, b AgentUsageBatch, retention time.Duration, now time.Time) (UsageResult, error)
+	RecordViolations(ctx context.Context, nodeID int64, b AgentViolationBatch, now time.Time) error
+	RecordIdle(ctx context.Context, nodeID int64, b AgentIdleBatch, now time.Time) ([]IdleReport, error)
+	RecordHeartbeat(ctx context.Context, nodeID int64, hb AgentHeartbeat, now time.Time) error
+	// IdleReleaseDue lists the node's open idle reports whose booking the
+	// policy says to release at now.
+	IdleReleaseDue(ctx context.Context, nodeID int64, pol IdlePolicy, now time.Time) ([]IdleReport, error)
+	MarkIdle(ctx context.Context, reportID int64, warned, released bool, now time.Time) error
+	Violations(ctx context.Context, f ViolationFilter) ([]Violation, error)
+	IdleReports(ctx context.Context, f IdleFilter) ([]IdleReport, error)
+	LiveInputs(ctx context.Context, now time.Time) (LiveInputs, error)
+	// PruneUsage deletes usage rows of minutes before before (retention).
+	PruneUsage(ctx context.Context, before time.Time) (int64, error)
+}
+
+// InventoryResult counts what an inventory report changed.
+type InventoryResult struct {
+	Added, Updated, Replaced, Missing int
+}
+
+// UsageResult counts a usage batch: Inserted new GPU-minutes, Duplicates
+// already stored (a resend), Stale ones older than retention.
+type UsageResult struct {
+	Inserted, Duplicates, Stale int
+}
+
+// Violation is an anomaly an agent reported, as the portal keeps it.
+type Violation struct {
+	ID         int64
+	NodeID     int64
+	NodeName   string
+	AgentKey   string
+	Kind       string
+	GPUID      int64
+	GPUIndex   int
+	GPUUUID    string
+	UserName   string
+	UserID     int64 // 0 when the unix name matches no gpubook user
+	UID        int
+	PID        int
+	MemoryMiB  int64
+	BookingID  int64
+	Action     string
+	FirstSeen  time.Time
+	LastSeen   time.Time
+	ReceivedAt time.Time
+}
+
+// ViolationRecent is how long after its last sighting a violation is
+// highlighted on the status page.
+const ViolationRecent = 10 * time.Minute
+
+// ViolationFilter selects violations, newest first.
+type ViolationFilter struct {
+	UserID   int64  // the gpubook user, or
+	UserName string // the unix name (either matches)
+	Since    time.Time
+	Limit    int
+}
+
+// IdleReport is an agent's "this booking's GPUs are idle", with what the
+// portal did about it.
+type IdleReport struct {
+	ID         int64
+	NodeID     int64
+	NodeName   string
+	AgentKey   string
+	BookingID  int64
+	UserID     int64 // the booking's owner
+	UserName   string
+	GPUUUIDs   []string
+	IdleSince  time.Time
+	ReportedAt time.Time
+	ReceivedAt time.Time
+	WarnedAt   *time.Time
+	ReleasedAt *time.Time
+	// Filled by queries, for the rules and the pages.
+	BookingEndsAt time.Time
+	GPUIDs        []int64
+}
+
+// IdleFilter selects idle reports, newest first.
+type IdleFilter struct {
+	UserID   int64
+	OpenOnly bool // booking still running at Now and not released
+	Now      time.Time
+	Since    time.Time
+	Limit    int
+}
+
+// UsageMinute is one GPU in one minute, as stored.
+type UsageMinute struct {
+	GPUID       int64
+	Minute      time.Time
+	UtilAvgPct  *float64
+	UtilMaxPct  *float64
+	MemUsedMiB  int64
+	MemTotalMiB int64
+	Samples     int
+}
+
+// UserMinute is one unix user's share of one GPU in one minute.
+type UserMinute struct {
+	GPUID     int64
+	Minute    time.Time
+	UserName  string
+	UserID    int64
+	MemoryMiB int64
+	Processes int
+	Busy      bool
+}
+
+// LiveInputs is what the live status page is computed from.
+type LiveInputs struct {
+	GPUs       []GPU
+	Nodes      []AgentNode
+	Bookings   []Booking // active now
+	Usage      []UsageMinute
+	Users      []UserMinute
+	Violations []Violation // seen within ViolationRecent
+	Idle       []IdleReport
+}

@@ -1,0 +1,202 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// upsertViolation keeps one row per (node, agent key). A resend or an
+// escalation updates it, but never with an older sighting than the stored
+// one, so that a delayed batch cannot undo "sigkill" back to "warned".
+const upsertViolation = `INSERT INTO agent_violations (node_id, agent_key, kind, gpu_id, user_name, user_id, uid, pid,
+	memory_mib, booking_id, action, first_seen, last_seen, received_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (node_id, agent_key) DO UPDATE SET action = excluded.action, last_seen = excluded.last_seen,
+	memory_mib = excluded.memory_mib, received_at = excluded.received_at
+WHERE agent_violations.last_seen <= excluded.last_seen`
+
+// RecordViolations stores a violation batch in one transaction; a GPU or
+// booking of another node refuses the whole batch.
+func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b models.AgentViolationBatch, now time.Time) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	names, err := db.unixNames(ctx)
+	if err != nil {
+		return err
+	}
+	uuids := make([]string, len(b.Violations))
+	for i, v := range b.Violations {
+		uuids[i] = v.GPUUUID
+	}
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		ids, err := db.nodeGPUIDs(tx, nodeID, uuids)
+		if err != nil {
+			return err
+		}
+		for _, v := range b.Violations {
+			booking, err := nodeBooking(tx, nodeID, v.BookingID)
+			if err != nil {
+				return err
+			}
+			var uid *int64
+			if id := names[v.User]; id != 0 && v.User != "" {
+				uid = &id
+			}
+			if err := tx.Exec(upsertViolation, nodeID, v.ID, v.Kind, ids[v.GPUUUID], clip(v.User, 256), uid, v.UID, v.PID,
+				v.MemoryMiB, booking, v.Action, utc(v.FirstSeen), utc(v.LastSeen), utc(now)).Error; err != nil {
+				return fmt.Errorf("store: violation: %w", err)
+			}
+		}
+		return nil
+	})
+	return mapErr(err, "violation")
+}
+
+// nodeBooking checks that a booking an agent names is one of its node's
+// (0 stays NULL).
+func nodeBooking(tx *gorm.DB, nodeID, bookingID int64) (*int64, error) {
+	if bookingID == 0 {
+		return nil, nil
+	}
+	var n int64
+	if err := tx.Model(&bookingRow{}).Where("id = ? AND node_id = ?", bookingID, nodeID).Count(&n).Error; err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, models.NewError(models.EFORBIDDEN, models.M("err.agent_foreign_booking", "ID", bookingID))
+	}
+	return &bookingID, nil
+}
+
+// upsertIdle keeps one row per (node, agent key); a report whose idle set
+// grew replaces the GPU list and the report time.
+const upsertIdle = `INSERT INTO agent_idle_reports (node_id, agent_key, booking_id, user_name, gpu_uuids, idle_since, reported_at, received_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (node_id, agent_key) DO UPDATE SET gpu_uuids = excluded.gpu_uuids, reported_at = excluded.reported_at
+WHERE agent_idle_reports.reported_at < excluded.reported_at`
+
+// RecordIdle stores idle reports and returns them as stored. The booking
+// and every GPU must be the node's.
+func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b models.AgentIdleBatch, now time.Time) ([]models.IdleReport, error) {
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	var uuids []string
+	for _, r := range b.Reports {
+		uuids = append(uuids, r.GPUUUIDs...)
+	}
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if _, err := db.nodeGPUIDs(tx, nodeID, uuids); err != nil {
+			return err
+		}
+		for _, r := range b.Reports {
+			if _, err := nodeBooking(tx, nodeID, r.BookingID); err != nil {
+				return err
+			}
+			if err := tx.Exec(upsertIdle, nodeID, clip(r.ID, 256), r.BookingID, clip(r.User, 256), strings.Join(r.GPUUUIDs, ","),
+				utc(r.IdleSince), utc(r.ReportedAt), utc(now)).Error; err != nil {
+				return fmt.Errorf("store: idle report: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, mapErr(err, "idle report")
+	}
+	keys := make([]string, len(b.Reports))
+	for i, r := range b.Reports {
+		keys[i] = r.ID
+	}
+	return db.idleReports(ctx, func(q *gorm.DB) *gorm.DB { return q.Where("i.node_id = ? AND i.agent_key IN ?", nodeID, keys) })
+}
+
+// MarkIdle records that the owner was warned and/or the booking released.
+func (db *DB) MarkIdle(ctx context.Context, reportID int64, warned, released bool, now time.Time) error {
+	up := map[string]any{}
+	if warned {
+		up["warned_at"] = utc(now)
+	}
+	if released {
+		up["released_at"] = utc(now)
+	}
+	if len(up) == 0 {
+		return nil
+	}
+	err := db.Gorm.WithContext(ctx).Table("agent_idle_reports").Where("id = ?", reportID).Updates(up).Error
+	return mapErr(err, "idle report")
+}
+
+// IdleReleaseDue applies models.IdleReleaseDue to the node's open reports,
+// reading the stored minutes of their GPUs since the earliest report.
+func (db *DB) IdleReleaseDue(ctx context.Context, nodeID int64, pol models.IdlePolicy, now time.Time) ([]models.IdleReport, error) {
+	if !pol.AutoRelease {
+		return nil, nil
+	}
+	open, err := db.idleReports(ctx, func(q *gorm.DB) *gorm.DB {
+		return q.Where("i.node_id = ? AND i.released_at IS NULL AND b.ends_at > ? AND b.status = ?", nodeID, utc(now), models.StatusConfirmed)
+	})
+	if err != nil || len(open) == 0 {
+		return nil, err
+	}
+	var gpuIDs []int64
+	since := now
+	for _, r := range open {
+		gpuIDs = append(gpuIDs, r.GPUIDs...)
+		since = minTime(since, r.ReportedAt.Truncate(time.Minute))
+	}
+	idle, err := db.idleMinutes(ctx, gpuIDs, since, pol)
+	if err != nil {
+		return nil, err
+	}
+	var due []models.IdleReport
+	for _, r := range open {
+		if models.IdleReleaseDue(pol, r, idle, now) {
+			due = append(due, r)
+		}
+	}
+	return due, nil
+}
+
+// idleMinutes maps GPU → minute → idle for the stored minutes since since.
+func (db *DB) idleMinutes(ctx context.Context, gpuIDs []int64, since time.Time, pol models.IdlePolicy) (map[int64]map[time.Time]bool, error) {
+	usage, err := db.usageSince(ctx, gpuIDs, since)
+	if err != nil {
+		return nil, err
+	}
+	users, err := db.userUsageSince(ctx, gpuIDs, since)
+	if err != nil {
+		return nil, err
+	}
+	type key struct {
+		gpu int64
+		m   time.Time
+	}
+	busy := map[key]int{}
+	for _, u := range users {
+		if u.Processes > 0 {
+			busy[key{u.GPUID, u.Minute}]++
+		}
+	}
+	out := map[int64]map[time.Time]bool{}
+	for _, u := range usage {
+		if out[u.GPUID] == nil {
+			out[u.GPUID] = map[time.Time]bool{}
+		}
+		out[u.GPUID][u.Minute] = models.IdleMinuteOf(u, busy[key{u.GPUID, u.Minute}], pol)
+	}
+	return out, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}

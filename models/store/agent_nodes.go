@@ -1,0 +1,235 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// Audit actions of the agent side.
+const (
+	auditEnrollToken = "node.enroll_token"
+	auditEnroll      = "node.enroll"
+	auditInventory   = "node.inventory"
+)
+
+type agentNodeRow struct {
+	NodeID          int64      `gorm:"column:node_id;primaryKey;autoIncrement:false"`
+	CredentialHash  *string    `gorm:"column:credential_hash"`
+	Hostname        string     `gorm:"column:hostname"`
+	AgentVersion    string     `gorm:"column:agent_version"`
+	DriverVersion   string     `gorm:"column:driver_version"`
+	EnrolledAt      *time.Time `gorm:"column:enrolled_at"`
+	LastSeenAt      *time.Time `gorm:"column:last_seen_at"`
+	LastHeartbeatAt *time.Time `gorm:"column:last_heartbeat_at"`
+	InventoryAt     *time.Time `gorm:"column:inventory_at"`
+	SpoolDepth      int        `gorm:"column:spool_depth"`
+	OldestSpooled   *time.Time `gorm:"column:oldest_spooled"`
+	NVMLOK          bool       `gorm:"column:nvml_ok"`
+	ScheduleETag    string     `gorm:"column:schedule_etag"`
+	UpdatedAt       time.Time  `gorm:"column:updated_at"`
+}
+
+func (agentNodeRow) TableName() string { return "agent_nodes" }
+
+type enrollTokenRow struct {
+	ID        int64      `gorm:"column:id;primaryKey"`
+	NodeID    int64      `gorm:"column:node_id"`
+	Hash      string     `gorm:"column:token_hash"`
+	CreatedBy *int64     `gorm:"column:created_by"`
+	CreatedAt time.Time  `gorm:"column:created_at"`
+	ExpiresAt time.Time  `gorm:"column:expires_at"`
+	UsedAt    *time.Time `gorm:"column:used_at"`
+}
+
+func (enrollTokenRow) TableName() string { return "agent_enroll_tokens" }
+
+// CreateEnrollToken makes a one-time enrolment token for a node, valid for
+// models.EnrollTokenValidity. Earlier unused tokens of the node stay valid
+// until they expire: an admin may open the page twice.
+func (db *DB) CreateEnrollToken(ctx context.Context, nodeID int64, now time.Time, by models.Actor) (string, time.Time, error) {
+	plain, hash, err := models.NewAgentSecret(models.EnrollTokenPrefix)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	row := enrollTokenRow{NodeID: nodeID, Hash: hash, CreatedAt: utc(now), ExpiresAt: utc(now.Add(models.EnrollTokenValidity))}
+	if by.UserID != 0 {
+		id := by.UserID
+		row.CreatedBy = &id
+	}
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Take(&nodeRow{}, "id = ?", nodeID).Error; err != nil {
+			return err
+		}
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		return audit(tx, by, auditEnrollToken, "node", nodeID, map[string]any{"expires_at": row.ExpiresAt})
+	})
+	if err != nil {
+		return "", time.Time{}, mapErr(err, "node")
+	}
+	return plain, row.ExpiresAt, nil
+}
+
+// Enroll spends a one-time token and gives the node a new credential,
+// replacing any earlier one. The token is claimed with a conditional
+// UPDATE, so two agents racing with one token cannot both win.
+func (db *DB) Enroll(ctx context.Context, req models.AgentEnrollRequest, now time.Time) (models.AgentEnrollResponse, error) {
+	plain, hash, err := models.NewAgentSecret(models.NodeCredentialPrefix)
+	if err != nil {
+		return models.AgentEnrollResponse{}, err
+	}
+	var resp models.AgentEnrollResponse
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var tok enrollTokenRow
+		if err := tx.Take(&tok, "token_hash = ?", models.HashToken(req.Token)).Error; err != nil {
+			return models.ErrEnrollToken()
+		}
+		if !models.EnrollTokenUsable(tok.ExpiresAt, tok.UsedAt, now) {
+			return models.ErrEnrollToken()
+		}
+		res := tx.Model(&enrollTokenRow{}).Where("id = ? AND used_at IS NULL", tok.ID).Update("used_at", utc(now))
+		if res.Error != nil || res.RowsAffected != 1 {
+			return errors.Join(models.ErrEnrollToken(), res.Error)
+		}
+		var node nodeRow
+		if err := tx.Take(&node, "id = ?", tok.NodeID).Error; err != nil {
+			return err
+		}
+		t := utc(now)
+		row := agentNodeRow{NodeID: node.ID, CredentialHash: &hash, Hostname: clip(req.Hostname, 255),
+			AgentVersion: clip(req.AgentVersion, 100), EnrolledAt: &t, LastSeenAt: &t, UpdatedAt: t}
+		if err := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "node_id"}},
+			DoUpdates: clause.AssignmentColumns([]string{"credential_hash", "hostname", "agent_version", "enrolled_at", "last_seen_at", "updated_at"}),
+		}).Create(&row).Error; err != nil {
+			return err
+		}
+		resp = models.AgentEnrollResponse{NodeID: node.ID, NodeName: node.Name, Credential: plain}
+		return audit(tx, models.Actor{Label: "agent:" + node.Name}, auditEnroll, "node", node.ID,
+			map[string]any{"hostname": row.Hostname, "agent_version": row.AgentVersion})
+	})
+	if err != nil {
+		return models.AgentEnrollResponse{}, mapErr(err, "node")
+	}
+	return resp, nil
+}
+
+// NodeByCredential returns the node a credential belongs to and notes that
+// it was seen (at most every 15 s, so that an agent's calls do not all write).
+func (db *DB) NodeByCredential(ctx context.Context, plain string, now time.Time) (*models.AgentNode, error) {
+	var r agentNodeRow
+	err := db.Gorm.WithContext(ctx).Take(&r, "credential_hash = ?", models.HashToken(plain)).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.ErrNodeCredential()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: node by credential: %w", err)
+	}
+	if r.LastSeenAt == nil || now.Sub(*r.LastSeenAt) >= 15*time.Second {
+		t := utc(now)
+		if err := db.Gorm.WithContext(ctx).Model(&agentNodeRow{}).Where("node_id = ?", r.NodeID).
+			Updates(map[string]any{"last_seen_at": t}).Error; err != nil {
+			return nil, fmt.Errorf("store: node last seen: %w", err)
+		}
+		r.LastSeenAt = &t
+	}
+	return db.AgentNode(ctx, r.NodeID)
+}
+
+// agentNodeView is a node LEFT JOINed with its agent state.
+type agentNodeView struct {
+	ID              int64      `gorm:"column:id"`
+	Name            string     `gorm:"column:name"`
+	CredentialHash  *string    `gorm:"column:credential_hash"`
+	Hostname        *string    `gorm:"column:hostname"`
+	AgentVersion    *string    `gorm:"column:agent_version"`
+	DriverVersion   *string    `gorm:"column:driver_version"`
+	EnrolledAt      *time.Time `gorm:"column:enrolled_at"`
+	LastSeenAt      *time.Time `gorm:"column:last_seen_at"`
+	LastHeartbeatAt *time.Time `gorm:"column:last_heartbeat_at"`
+	InventoryAt     *time.Time `gorm:"column:inventory_at"`
+	SpoolDepth      *int       `gorm:"column:spool_depth"`
+	OldestSpooled   *time.Time `gorm:"column:oldest_spooled"`
+	NVMLOK          *bool      `gorm:"column:nvml_ok"`
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func (r agentNodeView) model() models.AgentNode {
+	return models.AgentNode{NodeID: r.ID, NodeName: r.Name, Enrolled: r.CredentialHash != nil, Hostname: deref(r.Hostname),
+		AgentVersion: deref(r.AgentVersion), DriverVersion: deref(r.DriverVersion), EnrolledAt: utcPtr(r.EnrolledAt),
+		LastSeenAt: utcPtr(r.LastSeenAt), LastHeartbeatAt: utcPtr(r.LastHeartbeatAt), InventoryAt: utcPtr(r.InventoryAt),
+		SpoolDepth: deref(r.SpoolDepth), OldestSpooled: utcPtr(r.OldestSpooled), NVMLOK: deref(r.NVMLOK)}
+}
+
+func (db *DB) agentNodeQuery(ctx context.Context) *gorm.DB {
+	return db.Gorm.WithContext(ctx).Table("nodes n").
+		Select("n.id, n.name, a.credential_hash, a.hostname, a.agent_version, a.driver_version, a.enrolled_at, a.last_seen_at, " +
+			"a.last_heartbeat_at, a.inventory_at, a.spool_depth, a.oldest_spooled, a.nvml_ok").
+		Joins("LEFT JOIN agent_nodes a ON a.node_id = n.id")
+}
+
+// AgentNodes returns every node with its agent state (zero for nodes never
+// enrolled), by name.
+func (db *DB) AgentNodes(ctx context.Context) ([]models.AgentNode, error) {
+	var rows []agentNodeView
+	if err := db.agentNodeQuery(ctx).Order("n.name").Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: agent nodes: %w", err)
+	}
+	out := make([]models.AgentNode, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// AgentNode returns one node's agent state.
+func (db *DB) AgentNode(ctx context.Context, nodeID int64) (*models.AgentNode, error) {
+	var rows []agentNodeView
+	if err := db.agentNodeQuery(ctx).Where("n.id = ?", nodeID).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: agent node: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, mapErr(gorm.ErrRecordNotFound, "node")
+	}
+	n := rows[0].model()
+	return &n, nil
+}
+
+// RecordHeartbeat stores what the agent says about itself.
+func (db *DB) RecordHeartbeat(ctx context.Context, nodeID int64, hb models.AgentHeartbeat, now time.Time) error {
+	t := utc(now)
+	var oldest *time.Time
+	if !hb.OldestSpooled.IsZero() {
+		oldest = utcPtr(&hb.OldestSpooled)
+	}
+	err := db.Gorm.WithContext(ctx).Model(&agentNodeRow{}).Where("node_id = ?", nodeID).Updates(map[string]any{
+		"last_seen_at": t, "last_heartbeat_at": t, "agent_version": clip(hb.AgentVersion, 100),
+		"spool_depth": max(hb.SpoolDepth, 0), "oldest_spooled": oldest, "nvml_ok": hb.NVMLOK,
+		"schedule_etag": clip(hb.ScheduleETag, 100), "updated_at": t}).Error
+	if err != nil {
+		return fmt.Errorf("store: heartbeat: %w", err)
+	}
+	return nil
+}
+
+// clip bounds a string an agent sends, so that a broken agent cannot fill a row.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -1,0 +1,189 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+type violationRow struct {
+	ID         int64     `gorm:"column:id"`
+	NodeID     int64     `gorm:"column:node_id"`
+	NodeName   string    `gorm:"column:node_name"`
+	AgentKey   string    `gorm:"column:agent_key"`
+	Kind       string    `gorm:"column:kind"`
+	GPUID      int64     `gorm:"column:gpu_id"`
+	GPUIndex   int       `gorm:"column:gpu_index"`
+	GPUUUID    string    `gorm:"column:gpu_uuid"`
+	UserName   string    `gorm:"column:user_name"`
+	UserID     *int64    `gorm:"column:user_id"`
+	UID        int       `gorm:"column:uid"`
+	PID        int       `gorm:"column:pid"`
+	MemoryMiB  int64     `gorm:"column:memory_mib"`
+	BookingID  *int64    `gorm:"column:booking_id"`
+	Action     string    `gorm:"column:action"`
+	FirstSeen  time.Time `gorm:"column:first_seen"`
+	LastSeen   time.Time `gorm:"column:last_seen"`
+	ReceivedAt time.Time `gorm:"column:received_at"`
+}
+
+func (r violationRow) model() models.Violation {
+	v := models.Violation{ID: r.ID, NodeID: r.NodeID, NodeName: r.NodeName, AgentKey: r.AgentKey, Kind: r.Kind, GPUID: r.GPUID,
+		GPUIndex: r.GPUIndex, GPUUUID: r.GPUUUID, UserName: r.UserName, UID: r.UID, PID: r.PID, MemoryMiB: r.MemoryMiB,
+		Action: r.Action, FirstSeen: r.FirstSeen.UTC(), LastSeen: r.LastSeen.UTC(), ReceivedAt: r.ReceivedAt.UTC()}
+	if r.UserID != nil {
+		v.UserID = *r.UserID
+	}
+	if r.BookingID != nil {
+		v.BookingID = *r.BookingID
+	}
+	return v
+}
+
+// Violations returns violations matching f, most recently seen first (at most 500).
+func (db *DB) Violations(ctx context.Context, f models.ViolationFilter) ([]models.Violation, error) {
+	q := db.Gorm.WithContext(ctx).Table("agent_violations v").
+		Select("v.*, n.name AS node_name, g.idx AS gpu_index, g.uuid AS gpu_uuid").
+		Joins("JOIN nodes n ON n.id = v.node_id").Joins("JOIN gpus g ON g.id = v.gpu_id")
+	switch {
+	case f.UserID != 0 && f.UserName != "":
+		q = q.Where("(v.user_id = ? OR v.user_name = ?)", f.UserID, f.UserName)
+	case f.UserID != 0:
+		q = q.Where("v.user_id = ?", f.UserID)
+	case f.UserName != "":
+		q = q.Where("v.user_name = ?", f.UserName)
+	}
+	if !f.Since.IsZero() {
+		q = q.Where("v.last_seen >= ?", utc(f.Since))
+	}
+	var rows []violationRow
+	if err := q.Order("v.last_seen DESC, v.id DESC").Limit(limitOr(f.Limit, 100, 500)).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: violations: %w", err)
+	}
+	out := make([]models.Violation, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+type idleRow struct {
+	ID            int64      `gorm:"column:id"`
+	NodeID        int64      `gorm:"column:node_id"`
+	NodeName      string     `gorm:"column:node_name"`
+	AgentKey      string     `gorm:"column:agent_key"`
+	BookingID     int64      `gorm:"column:booking_id"`
+	UserID        int64      `gorm:"column:owner_id"`
+	UserName      string     `gorm:"column:user_name"`
+	GPUUUIDs      string     `gorm:"column:gpu_uuids"`
+	IdleSince     time.Time  `gorm:"column:idle_since"`
+	ReportedAt    time.Time  `gorm:"column:reported_at"`
+	ReceivedAt    time.Time  `gorm:"column:received_at"`
+	WarnedAt      *time.Time `gorm:"column:warned_at"`
+	ReleasedAt    *time.Time `gorm:"column:released_at"`
+	BookingEndsAt time.Time  `gorm:"column:booking_ends_at"`
+}
+
+// idleReports reads idle reports with their booking's owner and end and the
+// IDs of their GPUs, newest first.
+func (db *DB) idleReports(ctx context.Context, scope func(*gorm.DB) *gorm.DB) ([]models.IdleReport, error) {
+	var rows []idleRow
+	err := db.Gorm.WithContext(ctx).Table("agent_idle_reports i").
+		Select("i.*, n.name AS node_name, b.user_id AS owner_id, b.ends_at AS booking_ends_at").
+		Joins("JOIN nodes n ON n.id = i.node_id").Joins("JOIN bookings b ON b.id = i.booking_id").
+		Scopes(scope).Order("i.reported_at DESC, i.id DESC").Limit(500).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: idle reports: %w", err)
+	}
+	var uuids []string
+	for _, r := range rows {
+		uuids = append(uuids, strings.Split(r.GPUUUIDs, ",")...)
+	}
+	ids := map[string]int64{}
+	if len(uuids) > 0 {
+		var gs []gpuRow
+		if err := db.Gorm.WithContext(ctx).Model(&gpuRow{}).Select("id, uuid").Where("uuid IN ?", uuids).Find(&gs).Error; err != nil {
+			return nil, fmt.Errorf("store: idle gpus: %w", err)
+		}
+		for _, g := range gs {
+			ids[g.UUID] = g.ID
+		}
+	}
+	out := make([]models.IdleReport, len(rows))
+	for i, r := range rows {
+		out[i] = models.IdleReport{ID: r.ID, NodeID: r.NodeID, NodeName: r.NodeName, AgentKey: r.AgentKey, BookingID: r.BookingID,
+			UserID: r.UserID, UserName: r.UserName, GPUUUIDs: strings.Split(r.GPUUUIDs, ","), IdleSince: r.IdleSince.UTC(),
+			ReportedAt: r.ReportedAt.UTC(), ReceivedAt: r.ReceivedAt.UTC(), WarnedAt: utcPtr(r.WarnedAt),
+			ReleasedAt: utcPtr(r.ReleasedAt), BookingEndsAt: r.BookingEndsAt.UTC()}
+		for _, u := range out[i].GPUUUIDs {
+			if id, ok := ids[u]; ok {
+				out[i].GPUIDs = append(out[i].GPUIDs, id)
+			}
+		}
+	}
+	return out, nil
+}
+
+// IdleReports returns idle reports matching f, newest first.
+func (db *DB) IdleReports(ctx context.Context, f models.IdleFilter) ([]models.IdleReport, error) {
+	out, err := db.idleReports(ctx, func(q *gorm.DB) *gorm.DB {
+		if f.UserID != 0 {
+			q = q.Where("b.user_id = ?", f.UserID)
+		}
+		if f.OpenOnly {
+			q = q.Where("i.released_at IS NULL AND b.ends_at > ? AND b.status = ?", utc(f.Now), models.StatusConfirmed)
+		}
+		if !f.Since.IsZero() {
+			q = q.Where("i.reported_at >= ?", utc(f.Since))
+		}
+		return q
+	})
+	if err != nil {
+		return nil, err
+	}
+	if l := limitOr(f.Limit, 100, 500); len(out) > l {
+		out = out[:l]
+	}
+	return out, nil
+}
+
+// LiveInputs reads what the live status page shows: every GPU and node,
+// the bookings running now, the last hour of usage, the latest users,
+// recent violations and open idle reports.
+func (db *DB) LiveInputs(ctx context.Context, now time.Time) (models.LiveInputs, error) {
+	var in models.LiveInputs
+	var err error
+	if in.GPUs, err = db.GPUs(ctx); err != nil {
+		return in, err
+	}
+	if in.Nodes, err = db.AgentNodes(ctx); err != nil {
+		return in, err
+	}
+	if in.Bookings, err = db.Bookings(ctx, models.BookingFilter{From: now, To: now.Add(time.Second)}); err != nil {
+		return in, err
+	}
+	hour := now.UTC().Truncate(time.Minute).Add(-models.SparkMinutes * time.Minute)
+	if in.Usage, err = db.usageSince(ctx, nil, hour); err != nil {
+		return in, err
+	}
+	if in.Users, err = db.userUsageSince(ctx, nil, now.Add(-10*time.Minute)); err != nil {
+		return in, err
+	}
+	if in.Violations, err = db.Violations(ctx, models.ViolationFilter{Since: now.Add(-models.ViolationRecent), Limit: 500}); err != nil {
+		return in, err
+	}
+	in.Idle, err = db.IdleReports(ctx, models.IdleFilter{OpenOnly: true, Now: now, Limit: 500})
+	return in, err
+}
+
+func limitOr(n, def, most int) int {
+	if n <= 0 {
+		return def
+	}
+	return min(n, most)
+}

@@ -1,0 +1,226 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+type usageRow struct {
+	GPUID       int64     `gorm:"column:gpu_id;primaryKey;autoIncrement:false"`
+	Minute      time.Time `gorm:"column:minute;primaryKey"`
+	UtilAvgPct  *float64  `gorm:"column:util_avg_pct"`
+	UtilMaxPct  *float64  `gorm:"column:util_max_pct"`
+	MemUsedMiB  int64     `gorm:"column:mem_used_mib"`
+	MemTotalMiB int64     `gorm:"column:mem_total_mib"`
+	Samples     int       `gorm:"column:samples"`
+}
+
+func (usageRow) TableName() string { return "gpu_usage_minutes" }
+
+type userUsageRow struct {
+	GPUID     int64     `gorm:"column:gpu_id;primaryKey;autoIncrement:false"`
+	Minute    time.Time `gorm:"column:minute;primaryKey"`
+	UserName  string    `gorm:"column:user_name;primaryKey"`
+	UserID    *int64    `gorm:"column:user_id"`
+	UID       int       `gorm:"column:uid"`
+	MemoryMiB int64     `gorm:"column:memory_mib"`
+	Processes int       `gorm:"column:processes"`
+	Busy      bool      `gorm:"column:busy"`
+}
+
+func (userUsageRow) TableName() string { return "gpu_user_usage_minutes" }
+
+// insertChunk keeps one INSERT under SQLite's 32766 bound variables.
+const insertChunk = 1000
+
+// nodeGPUIDs maps the UUIDs a node names to its GPU IDs. A UUID of another
+// node is a 403; one nobody knows is a 409 (the agent reports its inventory
+// before anything else, so this means a broken agent or a GPU swapped
+// since the agent started).
+func (db *DB) nodeGPUIDs(tx *gorm.DB, nodeID int64, uuids []string) (map[string]int64, error) {
+	var rows []gpuRow
+	if err := tx.Model(&gpuRow{}).Select("id, node_id, uuid").Where("uuid IN ?", uuids).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: gpu ids: %w", err)
+	}
+	ids := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		if r.NodeID != nodeID {
+			return nil, models.ErrForeignGPU(r.UUID)
+		}
+		ids[r.UUID] = r.ID
+	}
+	for _, u := range uuids {
+		if _, ok := ids[u]; !ok {
+			return nil, models.NewError(models.ECONFLICT, models.M("err.agent_unknown_gpu", "UUID", u))
+		}
+	}
+	return ids, nil
+}
+
+func recordUUIDs(recs []models.AgentUsageRecord) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range recs {
+		if !seen[r.GPUUUID] {
+			seen[r.GPUUUID] = true
+			out = append(out, r.GPUUUID)
+		}
+	}
+	return out
+}
+
+// unixNames maps unix names to gpubook users (models.UnixName).
+func (db *DB) unixNames(ctx context.Context) (map[string]int64, error) {
+	users, err := db.Users(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return models.UnixNameIndex(users), nil
+}
+
+// IngestUsage stores a usage batch with INSERT … ON CONFLICT DO NOTHING on
+// the (GPU, minute) and (GPU, minute, user) keys, so that a resend, in part
+// or whole, never counts twice. The batch is one transaction: refused (a
+// foreign GPU, a bad minute) means nothing written.
+func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b models.AgentUsageBatch, retention time.Duration, now time.Time) (models.UsageResult, error) {
+	var res models.UsageResult
+	if err := b.Validate(); err != nil {
+		return res, err
+	}
+	names, err := db.unixNames(ctx)
+	if err != nil {
+		return res, err
+	}
+	var rows []usageRow
+	var users []userUsageRow
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		ids, err := db.nodeGPUIDs(tx, nodeID, recordUUIDs(b.Records))
+		if err != nil {
+			return err
+		}
+		for _, r := range b.Records {
+			verdict, err := models.CheckUsageRecord(r, now, retention)
+			if err != nil {
+				return err
+			}
+			if verdict == models.UsageStale {
+				res.Stale++
+				continue
+			}
+			gid, m := ids[r.GPUUUID], utc(r.Minute)
+			rows = append(rows, usageRow{GPUID: gid, Minute: m, UtilAvgPct: r.UtilAvgPct, UtilMaxPct: r.UtilMaxPct,
+				MemUsedMiB: r.MemUsedMiB, MemTotalMiB: r.MemTotalMiB, Samples: r.Samples})
+			for _, u := range r.Users {
+				row := userUsageRow{GPUID: gid, Minute: m, UserName: clip(u.User, 256), UID: u.UID, MemoryMiB: u.MemoryMiB, Processes: u.Processes, Busy: u.Busy}
+				if id := names[u.User]; id != 0 {
+					row.UserID = &id
+				}
+				users = append(users, row)
+			}
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		ins := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&rows, insertChunk)
+		if ins.Error != nil {
+			return ins.Error
+		}
+		res.Inserted = int(ins.RowsAffected)
+		if len(users) > 0 {
+			return tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&users, insertChunk).Error
+		}
+		return nil
+	})
+	if err != nil {
+		return models.UsageResult{}, mapErr(err, "usage")
+	}
+	res.Duplicates = len(rows) - res.Inserted
+	return res, nil
+}
+
+// PruneUsage deletes the usage of minutes before before, user rows first.
+func (db *DB) PruneUsage(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Where("minute < ?", utc(before)).Delete(&userUsageRow{})
+		if r.Error != nil {
+			return r.Error
+		}
+		r = tx.Where("minute < ?", utc(before)).Delete(&usageRow{})
+		n = r.RowsAffected
+		return r.Error
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: prune usage: %w", err)
+	}
+	return n, nil
+}
+
+// RunUsagePruner applies the retention every interval until ctx ends.
+// Every replica may run it: deleting what is already gone is harmless, so
+// it needs no job lease.
+func (db *DB) RunUsagePruner(ctx context.Context, retention, every time.Duration, now func() time.Time, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := db.PruneUsage(ctx, now().Add(-retention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Error("usage retention", "err", err)
+		case n > 0:
+			log.Info("usage retention: pruned GPU-minutes", "rows", n, "retention_days", int(retention/(24*time.Hour)))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// usageSince reads the stored minutes of gpuIDs from since on, for the
+// live status page and the idle rule.
+func (db *DB) usageSince(ctx context.Context, gpuIDs []int64, since time.Time) ([]models.UsageMinute, error) {
+	q := db.Gorm.WithContext(ctx).Model(&usageRow{}).Where("minute >= ?", utc(since))
+	if gpuIDs != nil {
+		q = q.Where("gpu_id IN ?", gpuIDs)
+	}
+	var rows []usageRow
+	if err := q.Order("gpu_id, minute").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: usage since: %w", err)
+	}
+	out := make([]models.UsageMinute, len(rows))
+	for i, r := range rows {
+		out[i] = models.UsageMinute{GPUID: r.GPUID, Minute: r.Minute.UTC(), UtilAvgPct: r.UtilAvgPct, UtilMaxPct: r.UtilMaxPct,
+			MemUsedMiB: r.MemUsedMiB, MemTotalMiB: r.MemTotalMiB, Samples: r.Samples}
+	}
+	return out, nil
+}
+
+// userUsageSince reads per-user minutes of gpuIDs (nil: all) from since on.
+func (db *DB) userUsageSince(ctx context.Context, gpuIDs []int64, since time.Time) ([]models.UserMinute, error) {
+	q := db.Gorm.WithContext(ctx).Model(&userUsageRow{}).Where("minute >= ?", utc(since))
+	if gpuIDs != nil {
+		q = q.Where("gpu_id IN ?", gpuIDs)
+	}
+	var rows []userUsageRow
+	if err := q.Order("gpu_id, minute, user_name").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: user usage since: %w", err)
+	}
+	out := make([]models.UserMinute, len(rows))
+	for i, r := range rows {
+		out[i] = models.UserMinute{GPUID: r.GPUID, Minute: r.Minute.UTC(), UserName: r.UserName, MemoryMiB: r.MemoryMiB,
+			Processes: r.Processes, Busy: r.Busy}
+		if r.UserID != nil {
+			out[i].UserID = *r.UserID
+		}
+	}
+	return out, nil
+}
