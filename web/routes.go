@@ -24,6 +24,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	admin := &handlers.Admin{Base: base}
 	calendar := &handlers.Calendar{Base: base}
 	bookings := &handlers.Bookings{Base: base}
+	gpuPages := &handlers.GPUs{Base: base}
 	adminAgents := &handlers.AdminAgents{Base: base, PortalURL: cfg.BaseURL}
 
 	// Probes and assets: no session.
@@ -46,6 +47,13 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	signedIn.GET("/calendar", calendar.Show)
 	signedIn.GET("/bookings/new", bookings.New)
 	signedIn.POST("/bookings", bookings.Create)
+	signedIn.GET("/bookings", bookings.List)
+	signedIn.POST("/bookings/:id/cancel", bookings.Cancel)
+	signedIn.POST("/bookings/:id/release", bookings.Release)
+	signedIn.POST("/bookings/:id/extend", bookings.Extend)
+	signedIn.POST("/bookings/:id/note", bookings.UpdateNote)
+	signedIn.GET("/slots", bookings.FindSlots)
+	signedIn.GET("/gpus/:id", gpuPages.Show)
 
 	// Admin pages.
 	adm := web.Group("/admin", requireAdmin)

@@ -7,6 +7,12 @@
 (function () {
   "use strict";
 
+  // A refused booking action (409 conflict, 422 bad value) answers with the
+  // row and its message: let htmx swap it in instead of dropping it.
+  if (window.htmx && htmx.config.responseHandling) {
+    htmx.config.responseHandling.unshift({ code: "^(409|422)$", swap: true, error: false });
+  }
+
   function init() {
     var grid = document.querySelector(".cal[data-slots]");
     if (!grid) return;

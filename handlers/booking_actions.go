@@ -1,0 +1,116 @@
+package handlers
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+)
+
+// Cancel cancels an upcoming booking: all its GPUs at once.
+func (h *Bookings) Cancel(c echo.Context) error {
+	return h.change(c, "booking.cancelled_flash", func(id int64, u *models.User) (*models.Booking, error) {
+		return h.Store.CancelBooking(c.Request().Context(), id, u, h.Now())
+	})
+}
+
+// Release ends an active booking now, so that its GPUs are free at once.
+func (h *Bookings) Release(c echo.Context) error {
+	return h.change(c, "booking.released_flash", func(id int64, u *models.User) (*models.Booking, error) {
+		return h.Store.ReleaseBooking(c.Request().Context(), id, u, h.Now())
+	})
+}
+
+// Extend moves a booking's end later, if its GPUs are free until then;
+// otherwise the answer says until when they are.
+func (h *Bookings) Extend(c echo.Context) error {
+	loc := models.UserFromContext(c.Request().Context()).Location(h.Location)
+	end, ok := parseFormTime(c.FormValue("ends_at"), loc)
+	return h.change(c, "booking.extended_flash", func(id int64, u *models.User) (*models.Booking, error) {
+		if !ok {
+			return nil, models.FieldErrors{"ends_at": models.M("err.time_invalid")}.Err()
+		}
+		return h.Store.ExtendBooking(c.Request().Context(), id, u, end, h.Limits, h.Now())
+	})
+}
+
+// UpdateNote changes a booking's note.
+func (h *Bookings) UpdateNote(c echo.Context) error {
+	return h.change(c, "booking.note_saved", func(id int64, u *models.User) (*models.Booking, error) {
+		return h.Store.UpdateBookingNote(c.Request().Context(), id, u, c.FormValue("note"), h.Limits)
+	})
+}
+
+// change runs one action and answers: the row fragment for htmx, else a
+// redirect with a flash; a refused action shows why beside its row (422
+// for bad values, 409 when other bookings are in the way).
+func (h *Bookings) change(c echo.Context, okKey string, do func(id int64, u *models.User) (*models.Booking, error)) error {
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	u := models.UserFromContext(c.Request().Context())
+	b, err := do(id, u)
+	status := http.StatusOK
+	switch models.ErrorCode(err) {
+	case "":
+	case models.EINVALID:
+		status = http.StatusUnprocessableEntity
+	case models.ECONFLICT:
+		status = http.StatusConflict
+	default:
+		return err // not found, not yours, internal: the error page
+	}
+	t, loc := h.Translator(c), u.Location(h.Location)
+	msg := ""
+	if err != nil {
+		msg = problem(t.Msg, err, loc)
+	}
+	if !IsHTMX(c) {
+		if err != nil {
+			return h.renderList(c, status, 0, id, msg)
+		}
+		h.Flash(c, "ok", t.T(okKey, "End", b.EndsAt.In(loc).Format("2006-01-02 15:04 MST")))
+		return RedirectSeeOther(c, "/bookings#booking-"+itoa64(id))
+	}
+	return h.renderRow(c, status, id, b, msg)
+}
+
+// problem translates an action's error, with its times in the viewer's zone.
+func problem(tr func(models.Msg) string, err error, loc *time.Location) string {
+	e := models.AsError(err)
+	m := e.Msg
+	if t, ok := m.Data["FreeUntil"].(time.Time); ok {
+		m = models.M(m.Key, "FreeUntil", t.In(loc))
+	}
+	out := tr(m)
+	for _, k := range []string{"ends_at", "note"} {
+		if f, ok := e.Fields[k]; ok {
+			out = tr(f)
+		}
+	}
+	return out
+}
+
+// renderRow answers htmx with the booking's row as it now stands.
+func (h *Bookings) renderRow(c echo.Context, status int, id int64, b *models.Booking, msg string) error {
+	if b == nil {
+		var err error
+		if b, err = h.Store.Booking(c.Request().Context(), id); err != nil {
+			return err
+		}
+	}
+	index, err := h.gpuIndex(c)
+	if err != nil {
+		return err
+	}
+	p := h.NewPage(c)
+	r := views.NewBookingRow(*b, index, h.Now(), p.Location)
+	if msg != "" {
+		r.Error, r.ExtendTo = msg, c.FormValue("ends_at")
+	}
+	return Render(c, status, views.BookingRow(p, r))
+}

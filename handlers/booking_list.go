@@ -1,0 +1,78 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+)
+
+// pastWindow is one page of past bookings: those that ended in 30 days.
+const pastWindow = 30 * 24 * time.Hour
+
+// List shows the viewer's active, upcoming and past bookings.
+func (h *Bookings) List(c echo.Context) error {
+	page, _ := strconv.Atoi(c.QueryParam("page"))
+	return h.renderList(c, http.StatusOK, max(0, min(page, 1000)), 0, "")
+}
+
+// renderList renders the page; errFor and msg put a failed action's
+// problem beside its booking. Three queries: GPUs, current, one past window.
+func (h *Bookings) renderList(c echo.Context, status, page int, errFor int64, msg string) error {
+	ctx := c.Request().Context()
+	p := h.NewPage(c)
+	index, err := h.gpuIndex(c)
+	if err != nil {
+		return err
+	}
+	now := h.Now()
+	current, err := h.Store.Bookings(ctx, models.BookingFilter{UserID: p.User.ID, From: now})
+	if err != nil {
+		return err
+	}
+	v := views.MyBookingsView{Page: page, PastTo: now.Add(-time.Duration(page) * pastWindow)}
+	v.PastFrom = v.PastTo.Add(-pastWindow)
+	past, err := h.Store.Bookings(ctx, models.BookingFilter{UserID: p.User.ID, From: v.PastFrom, To: v.PastTo, IncludeCancelled: true})
+	if err != nil {
+		return err
+	}
+	row := func(b models.Booking) views.BookingRowView {
+		r := views.NewBookingRow(b, index, now, p.Location)
+		if b.ID == errFor {
+			r.Error = msg
+		}
+		return r
+	}
+	for _, b := range current {
+		switch b.Phase(now) {
+		case models.PhaseActive:
+			v.Active = append(v.Active, row(b))
+		case models.PhaseUpcoming:
+			v.Upcoming = append(v.Upcoming, row(b))
+		}
+	}
+	for i := len(past) - 1; i >= 0; i-- {
+		if b := past[i]; !b.EndsAt.After(v.PastTo) || b.Status == models.StatusCancelled && !b.EndsAt.After(now) {
+			v.Past = append(v.Past, row(b))
+		}
+	}
+	v.HasOlder = v.PastFrom.After(p.User.CreatedAt)
+	return Render(c, status, views.MyBookingsPage(p, v))
+}
+
+// gpuIndex maps GPU IDs to their index on their node, from one query.
+func (h *Bookings) gpuIndex(c echo.Context) (map[int64]int, error) {
+	gpus, err := h.Store.GPUs(c.Request().Context())
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[int64]int, len(gpus))
+	for _, g := range gpus {
+		m[g.ID] = g.Index
+	}
+	return m, nil
+}

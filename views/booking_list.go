@@ -1,0 +1,58 @@
+package views
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// MyBookingsView is the "my bookings" page: what runs, what comes, what was.
+type MyBookingsView struct {
+	Active, Upcoming, Past []BookingRowView
+	// Past bookings are paged by 30-day windows that end at PastTo.
+	Page             int
+	PastFrom, PastTo time.Time
+	HasOlder         bool
+}
+
+// BookingRowView is one booking as a row of the list; a multi-GPU booking
+// is one row with one set of actions (TensorHive #330).
+type BookingRowView struct {
+	B     models.Booking
+	Phase models.BookingPhase
+	GPUs  string // "GPU 0, GPU 1"
+	Error string // the problem with the last action on this row
+	// ExtendTo is the value offered for "extend": the typed one after a
+	// failed try, else one hour past the current end.
+	ExtendTo string
+}
+
+// NewBookingRow builds a row; index maps GPU IDs to their index on the node.
+func NewBookingRow(b models.Booking, index map[int64]int, now time.Time, loc *time.Location) BookingRowView {
+	names := make([]string, len(b.GPUIDs))
+	for i, id := range b.GPUIDs {
+		names[i] = "GPU " + strconv.Itoa(index[id])
+	}
+	return BookingRowView{B: b, Phase: b.Phase(now), GPUs: strings.Join(names, ", "),
+		ExtendTo: LocalInput(b.EndsAt.Add(time.Hour), loc)}
+}
+
+// CanAct reports whether the row offers actions at all: past and cancelled
+// bookings are read-only.
+func (r BookingRowView) CanAct() bool {
+	return r.Phase == models.PhaseUpcoming || r.Phase == models.PhaseActive
+}
+
+// Older and Newer are the past list's paging links.
+func (v MyBookingsView) Older() string { return "/bookings?page=" + strconv.Itoa(v.Page+1) + "#past" }
+
+// Newer is the page of more recent past bookings.
+func (v MyBookingsView) Newer() string { return "/bookings?page=" + strconv.Itoa(v.Page-1) + "#past" }
+
+func bookingAction(id int64, action string) string {
+	return "/bookings/" + strconv.FormatInt(id, 10) + "/" + action
+}
+
+func phaseKey(ph models.BookingPhase) string { return "booking.phase." + string(ph) }

@@ -1,0 +1,36 @@
+package views
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// SlotForm is the find-a-slot question as typed.
+type SlotForm struct {
+	GPUs, Hours, Model, After string
+}
+
+// SlotsView is the find-a-slot page: the question and the earliest answers.
+type SlotsView struct {
+	Form     SlotForm
+	Models   []string
+	Searched bool
+	Results  []models.Slot
+	Errors   map[string]string
+	GPUIndex map[int64]int
+}
+
+// SlotGPUs names a result's GPUs: "GPU 0, GPU 3".
+func (v SlotsView) SlotGPUs(s models.Slot) string {
+	names := make([]string, len(s.GPUIDs))
+	for i, id := range s.GPUIDs {
+		names[i] = "GPU " + strconv.Itoa(v.GPUIndex[id])
+	}
+	return strings.Join(names, ", ")
+}
+
+// rfc3339 is how a one-click form carries a time: unambiguous in any zone.
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
