@@ -35,8 +35,11 @@ func parseSlotQuery(c echo.Context) (models.SlotQuery, error) {
 	fe := models.FieldErrors{}
 	q := models.SlotQuery{Model: c.QueryParam("model")}
 	n, err := strconv.Atoi(c.QueryParam("gpus"))
-	if err != nil {
+	switch {
+	case err != nil:
 		fe.Add("gpus", models.M("err.number_invalid"))
+	case n < 1:
+		fe.Add("gpus", models.M("err.slot_gpus_invalid", "Max", models.DefaultBookingLimits.MaxGPUCount))
 	}
 	q.GPUs = n
 	hours, err := strconv.ParseFloat(c.QueryParam("hours"), 64)
