@@ -110,7 +110,10 @@ func (h *Bookings) renderRow(c echo.Context, status int, id int64, b *models.Boo
 	p := h.NewPage(c)
 	r := views.NewBookingRow(*b, index, h.Now(), p.Location)
 	if msg != "" {
-		r.Error, r.ExtendTo = msg, c.FormValue("ends_at")
+		r.Error = msg
+		if typed := c.FormValue("ends_at"); typed != "" {
+			r.ExtendTo = typed
+		}
 	}
 	return Render(c, status, views.BookingRow(p, r))
 }

@@ -60,7 +60,7 @@ func TestCalendarWeekView(t *testing.T) {
 			if doc.Find(testid("cal-now")).Length() != 1 {
 				t.Error("no now line")
 			}
-			free := doc.Find(testid("cal-row-" + itoa(a2)) + " a.f").First()
+			free := doc.Find(testid("cal-row-"+itoa(a2)) + " a.f").First()
 			href, _ := free.Attr("href")
 			if href != "/bookings/new?gpu="+itoa(a2)+"&start=2026-06-03T10:12Z&end=2026-06-03T12:00Z" {
 				t.Errorf("first free link = %q", href)
