@@ -22,10 +22,11 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	health := &handlers.Health{Base: base}
 	auth := &handlers.Auth{Base: base}
 	admin := &handlers.Admin{Base: base}
+	profile := &handlers.Profile{Base: base, BaseURL: cfg.BaseURL}
 	calendar := &handlers.Calendar{Base: base}
 	bookings := &handlers.Bookings{Base: base}
-	gpuPages := &handlers.GPUs{Base: base}
 	adminAgents := &handlers.AdminAgents{Base: base, PortalURL: cfg.BaseURL}
+	gpuPages := &handlers.GPUs{Base: base}
 
 	// Probes and assets: no session.
 	e.GET("/healthz", health.Live)
@@ -37,13 +38,23 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	web.GET("/", pages.Home)
 	web.GET("/lang", auth.SetLanguage)
 	web.POST("/logout", auth.Logout)
-	if cfg.DevLogin {
+	if cfg.SSO != nil {
+		sso := &handlers.SSO{Base: base, Cfg: *cfg.SSO}
+		auth.SSO = sso
+		web.GET("/login", sso.ShowLogin)
+		web.GET("/auth/oidc/start", sso.Start, rateLimit(cfg.SignInRate, byIP))
+		web.GET("/auth/oidc/callback", sso.Callback, rateLimit(cfg.SignInRate, byIP))
+	} else if cfg.DevLogin {
 		web.GET("/login", auth.ShowDevLogin)
-		web.POST("/login/dev", auth.DevLogin)
+		web.POST("/login/dev", auth.DevLogin, rateLimit(cfg.SignInRate, byIP))
 	}
 
 	// Calendar and booking pages (signed-in users).
-	signedIn := web.Group("", requireUser)
+	signedIn := guarded{g: web, mw: []echo.MiddlewareFunc{requireUser}}
+	signedIn.GET("/profile", profile.Show)
+	signedIn.POST("/profile", profile.Save)
+	signedIn.POST("/profile/tokens", profile.CreateToken)
+	signedIn.POST("/profile/tokens/:id/revoke", profile.RevokeToken)
 	signedIn.GET("/calendar", calendar.Show)
 	signedIn.GET("/bookings/new", bookings.New)
 	signedIn.POST("/bookings", bookings.Create)
@@ -69,6 +80,9 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	adm.GET("/teams/:id", admin.Team)
 	adm.POST("/teams/:id/members", admin.SetMember)
 	adm.POST("/teams/:id/members/:user/remove", admin.RemoveMember)
+	adm.GET("/groups", admin.Groups)
+	adm.POST("/groups", admin.CreateGroup)
+	adm.POST("/groups/:id/remove", admin.RemoveGroup)
 	adm.GET("/audit", admin.Audit)
 	adm.GET("/agents", adminAgents.Agents)
 	adm.GET("/nodes/:id/enroll", adminAgents.ShowEnroll)
@@ -93,7 +107,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	agent.POST("/heartbeat", agentAPI.Heartbeat)
 
 	// JSON API v1: personal token only, never the session cookie.
-	api := e.Group("/api/v1", tokenAuth(base))
+	api := e.Group("/api/v1", rateLimit(cfg.APIRate, byTokenOrIP), tokenAuth(base))
 	v1 := &handlers.API{Base: base}
 	api.GET("/me", v1.ShowMe)
 	api.GET("/gpus", v1.ListGPUs)
@@ -103,4 +117,20 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	api.POST("/bookings/:id/release", v1.ReleaseBooking)
 	api.POST("/bookings/:id/extend", v1.ExtendBooking)
 	api.GET("/slots", v1.FindSlots)
+}
+
+// guarded adds middleware to each route instead of to a group: a group on
+// the "" prefix would also catch every unknown path and answer it with its
+// middleware (a sign-in redirect) instead of a 404.
+type guarded struct {
+	g  *echo.Group
+	mw []echo.MiddlewareFunc
+}
+
+func (r guarded) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r.g.GET(path, h, append(r.mw, m...)...)
+}
+
+func (r guarded) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r.g.POST(path, h, append(r.mw, m...)...)
 }
