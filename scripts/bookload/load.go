@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/gpubook/gpubook/models/store"
+)
+
+// result is one measured level: every request's latency and the wall time.
+type result struct {
+	lat    []time.Duration
+	wall   time.Duration
+	errors int
+	count  int     // when lat is not kept (pgbench)
+	tps    float64 // when the tool reports it (pgbench)
+}
+
+func (r result) perSecond() float64 {
+	if r.tps > 0 {
+		return r.tps
+	}
+	n := r.count
+	if n == 0 {
+		n = len(r.lat)
+	}
+	return float64(n) / r.wall.Seconds()
+}
+
+func (r result) quantile(q float64) time.Duration {
+	if len(r.lat) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), r.lat...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+// load sends n booking requests from c concurrent clients (or stops after maxTime).
+func (t *target) load(ctx context.Context, clients, n int, maxTime time.Duration) result {
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	base := t.next
+	t.next += n
+	var next atomic.Int64
+	var mu sync.Mutex
+	res := result{}
+	deadline := time.Now().Add(maxTime)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= n || time.Now().After(deadline) {
+					return
+				}
+				d, ok := t.post(ctx, hc, t.body(base+k))
+				mu.Lock()
+				res.lat = append(res.lat, d)
+				if !ok {
+					res.errors++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	res.wall = time.Since(start)
+	return res
+}
+
+func (t *target) post(ctx context.Context, hc *http.Client, body string) (time.Duration, bool) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, t.url+"/api/v1/bookings", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+t.token)
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	res, err := hc.Do(req)
+	if err != nil {
+		return time.Since(start), false
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return time.Since(start), res.StatusCode == http.StatusCreated
+}
+
+// rawInserts measures the database's own rate for one transaction that
+// inserts one row, at the same client count, on the same database.
+func rawInserts(ctx context.Context, dialect string, db *store.DB, dbURL string, clients int, d time.Duration) (result, error) {
+	ddl := "CREATE TABLE IF NOT EXISTS bench_raw (id INTEGER PRIMARY KEY AUTOINCREMENT, gpu_id INTEGER NOT NULL, starts_at DATETIME NOT NULL, note TEXT NOT NULL)"
+	if dialect == store.Postgres {
+		ddl = "CREATE TABLE IF NOT EXISTS bench_raw (id BIGSERIAL PRIMARY KEY, gpu_id BIGINT NOT NULL, starts_at TIMESTAMPTZ NOT NULL, note TEXT NOT NULL)"
+	}
+	if _, err := db.SQL.ExecContext(ctx, ddl); err != nil {
+		return result{}, err
+	}
+	if dialect == store.Postgres {
+		return pgbench(ctx, dbURL, clients, d)
+	}
+	return sqliteLoop(ctx, db.SQL, clients, d), nil
+}
+
+// sqliteLoop is the SQLite baseline: each client runs BEGIN IMMEDIATE (the
+// DSN's _txlock), one INSERT, COMMIT, through the same pool gpubook uses.
+func sqliteLoop(ctx context.Context, sqlDB *sql.DB, clients int, d time.Duration) result {
+	var mu sync.Mutex
+	res := result{}
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				t0 := time.Now()
+				err := func() error {
+					tx, err := sqlDB.BeginTx(ctx, nil)
+					if err != nil {
+						return err
+					}
+					if _, err := tx.ExecContext(ctx, "INSERT INTO bench_raw (gpu_id, starts_at, note) VALUES (?, ?, ?)", 1, time.Now().UTC(), "raw"); err != nil {
+						tx.Rollback()
+						return err
+					}
+					return tx.Commit()
+				}()
+				mu.Lock()
+				res.lat = append(res.lat, time.Since(t0))
+				if err != nil {
+					res.errors++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	res.wall = time.Since(start)
+	return res
+}
+
+var tpsRE = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
+var latRE = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
+
+// pgbench runs pgbench with a one-line script: one INSERT, its own transaction.
+// Its p50 column shows the average latency (pgbench reports no median).
+func pgbench(ctx context.Context, dbURL string, clients int, d time.Duration) (result, error) {
+	dir, err := os.MkdirTemp("", "bookload")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "insert.sql")
+	if err := os.WriteFile(script, []byte("INSERT INTO bench_raw (gpu_id, starts_at, note) VALUES (1, now(), 'raw');\n"), 0o600); err != nil {
+		return result{}, err
+	}
+	secs := max(1, int(d.Seconds()))
+	cmd := exec.CommandContext(ctx, "pgbench", "-n", "-f", script, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(min(clients, 4)),
+		"-T", strconv.Itoa(secs), dbURL)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return result{}, fmt.Errorf("pgbench: %w: %s", err, out)
+	}
+	m := tpsRE.FindSubmatch(out)
+	if m == nil {
+		return result{}, fmt.Errorf("pgbench: no tps in %s", out)
+	}
+	tps, _ := strconv.ParseFloat(string(m[1]), 64)
+	res := result{tps: tps}
+	if l := latRE.FindSubmatch(out); l != nil {
+		avg, _ := strconv.ParseFloat(string(l[1]), 64)
+		res.lat = []time.Duration{time.Duration(avg * float64(time.Millisecond))}
+	}
+	return res, nil
+}
+
+// scratchDB makes a fresh database: a temporary SQLite file, or a new
+// PostgreSQL database on the local server, dropped by cleanup.
+func scratchDB(ctx context.Context, dialect, pgAdmin string) (string, func(), error) {
+	if dialect == store.SQLite {
+		dir, err := os.MkdirTemp("", "bookload")
+		if err != nil {
+			return "", nil, err
+		}
+		return "sqlite:" + filepath.Join(dir, "load.db"), func() { os.RemoveAll(dir) }, nil
+	}
+	if dialect != store.Postgres {
+		return "", nil, fmt.Errorf("unknown database %q", dialect)
+	}
+	admin, err := sql.Open("pgx", pgAdmin)
+	if err != nil {
+		return "", nil, err
+	}
+	b := make([]byte, 4)
+	rand.Read(b)
+	name := "bookload_" + hex.EncodeToString(b)
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close()
+		return "", nil, err
+	}
+	u := pgAdmin
+	if i := strings.LastIndex(strings.SplitN(u, "?", 2)[0], "/"); i > 0 {
+		rest := ""
+		if q := strings.IndexByte(u, '?'); q >= 0 {
+			rest = u[q:]
+		}
+		u = u[:i] + "/" + name + rest
+	}
+	return u, func() {
+		admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		admin.Close()
+	}, nil
+}
