@@ -1,0 +1,94 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
+)
+
+func TestAgentViolationsKeepTheLatestAction(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		u, _ := fixture(t, db, 1)
+		n1, _ := enrolled(t, db, "gpu21", 1, 2)
+		v := models.AgentViolation{ID: "n1:unbooked:1", Kind: models.ViolationUnbooked, GPUUUID: realUUID(1, 1), User: "ada", UID: 1001,
+			PID: 42, MemoryMiB: 100, FirstSeen: at0, LastSeen: at0, Action: models.ActionWarned}
+		later := v
+		later.LastSeen, later.Action, later.MemoryMiB = at0.Add(6*time.Minute), models.ActionSIGKILL, 300
+		for _, batch := range [][]models.AgentViolation{{v}, {later}, {v}} { // the last is a delayed resend
+			if err := db.RecordViolations(ctx, n1, models.AgentViolationBatch{Violations: batch}, at0.Add(10*time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := db.Violations(ctx, models.ViolationFilter{UserID: u.ID})
+		if err != nil || len(got) != 1 {
+			t.Fatalf("violations = %+v, %v", got, err)
+		}
+		g := got[0]
+		if g.Action != models.ActionSIGKILL || !g.LastSeen.Equal(later.LastSeen) || !g.FirstSeen.Equal(at0) || g.MemoryMiB != 300 ||
+			g.UserName != "ada" || g.UserID != u.ID || g.PID != 42 || g.UID != 1001 || g.GPUIndex != 1 || g.NodeName != "gpu21" || g.AgentKey != v.ID {
+			t.Errorf("violation = %+v", g)
+		}
+		bad := v
+		bad.ID, bad.Kind, bad.BookingID = "x", models.ViolationOverstay, 999
+		err = db.RecordViolations(ctx, n1, models.AgentViolationBatch{Violations: []models.AgentViolation{bad}}, at0)
+		if models.ErrorCode(err) != models.EFORBIDDEN {
+			t.Errorf("a booking not of this node: %v, want forbidden", err)
+		}
+	})
+}
+
+// releaser is the booking store's ReleaseBooking, if built.
+type releaser interface {
+	ReleaseBooking(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.Booking, error)
+}
+
+func TestAgentIdleAutoRelease(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		u, _ := fixture(t, db, 1)
+		n1, _ := enrolled(t, db, "gpu31", 1, 2)
+		node, _ := db.Node(ctx, n1)
+		b, err := db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{node.GPUs[0].ID, node.GPUs[1].ID},
+			StartsAt: at0, EndsAt: at0.Add(2 * time.Hour)}, models.DefaultBookingLimits, at0, models.CLIActor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := models.AgentIdleReport{ID: "n1:1:x", BookingID: b.ID, User: "ada", GPUUUIDs: []string{realUUID(1, 0), realUUID(1, 1)},
+			IdleSince: at0, ReportedAt: at0.Add(30 * time.Minute)}
+		stored, err := db.RecordIdle(ctx, n1, models.AgentIdleBatch{Reports: []models.AgentIdleReport{rep}}, rep.ReportedAt)
+		if err != nil || len(stored) != 1 || stored[0].UserID != u.ID || len(stored[0].GPUIDs) != 2 || stored[0].WarnedAt != nil {
+			t.Fatalf("stored = %+v, %v", stored, err)
+		}
+		idle := usageBatch(1, at0.Add(30*time.Minute), 5, 2)
+		zero := 0.0
+		for i := range idle.Records {
+			idle.Records[i].UtilAvgPct, idle.Records[i].UtilMaxPct, idle.Records[i].Users = &zero, &zero, nil
+		}
+		if _, err := db.IngestUsage(ctx, n1, idle, 0, at0.Add(35*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		pol := models.IdlePolicy{AutoRelease: true, Grace: 5 * time.Minute, UtilPct: 5}
+		if due, _ := db.IdleReleaseDue(ctx, n1, pol, at0.Add(34*time.Minute)); len(due) != 0 {
+			t.Errorf("due before the grace ended: %+v", due)
+		}
+		due, err := db.IdleReleaseDue(ctx, n1, pol, at0.Add(35*time.Minute))
+		if err != nil || len(due) != 1 || due[0].BookingID != b.ID {
+			t.Fatalf("due = %+v, %v", due, err)
+		}
+		if err := db.MarkIdle(ctx, due[0].ID, true, true, at0.Add(35*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if due, _ := db.IdleReleaseDue(ctx, n1, pol, at0.Add(36*time.Minute)); len(due) != 0 {
+			t.Errorf("released report still due: %+v", due)
+		}
+		if r, ok := any(db).(releaser); ok {
+			got, err := r.ReleaseBooking(ctx, b.ID, models.AutoReleaseActor, at0.Add(35*time.Minute))
+			if err != nil || !got.EndsAt.Equal(at0.Add(35*time.Minute)) {
+				t.Errorf("auto-release: %+v, %v", got, err)
+			}
+		}
+	})
+}
