@@ -22,11 +22,11 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	health := &handlers.Health{Base: base}
 	auth := &handlers.Auth{Base: base}
 	admin := &handlers.Admin{Base: base}
-	profile := &handlers.Profile{Base: base, BaseURL: cfg.BaseURL}
 	calendar := &handlers.Calendar{Base: base}
 	bookings := &handlers.Bookings{Base: base}
-	adminAgents := &handlers.AdminAgents{Base: base, PortalURL: cfg.BaseURL}
 	gpuPages := &handlers.GPUs{Base: base}
+	profile := &handlers.Profile{Base: base, BaseURL: cfg.BaseURL}
+	adminAgents := &handlers.AdminAgents{Base: base, PortalURL: cfg.BaseURL}
 
 	// Probes and assets: no session.
 	e.GET("/healthz", health.Live)
@@ -55,16 +55,6 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	signedIn.POST("/profile", profile.Save)
 	signedIn.POST("/profile/tokens", profile.CreateToken)
 	signedIn.POST("/profile/tokens/:id/revoke", profile.RevokeToken)
-	signedIn.GET("/calendar", calendar.Show)
-	signedIn.GET("/bookings/new", bookings.New)
-	signedIn.POST("/bookings", bookings.Create)
-	signedIn.GET("/bookings", bookings.List)
-	signedIn.POST("/bookings/:id/cancel", bookings.Cancel)
-	signedIn.POST("/bookings/:id/release", bookings.Release)
-	signedIn.POST("/bookings/:id/extend", bookings.Extend)
-	signedIn.POST("/bookings/:id/note", bookings.UpdateNote)
-	signedIn.GET("/slots", bookings.FindSlots)
-	signedIn.GET("/gpus/:id", gpuPages.Show)
 
 	// Admin pages.
 	adm := web.Group("/admin", requireAdmin)

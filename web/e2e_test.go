@@ -1,0 +1,136 @@
+package web_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/web"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// browser starts headless Chromium with a fresh profile; it skips the test
+// where Chromium is missing, except under CI=true, where that is a failure.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Chromium is required under CI=true: %v", err)
+		}
+		t.Skipf("no Chromium at %s", chromiumPath)
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 900))
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
+
+// point is a place on the page, from JavaScript.
+type point struct {
+	X, Y, Y2, Col float64
+}
+
+// TestE2EDragToBook signs in, drags across two GPUs of one node on the week
+// view, books them, sees the booking, and releases it, in real Chromium.
+func TestE2EDragToBook(t *testing.T) {
+	ctx := browser(t)
+	f := newCalFixture(t, store.SQLite, func(c *web.Config) { c.Now = time.Now })
+	srv := httptest.NewServer(f.env.Server.Echo)
+	defer srv.Close()
+	a0, a1 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1)
+
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/login"),
+		chromedp.SendKeys(chromedp.CSS("#email"), "erin@example.org"),
+		chromedp.SendKeys(chromedp.CSS("#name"), "Erin E2E"),
+		chromedp.Submit(chromedp.CSS("#email")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="whoami"]`)),
+		chromedp.Navigate(srv.URL+"/calendar"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="cal-grid"]`)),
+	)
+	if err != nil {
+		t.Fatalf("sign in and open the calendar: %v", err)
+	}
+	// The first bookable cell of GPU 0 starts in the column of now.
+	p, err := chromedp.Run(ctx, chromedp.Evaluate[point](`(() => {
+		const row = document.querySelector('[data-testid="cal-row-`+itoa(a0)+`"]');
+		const cell = row.querySelector('a.f');
+		cell.scrollIntoView({block: 'center', inline: 'center'});
+		const r = cell.getBoundingClientRect(), rr = row.getBoundingClientRect();
+		const label = row.querySelector('.gl').getBoundingClientRect().width;
+		const cols = document.querySelector('.cal').dataset.slots.split(',').length - 1;
+		const r2 = document.querySelector('[data-testid="cal-row-`+itoa(a1)+`"]').getBoundingClientRect();
+		return {X: r.left + 1, Y: r.top + r.height / 2, Y2: r2.top + r2.height / 2, Col: (rr.width - label) / cols};
+	})()`))
+	if err != nil {
+		t.Fatalf("find the now cell: %v", err)
+	}
+	end := p.X + 3.5*p.Col // four columns: two hours from the now column
+	err = chromedp.Do(ctx,
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, p.X, p.Y),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, p.X, p.Y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, (p.X+end)/2, p.Y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, end, p.Y2, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, end, p.Y2, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="booking-form"]`)),
+	)
+	if err != nil {
+		t.Fatalf("drag: %v", err)
+	}
+	checked, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('input[name=gpu]:checked')].map(e => e.value)`))
+	if err != nil || len(checked) != 2 || checked[0] != itoa(a0) || checked[1] != itoa(a1) {
+		t.Fatalf("form ticks %v (%v), want GPUs %d and %d", checked, err, a0, a1)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#note"), "dragged in Chromium"),
+		chromedp.Click(chromedp.CSS(`[data-testid="booking-submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="cal-mine"]`)),
+	)
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	// One block per GPU of the booking (the page may still be loading).
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll('[data-testid="cal-mine"]').length === 2`,
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("my two blocks never showed on the calendar: %v", err)
+	}
+	bs, err := f.env.DB.Bookings(context.Background(), models.BookingFilter{From: time.Now().Add(-time.Hour)})
+	if err != nil || len(bs) != 1 || bs[0].Note != "dragged in Chromium" || len(bs[0].GPUIDs) != 2 {
+		t.Fatalf("stored bookings = %+v (%v)", bs, err)
+	}
+	if d := bs[0].EndsAt.Sub(bs[0].StartsAt); d < time.Hour || d > 2*time.Hour {
+		t.Errorf("booked %s, want up to the end of the fourth column", d)
+	}
+	id := itoa(bs[0].ID)
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/bookings"),
+		chromedp.Click(chromedp.CSS(`[data-testid="booking-`+id+`"] [data-testid="action-release"]`)),
+	)
+	if err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid="booking-`+id+`"]')?.dataset.phase === "past"`,
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("the row never showed the release: %v", err)
+	}
+	b, err := f.env.DB.Booking(context.Background(), bs[0].ID)
+	if err != nil || b.ReleasedAt == nil || b.EndsAt.After(time.Now()) {
+		t.Errorf("after release: %+v (%v)", b, err)
+	}
+	if path := os.Getenv("GPUBOOK_SCREENSHOT"); path != "" {
+		screenshot(t, ctx, f, srv.URL, path)
+	}
+}
