@@ -51,6 +51,16 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 
 	// Calendar and booking pages (signed-in users).
 	signedIn := guarded{g: web, mw: []echo.MiddlewareFunc{requireUser}}
+	signedIn.GET("/calendar", calendar.Show)
+	signedIn.GET("/bookings/new", bookings.New)
+	signedIn.POST("/bookings", bookings.Create)
+	signedIn.GET("/bookings", bookings.List)
+	signedIn.POST("/bookings/:id/cancel", bookings.Cancel)
+	signedIn.POST("/bookings/:id/release", bookings.Release)
+	signedIn.POST("/bookings/:id/extend", bookings.Extend)
+	signedIn.POST("/bookings/:id/note", bookings.UpdateNote)
+	signedIn.GET("/slots", bookings.FindSlots)
+	signedIn.GET("/gpus/:id", gpuPages.Show)
 	signedIn.GET("/profile", profile.Show)
 	signedIn.POST("/profile", profile.Save)
 	signedIn.POST("/profile/tokens", profile.CreateToken)
