@@ -1,0 +1,186 @@
+package models
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/mail"
+	"strings"
+	"time"
+)
+
+// Outbox statuses. A message moves pending → sending → sent, or back to
+// pending after a failure that nothing was accepted for, or to failed for
+// good. A sending row whose worker vanished becomes unconfirmed: the SMTP
+// server may have accepted it before the crash, and since a duplicate
+// email is worse than a missing one (and the admin sees the count), it is
+// never sent again.
+const (
+	OutboxPending     = "pending"
+	OutboxSending     = "sending"
+	OutboxSent        = "sent"
+	OutboxFailed      = "failed"
+	OutboxUnconfirmed = "unconfirmed"
+)
+
+// OutboxStatuses lists every status in the order an admin view shows them.
+var OutboxStatuses = []string{OutboxPending, OutboxSending, OutboxSent, OutboxFailed, OutboxUnconfirmed}
+
+// OutboxMessage is one email as it waits in the outbox. The caller renders
+// Subject, TextBody and HTMLBody when it enqueues, so that what is sent is
+// fixed at the moment of the event, whatever changes later.
+type OutboxMessage struct {
+	ID       int64
+	Kind     string // e.g. "report", "preempted", "test"
+	DedupKey string // e.g. "report:2026-W49:user:17"; a second enqueue is a no-op
+	ToUserID *int64 // nil for addresses that are no user (mail test) or deleted users
+	ToEmail  string
+	Lang     string
+	Subject  string
+	TextBody string
+	HTMLBody string
+	// UnsubscribeURL, when set, becomes the List-Unsubscribe header.
+	UnsubscribeURL string
+
+	Status        string
+	Attempts      int // sends started, counting the one in progress
+	NextAttemptAt time.Time
+	LeaseOwner    string
+	LeaseUntil    *time.Time
+	LastError     string
+	CreatedAt     time.Time
+	SentAt        *time.Time
+}
+
+// Validate checks a message before it is enqueued, so that a row that could
+// never be sent is refused at the caller instead of failing in the worker.
+func (m *OutboxMessage) Validate() error {
+	fe := FieldErrors{}
+	m.ToEmail = strings.TrimSpace(m.ToEmail)
+	if strings.TrimSpace(m.Kind) == "" {
+		fe.Add("kind", M("err.invalid"))
+	}
+	if strings.TrimSpace(m.DedupKey) == "" {
+		fe.Add("dedup_key", M("err.invalid"))
+	} else if len(m.DedupKey) > 400 {
+		fe.Add("dedup_key", M("err.too_long", "Max", 400))
+	}
+	if a, err := mail.ParseAddress(m.ToEmail); err != nil || a.Address != m.ToEmail {
+		fe.Add("to_email", M("err.email_invalid"))
+	}
+	if strings.ContainsAny(m.Subject, "\r\n") {
+		fe.Add("subject", M("err.invalid"))
+	}
+	if m.Subject == "" || m.TextBody == "" {
+		fe.Add("body", M("err.invalid"))
+	}
+	if m.Lang == "" {
+		m.Lang = Languages[0]
+	}
+	return fe.Err()
+}
+
+// MessageID derives the Message-ID header from the dedup key: the same
+// logical email always carries the same ID, so that a receiving server or
+// client that sees it twice (after an operator re-queues it) can tell.
+func MessageID(dedupKey string) string {
+	sum := sha256.Sum256([]byte(dedupKey))
+	return hex.EncodeToString(sum[:16]) + "@gpubook"
+}
+
+// OutboxStats counts the outbox's rows by status for the admin view;
+// Unconfirmed in particular needs a person's eye.
+type OutboxStats struct {
+	Counts map[string]int64
+	// OldestPending is when the longest-waiting pending message was made.
+	OldestPending *time.Time
+}
+
+// OutboxStore is the outbox the features write to and the worker drains.
+type OutboxStore interface {
+	// EnqueueMail adds m unless its DedupKey is already there (created=false).
+	EnqueueMail(ctx context.Context, m OutboxMessage) (created bool, err error)
+	// ClaimMail moves at most limit due pending messages to sending, leased
+	// to owner until now+lease; concurrent claimers never get the same row.
+	ClaimMail(ctx context.Context, owner string, now time.Time, limit int, lease time.Duration) ([]OutboxMessage, error)
+	MarkSent(ctx context.Context, id int64, owner string, now time.Time) error
+	// MarkFailed records a send that was refused or never reached the
+	// server: back to pending at nextAttempt, or failed when it is zero.
+	MarkFailed(ctx context.Context, id int64, owner string, sendErr error, nextAttempt time.Time) error
+	// MarkUnconfirmed records a send whose outcome is unknown.
+	MarkUnconfirmed(ctx context.Context, id int64, owner string, sendErr error) error
+	// RecoverStaleSends turns sending rows with an expired lease into unconfirmed.
+	RecoverStaleSends(ctx context.Context, now time.Time) (int64, error)
+	DeleteSentBefore(ctx context.Context, before time.Time) (int64, error)
+	OutboxStats(ctx context.Context) (OutboxStats, error)
+	OutboxMessage(ctx context.Context, id int64) (*OutboxMessage, error)
+}
+
+// LeaseStore coordinates background jobs between processes on one database.
+type LeaseStore interface {
+	// TryLease takes or renews the job's lease; false while another owner holds it.
+	TryLease(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error)
+	ReleaseLease(ctx context.Context, name, owner string) error
+	// ClaimPeriod is true for exactly one caller per (job, period), and again
+	// only if that caller's run died unfinished (its lease ran out before
+	// FinishPeriod), so that a crash mid-run is finished by another process.
+	// Periods must sort as strings in time order ("2026-W49", "2026-12-07").
+	ClaimPeriod(ctx context.Context, name, period, owner string, now time.Time, ttl time.Duration) (bool, error)
+	FinishPeriod(ctx context.Context, name, period, owner string) error
+}
+
+// OutboxPolicy is how often and how patiently the worker retries.
+type OutboxPolicy struct {
+	MaxAttempts int           // then the message is failed
+	BaseDelay   time.Duration // delay after the first failure
+	MaxDelay    time.Duration // the cap of the doubling
+}
+
+// DefaultOutboxPolicy tries 12 times over about two days (2 min, 4, 8, …
+// capped at 12 h: 41 h in all), so that an SMTP outage over a weekend
+// loses no mail.
+var DefaultOutboxPolicy = OutboxPolicy{MaxAttempts: 12, BaseDelay: 2 * time.Minute, MaxDelay: 12 * time.Hour}
+
+// NextAttempt is when to try again after the attempts-th failed send, or
+// the zero time when the message should be given up. jitter in [0, 1)
+// spreads the retries of many messages over ±20 % so that they do not all
+// hit a recovering server at once.
+func (p OutboxPolicy) NextAttempt(now time.Time, attempts int, jitter float64) time.Time {
+	if attempts >= p.MaxAttempts {
+		return time.Time{}
+	}
+	d := p.BaseDelay
+	for i := 1; i < attempts && d < p.MaxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, p.MaxDelay)
+	d = time.Duration(float64(d) * (0.8 + 0.4*jitter))
+	return now.Add(d)
+}
+
+// Delivery outcomes of a failed send, as the mailer classifies them.
+const (
+	DeliveryRetry   = "retry"   // nothing was accepted (connection refused, 4xx): try again
+	DeliveryReject  = "reject"  // the server refused it for good (5xx): failed
+	DeliveryUnknown = "unknown" // it may have been accepted: never resend
+)
+
+// DeliveryError is a failed send with what it means for the message.
+type DeliveryError struct {
+	Outcome string
+	Err     error
+}
+
+func (e *DeliveryError) Error() string { return "delivery " + e.Outcome + ": " + e.Err.Error() }
+func (e *DeliveryError) Unwrap() error { return e.Err }
+
+// DeliveryOutcome is err's outcome; an error the mailer did not classify
+// is a retry, because nothing suggests the server accepted anything.
+func DeliveryOutcome(err error) string {
+	var de *DeliveryError
+	if errors.As(err, &de) {
+		return de.Outcome
+	}
+	return DeliveryRetry
+}
