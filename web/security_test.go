@@ -181,4 +181,3 @@ func TestRateLimits(t *testing.T) {
 		t.Errorf("sign-in attempts: %v, want the third refused", codes)
 	}
 }
-
