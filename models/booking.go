@@ -84,6 +84,9 @@ type BookingLimits struct {
 	MaxNoteLen  int           // in characters
 	StartGrace  time.Duration // a start this far in the past counts as "now"
 	MaxGPUCount int
+	// Location is the cluster's zone, in which policies (peak hours, quota
+	// weeks) are evaluated; nil means UTC.
+	Location *time.Location
 }
 
 // DefaultBookingLimits are the limits of the booking issue: one slot of 30

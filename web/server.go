@@ -42,6 +42,10 @@ type Config struct {
 	// Rate limits: API calls per token (or IP), sign-in attempts per IP.
 	APIRate    Rate
 	SignInRate Rate
+	// IdlePolicy decides what happens to bookings the agents report idle.
+	IdlePolicy models.IdlePolicy
+	// UsageRetention is how long per-minute usage is kept (0: the default).
+	UsageRetention time.Duration
 }
 
 // Rate is a token-bucket limit: PerMinute sustained, Burst at once.
@@ -71,11 +75,17 @@ func New(cfg Config, store handlers.Store, sessionStore scs.Store) (*Server, err
 	if cfg.Limits.Slot == 0 {
 		cfg.Limits = models.DefaultBookingLimits
 	}
+	if cfg.Limits.Location == nil {
+		cfg.Limits.Location = cfg.Location
+	}
 	if cfg.SessionIdle == 0 {
 		cfg.SessionIdle = 12 * time.Hour
 	}
 	if cfg.SessionMaxAge == 0 {
 		cfg.SessionMaxAge = 7 * 24 * time.Hour
+	}
+	if cfg.IdlePolicy.Grace == 0 {
+		cfg.IdlePolicy = models.DefaultIdlePolicy
 	}
 	if cfg.APIRate.PerMinute == 0 {
 		cfg.APIRate = Rate{PerMinute: 600, Burst: 60}

@@ -175,8 +175,8 @@ func gpusByID(tx *gorm.DB, ids []int64) (map[int64]models.GPU, error) {
 	return m, nil
 }
 
-// CreateBooking validates req, checks for conflicts and inserts the booking
-// in one transaction. On SQLite the transaction begins IMMEDIATE (one writer
+// CreateBooking validates req, evaluates the booking policy, checks for
+// conflicts and inserts the booking in one transaction. On SQLite the transaction begins IMMEDIATE (one writer
 // at a time); on PostgreSQL the exclusion constraint refuses the loser of a
 // race, whose error is then explained with the bookings that won.
 func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim models.BookingLimits, now time.Time, by models.Actor) (*models.Booking, error) {
@@ -188,6 +188,16 @@ func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim mode
 		}
 		if req, err = models.ValidateNewBooking(req, gpus, lim, now); err != nil {
 			return err
+		}
+		if err := lockUser(tx, db.Dialect, req.UserID); err != nil {
+			return err
+		}
+		breaches, err := evaluate(tx, req, gpus, lim, now) // on data read in this tx
+		if err != nil {
+			return err
+		}
+		if len(breaches) > 0 {
+			return models.PolicyError(breaches)
 		}
 		cs, err := conflicts(tx, req.GPUIDs, req.StartsAt, req.EndsAt, 0)
 		if err != nil {

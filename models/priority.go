@@ -1,0 +1,146 @@
+package models
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Statuses of a priority request. Only a pending request can be decided;
+// a pending request holds nothing and expires when its start passes.
+const (
+	RequestPending  = "pending"
+	RequestApproved = "approved"
+	RequestDenied   = "denied"
+	RequestExpired  = "expired"
+)
+
+// Audit actions of policies, priority requests and lending.
+const (
+	AuditPolicyLimits   = "policy.limits"
+	AuditPolicySettings = "policy.settings"
+	AuditPolicyModels   = "policy.models"
+	AuditRequestCreate  = "request.create"
+	AuditRequestApprove = "request.approve"
+	AuditRequestDeny    = "request.deny"
+	AuditRequestExpire  = "request.expire"
+	AuditBookingPreempt = "booking.preempt"
+	AuditLoanCreate     = "loan.create"
+)
+
+// MaxJustification bounds each justification field, in characters.
+const MaxJustification = 2000
+
+// PriorityRequest asks for GPUs outside policy, or for GPUs that others
+// hold: the team's leads (or an admin) decide, with a record of why.
+type PriorityRequest struct {
+	ID        int64
+	UserID    int64
+	TeamID    *int64 // the requester's team whose leads decide; nil: admins only
+	NodeID    int64
+	GPUIDs    []int64
+	StartsAt  time.Time
+	EndsAt    time.Time
+	Note      string
+	Purpose   string // what it is for
+	Urgency   string // why it cannot wait
+	Plan      string // what runs, how long
+	GiveBack  string // when the GPUs are given back
+	Preempt   bool   // may cancel or trim the standard bookings in the way
+	Status    string
+	DecidedBy *int64
+	DecidedAt *time.Time
+	Comment   string
+	BookingID *int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// Filled by queries, for display.
+	UserName, UserEmail, NodeName, TeamName, DeciderName string
+}
+
+// Booking is the request as the booking it asks for.
+func (r *PriorityRequest) Booking() NewBooking {
+	return NewBooking{UserID: r.UserID, GPUIDs: r.GPUIDs, StartsAt: r.StartsAt, EndsAt: r.EndsAt, Note: r.Note}
+}
+
+// ValidateJustification checks the four parts of a request's justification.
+func ValidateJustification(r *PriorityRequest) error {
+	fe := FieldErrors{}
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"purpose", &r.Purpose}, {"urgency", &r.Urgency}, {"plan", &r.Plan}, {"give_back", &r.GiveBack}} {
+		*f.v = strings.TrimSpace(*f.v)
+		switch {
+		case *f.v == "":
+			fe.Add(f.name, M("request.err.required"))
+		case !utf8.ValidString(*f.v):
+			fe.Add(f.name, M("err.text_invalid"))
+		case utf8.RuneCountInString(*f.v) > MaxJustification:
+			fe.Add(f.name, M("err.too_long", "Max", MaxJustification))
+		}
+	}
+	return fe.Err()
+}
+
+// CanDecide says whether actor may approve or deny r: an admin, or a lead of
+// the request's team, and never the requester (another lead or an admin must).
+func CanDecide(actor *User, r *PriorityRequest, leadOf []int64) error {
+	switch {
+	case actor == nil:
+		return NewError(EUNAUTHORIZED, M("err.unauthorized"))
+	case actor.ID == r.UserID:
+		return NewError(EFORBIDDEN, M("request.err.own"))
+	case actor.IsAdmin, r.TeamID != nil && containsID(leadOf, *r.TeamID):
+		return nil
+	}
+	return NewError(EFORBIDDEN, M("request.err.not_lead"))
+}
+
+// CheckPending refuses a decision on a request that is no longer pending
+// or whose start has passed (it expires instead).
+func CheckPending(r *PriorityRequest, now time.Time) error {
+	switch {
+	case r.Status != RequestPending:
+		return NewError(ECONFLICT, M("request.err.decided", "Status", r.Status))
+	case !r.StartsAt.After(now):
+		return NewError(ECONFLICT, M("request.err.expired"))
+	}
+	return nil
+}
+
+// Preemption is what approving a pre-empting request does to one booking in
+// its way: cancel it, or trim its end to the request's start.
+type Preemption struct {
+	Booking Booking
+	Cancel  bool
+	NewEnd  time.Time
+}
+
+// PlanPreemption decides how each booking in the way of r gives way. A
+// booking that began before the request is trimmed to end when the request
+// starts; one that begins within it is cancelled. Priority bookings give way
+// only to an admin's approval.
+func PlanPreemption(r *PriorityRequest, inWay []Booking, actor *User) ([]Preemption, error) {
+	out := make([]Preemption, 0, len(inWay))
+	for _, b := range inWay {
+		if b.Kind == KindPriority && (actor == nil || !actor.IsAdmin) {
+			return nil, NewError(ECONFLICT, M("request.err.priority_in_way", "ID", b.ID, "Name", b.UserName))
+		}
+		if b.StartsAt.Before(r.StartsAt) {
+			out = append(out, Preemption{Booking: b, NewEnd: r.StartsAt})
+		} else {
+			out = append(out, Preemption{Booking: b, Cancel: true})
+		}
+	}
+	return out, nil
+}
+
+// RequestFilter selects priority requests.
+type RequestFilter struct {
+	Status   string
+	UserID   int64
+	Decider  *User // requests this user may decide (their teams', or all for an admin), not their own
+	From, To time.Time
+	Limit    int
+}
