@@ -16,17 +16,17 @@ import (
 func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	https := strings.HasPrefix(cfg.BaseURL, "https://")
 	e.Use(middleware.RequestID(), accessLog(cfg.Logger), recoverPanics(cfg.Logger), securityHeaders(https),
-		middleware.BodyLimit("1M"), middleware.Gzip())
+		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: isAgentAPI}), middleware.Gzip())
 
 	pages := &handlers.Pages{Base: base}
 	health := &handlers.Health{Base: base}
 	auth := &handlers.Auth{Base: base}
 	admin := &handlers.Admin{Base: base}
+	profile := &handlers.Profile{Base: base, BaseURL: cfg.BaseURL}
 	calendar := &handlers.Calendar{Base: base}
 	bookings := &handlers.Bookings{Base: base}
-	gpuPages := &handlers.GPUs{Base: base}
-	profile := &handlers.Profile{Base: base, BaseURL: cfg.BaseURL}
 	adminAgents := &handlers.AdminAgents{Base: base, PortalURL: cfg.BaseURL}
+	gpuPages := &handlers.GPUs{Base: base}
 
 	// Probes and assets: no session.
 	e.GET("/healthz", health.Live)
@@ -51,6 +51,10 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 
 	// Calendar and booking pages (signed-in users).
 	signedIn := guarded{g: web, mw: []echo.MiddlewareFunc{requireUser}}
+	signedIn.GET("/profile", profile.Show)
+	signedIn.POST("/profile", profile.Save)
+	signedIn.POST("/profile/tokens", profile.CreateToken)
+	signedIn.POST("/profile/tokens/:id/revoke", profile.RevokeToken)
 	signedIn.GET("/calendar", calendar.Show)
 	signedIn.GET("/bookings/new", bookings.New)
 	signedIn.POST("/bookings", bookings.Create)
@@ -61,10 +65,6 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	signedIn.POST("/bookings/:id/note", bookings.UpdateNote)
 	signedIn.GET("/slots", bookings.FindSlots)
 	signedIn.GET("/gpus/:id", gpuPages.Show)
-	signedIn.GET("/profile", profile.Show)
-	signedIn.POST("/profile", profile.Save)
-	signedIn.POST("/profile/tokens", profile.CreateToken)
-	signedIn.POST("/profile/tokens/:id/revoke", profile.RevokeToken)
 
 	// Admin pages.
 	adm := web.Group("/admin", requireAdmin)
@@ -96,9 +96,10 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 
 	// Agent API (node credential): enrolment spends a one-time token; the
 	// rest needs the node's credential, never the session cookie.
-	agentAPI := &handlers.AgentAPI{Base: base, PortalURL: cfg.BaseURL, IdlePolicy: models.DefaultIdlePolicy, Log: cfg.Logger}
-	e.POST(models.AgentPathEnroll, agentAPI.Enroll)
-	agent := e.Group(models.AgentAPIPrefix, agentAPI.Authenticate)
+	agentAPI := &handlers.AgentAPI{Base: base, PortalURL: cfg.BaseURL, IdlePolicy: cfg.IdlePolicy, Retention: cfg.UsageRetention, Log: cfg.Logger}
+	e.POST(models.AgentPathEnroll, agentAPI.Enroll, middleware.BodyLimit("64K"), rateLimit(cfg.SignInRate, byIP))
+	// Usage batches after an outage can be large: a higher body limit here only.
+	agent := e.Group(models.AgentAPIPrefix, middleware.BodyLimit("16M"), agentAPI.Authenticate)
 	agent.PUT("/inventory", agentAPI.Inventory)
 	agent.GET("/schedule", agentAPI.Schedule)
 	agent.POST("/usage", agentAPI.Usage)
@@ -133,4 +134,9 @@ func (r guarded) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) 
 
 func (r guarded) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
 	r.g.POST(path, h, append(r.mw, m...)...)
+}
+
+// isAgentAPI skips the global body limit for the agent API, which has its own.
+func isAgentAPI(c echo.Context) bool {
+	return strings.HasPrefix(c.Request().URL.Path, models.AgentAPIPrefix+"/") && c.Request().URL.Path != models.AgentPathEnroll
 }

@@ -53,8 +53,10 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		Logger:   log,
 		SSO:      ssoConfig(cfg),
 
-		SessionIdle:   cfg.SSO.SessionIdle,
-		SessionMaxAge: cfg.SSO.SessionMaxAge,
+		SessionIdle:    cfg.SSO.SessionIdle,
+		SessionMaxAge:  cfg.SSO.SessionMaxAge,
+		IdlePolicy:     cfg.Agent.IdlePolicy,
+		UsageRetention: cfg.Agent.Retention,
 	}, db, sessions)
 	if err != nil {
 		return fmt.Errorf("cli: serve: %w", err)
@@ -68,6 +70,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	case cfg.OIDCIssuer != "":
 		log.Info("development sign-in is off: an OIDC issuer is configured", "issuer", cfg.OIDCIssuer)
 	}
+	go db.RunUsagePruner(ctx, cfg.Agent.Retention, 24*time.Hour, c.now, log)
 	return srv.Run(ctx, c.ready)
 }
 

@@ -30,6 +30,7 @@ type Config struct {
 	DevLogin    bool
 	SlotMinutes int
 	SSO         SSOSettings
+	Agent       AgentSettings
 }
 
 // Defaults that a fresh checkout runs with, no setup needed.
@@ -113,7 +114,7 @@ func (cf *configFlags) resolve(getenv func(string) string) (Config, error) {
 	var cfg Config
 	steps := []func(func(string) string, *Config) error{
 		cf.resolveDatabase, cf.resolveListen, cf.resolveBaseURL, cf.resolveTimezone,
-		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot, resolveSSO,
+		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot, resolveSSO, resolveAgent,
 	}
 	for _, step := range steps {
 		if err := step(getenv, &cfg); err != nil {

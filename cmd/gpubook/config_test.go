@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -73,8 +74,9 @@ func TestParseConfigValues(t *testing.T) {
 				t.Fatal("no location")
 			}
 			got.Location = nil
-			got.SSO = SSOSettings{} // checked in TestSSOConfig
-			if got != tt.want {
+			got.SSO = SSOSettings{}     // checked in TestSSOConfig
+			got.Agent = AgentSettings{} // checked in TestAgentConfig
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
 		})
@@ -188,6 +190,26 @@ func TestSSOConfig(t *testing.T) {
 			_, err := parseConfig(env(map[string]string{tt.key: tt.value}), nil)
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Errorf("err = %v, want one naming %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestAgentConfig(t *testing.T) {
+	cfg, err := parseConfig(envOf(map[string]string{"GPUBOOK_IDLE_AUTO_RELEASE": "1", "GPUBOOK_IDLE_GRACE": "45m", "GPUBOOK_USAGE_RETENTION_DAYS": "90"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := cfg.Agent; !a.IdlePolicy.AutoRelease || a.IdlePolicy.Grace != 45*time.Minute || a.IdlePolicy.UtilPct != 5 || a.Retention != 90*24*time.Hour {
+		t.Errorf("agent settings = %+v", a)
+	}
+	for _, tt := range []struct{ key, value string }{
+		{"GPUBOOK_IDLE_AUTO_RELEASE", "maybe"}, {"GPUBOOK_IDLE_GRACE", "soon"}, {"GPUBOOK_IDLE_UTIL_PCT", "200"}, {"GPUBOOK_USAGE_RETENTION_DAYS", "-3"},
+	} {
+		t.Run(tt.key, func(t *testing.T) {
+			_, err := parseConfig(envOf(map[string]string{tt.key: tt.value}), nil)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.key) {
+				t.Errorf("err = %v, want one naming %s", err, tt.key)
 			}
 		})
 	}
