@@ -1,0 +1,178 @@
+package models
+
+import (
+	"sort"
+	"time"
+)
+
+// UserReport is one user's weekly report, as the email, the "My usage"
+// page and the CSV show it. Every number in it comes from Figures and the
+// functions in this package, so the three can never disagree.
+type UserReport struct {
+	Week    Week
+	AsOf    time.Time
+	User    User
+	Figures Figures
+	Days    []DayPoint
+	Trend   []TrendPoint
+	// ShareBooked and ShareBusy are the user's part of the cluster's booked
+	// and busy GPU-hours this week; Entitled is the part they are due.
+	ShareBooked, ShareBusy, Entitled float64
+	// UsageShare is the user's part of the decayed usage (Slurm's U).
+	UsageShare float64
+	FairShare  float64
+	TeamID     int64
+	TeamName   string
+	Rank       int // by busy GPU-hours within TeamName; 0 without a team
+	TeamSize   int
+	Heat       HeatMap
+}
+
+// Active reports whether the long report has anything to say.
+func (r UserReport) Active() bool { return r.Figures.Active() }
+
+// share is part/whole, 0 when the whole is 0.
+func share(part, whole float64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return part / whole
+}
+
+// UserReport builds the report of user u from the week's data.
+func (d *WeekData) UserReport(u User) UserReport {
+	r := UserReport{Week: d.Week, AsOf: d.AsOf, User: u, Figures: d.WeekFigures(u.ID),
+		Days: d.DaysOf(u.ID), Trend: d.Trend(u.ID), Heat: d.HeatMap()}
+	all := d.clusterWeek()
+	r.ShareBooked = share(r.Figures.BookedHours(), all.BookedHours())
+	r.ShareBusy = share(r.Figures.BusyHours(), all.BusyHours())
+	r.Entitled = EntitledShares(d.Users, d.Memberships)[u.ID]
+	r.UsageShare = d.usageShares()[u.ID]
+	r.FairShare = FairShareFactor(r.UsageShare, r.Entitled)
+	if t, ok := d.firstTeam(u.ID); ok {
+		ids := d.teamMembers(t.TeamID)
+		r.TeamID, r.TeamName, r.TeamSize = t.TeamID, t.TeamName, len(ids)
+		r.Rank = Rank(ids, func(id int64) float64 { return d.WeekFigures(id).BusyHours() })[u.ID]
+	}
+	return r
+}
+
+// usageShares is every user's part of the cluster's decayed usage.
+func (d *WeekData) usageShares() map[int64]float64 {
+	raw := map[int64]float64{}
+	total := 0.0
+	for uid, figs := range d.ByUser {
+		raw[uid] = DecayedUsage(d.Spans, figs, d.Week.End)
+		total += raw[uid]
+	}
+	for uid, v := range raw {
+		raw[uid] = share(v, total)
+	}
+	return raw
+}
+
+// firstTeam is the user's team by name, the one their rank is taken in.
+func (d *WeekData) firstTeam(uid int64) (Membership, bool) {
+	var best Membership
+	found := false
+	for _, m := range d.Memberships {
+		if m.UserID == uid && (!found || m.TeamName < best.TeamName) {
+			best, found = m, true
+		}
+	}
+	return best, found
+}
+
+func (d *WeekData) teamMembers(teamID int64) []int64 {
+	var ids []int64
+	for _, m := range d.Memberships {
+		if m.TeamID == teamID {
+			ids = append(ids, m.UserID)
+		}
+	}
+	return ids
+}
+
+// TeamTable is a team lead's view: every member's report, by rank.
+func (d *WeekData) TeamTable(teamID int64) []UserReport {
+	byID := map[int64]User{}
+	for _, u := range d.Users {
+		byID[u.ID] = u
+	}
+	var rows []UserReport
+	for _, id := range d.teamMembers(teamID) {
+		r := d.UserReport(byID[id])
+		r.TeamID, r.Rank = teamID, Rank(d.teamMembers(teamID), func(x int64) float64 { return d.WeekFigures(x).BusyHours() })[id]
+		rows = append(rows, r)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Rank != rows[j].Rank {
+			return rows[i].Rank < rows[j].Rank
+		}
+		return rows[i].User.Name < rows[j].User.Name
+	})
+	return rows
+}
+
+// UserHours is one line of a "top" list.
+type UserHours struct {
+	User  User
+	Hours float64
+}
+
+// ClusterSummary is the admins' view of the week.
+type ClusterSummary struct {
+	Week                     Week
+	GPUCount                 int
+	CapacityHours            float64 // GPUs × hours of the week so far
+	Booked                   Figures // every user's figures summed
+	ClusterBusyHours         float64 // busy GPU-hours, booked or not
+	Utilisation, BookedShare float64 // of the capacity
+	TopIdle, TopUnbooked     []UserHours
+	PendingRequests          int64
+	Trend                    []TrendPoint
+}
+
+// TopN is how many users the summary's "top" lists show.
+const TopN = 5
+
+// ClusterSummary builds the admins' view.
+func (d *WeekData) ClusterSummary() ClusterSummary {
+	s := ClusterSummary{Week: d.Week, GPUCount: d.GPUCount, Booked: d.clusterWeek(), PendingRequests: d.PendingRequests}
+	var busyMin int64
+	for i := 0; i < ReportDays; i++ {
+		busyMin += d.ClusterBusyMin[i]
+		s.CapacityHours += d.Spans[i].End.Sub(d.Spans[i].Start).Hours() * float64(d.GPUCount)
+	}
+	s.ClusterBusyHours = float64(busyMin) / 60
+	s.Utilisation = share(s.ClusterBusyHours, s.CapacityHours)
+	s.BookedShare = share(s.Booked.BookedHours(), s.CapacityHours)
+	s.TopIdle = d.top(func(f Figures) float64 { return f.IdleHours() })
+	s.TopUnbooked = d.top(func(f Figures) float64 { return f.UnbookedHours() })
+	s.Trend = d.clusterTrend()
+	return s
+}
+
+func (d *WeekData) top(value func(Figures) float64) []UserHours {
+	var out []UserHours
+	for _, u := range d.Users {
+		if v := value(d.WeekFigures(u.ID)); v > 0 {
+			out = append(out, UserHours{User: u, Hours: v})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Hours > out[j].Hours })
+	return out[:min(len(out), TopN)]
+}
+
+func (d *WeekData) clusterTrend() []TrendPoint {
+	out := make([]TrendPoint, TrendWeeks)
+	for uid := range d.ByUser {
+		for i, p := range d.Trend(uid) {
+			out[i].Week, out[i].Figures = p.Week, out[i].Figures.Add(p.Figures)
+		}
+	}
+	for i := range out {
+		out[i].Week = d.Week.Prev(TrendWeeks - 1 - i)
+	}
+	return out
+}

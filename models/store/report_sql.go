@@ -1,0 +1,139 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// reportSQL writes the report's SQL for one dialect. Every figure is one
+// aggregate query over (span × user), below; the fragments here are the
+// only places where SQLite and PostgreSQL differ. Times are compared as
+// stored (SQLite's UTC text sorts as time), and lengths are taken as whole
+// Unix seconds and minutes, so both databases return the same integers.
+type reportSQL struct {
+	pg    bool
+	rules models.ReportRules
+}
+
+// epoch is a time column as whole Unix seconds.
+func (q reportSQL) epoch(col string) string {
+	if q.pg {
+		return "CAST(EXTRACT(EPOCH FROM " + col + ") AS BIGINT)"
+	}
+	return "CAST(strftime('%s', " + col + ") AS INTEGER)"
+}
+
+func (q reportSQL) greatest(a, b string) string {
+	if q.pg {
+		return "GREATEST(" + a + ", " + b + ")"
+	}
+	return "max(" + a + ", " + b + ")"
+}
+
+func (q reportSQL) least(a, b string) string {
+	if q.pg {
+		return "LEAST(" + a + ", " + b + ")"
+	}
+	return "min(" + a + ", " + b + ")"
+}
+
+// timeArg is a bound time in a derived table, where PostgreSQL cannot
+// infer its type. SQLite must not cast: its text is the time.
+func (q reportSQL) timeArg(name string) string {
+	if q.pg {
+		return "CAST(@" + name + " AS TIMESTAMPTZ)"
+	}
+	return "@" + name
+}
+
+// spans is the derived table k(i, s, e, se, ee) of the report's spans:
+// index, bounds as times (for comparing with stored times, using their
+// indexes) and as Unix seconds (for clipping lengths).
+func (q reportSQL) spans(spans []models.Span, args map[string]any) string {
+	parts := make([]string, len(spans))
+	for i, s := range spans {
+		n := fmt.Sprint(i)
+		args["s"+n], args["e"+n] = utc(s.Start), utc(s.End)
+		args["se"+n], args["ee"+n] = s.Start.Unix(), s.End.Unix()
+		parts[i] = fmt.Sprintf("SELECT %d AS i, %s AS s, %s AS e, CAST(@se%s AS BIGINT) AS se, CAST(@ee%s AS BIGINT) AS ee",
+			i, q.timeArg("s"+n), q.timeArg("e"+n), n, n)
+	}
+	return "(" + strings.Join(parts, " UNION ALL ") + ") k"
+}
+
+// busyMinute is THE definition of a busy GPU-minute, for the row m of
+// gpu_usage_minutes: utilisation at or above the threshold, or processes
+// of one user holding at least the memory threshold on it. userExpr names
+// whose processes count ("b.user_id" for the booker); "" means anyone's.
+func (q reportSQL) busyMinute(userExpr string, args map[string]any) string {
+	args["busy_util"], args["busy_mem"] = q.rules.BusyUtilPct, q.rules.BusyMemMiB
+	who := ""
+	if userExpr != "" {
+		who = " AND uu.user_id = " + userExpr
+	}
+	return "(m.util_avg_pct >= @busy_util OR EXISTS (SELECT 1 FROM gpu_user_usage_minutes uu" +
+		" WHERE uu.gpu_id = m.gpu_id AND uu.minute = m.minute AND uu.memory_mib >= @busy_mem" + who + "))"
+}
+
+// inBooking joins the minutes m of booking GPU bg, inside span k.
+const inBooking = "JOIN gpu_usage_minutes m ON m.gpu_id = bg.gpu_id AND m.minute >= bg.starts_at AND m.minute < bg.ends_at" +
+	" AND m.minute >= k.s AND m.minute < k.e"
+
+const confirmed = "b.status = 'confirmed'"
+
+// bookedSQL: GPU-seconds of confirmed bookings, clipped to each span.
+func (q reportSQL) bookedSQL(args map[string]any, spans []models.Span) string {
+	clip := q.least(q.epoch("bg.ends_at"), "k.ee") + " - " + q.greatest(q.epoch("bg.starts_at"), "k.se")
+	return "SELECT b.user_id AS uid, k.i AS i, SUM(" + clip + ") AS a, 0 AS b FROM booking_gpus bg" +
+		" JOIN bookings b ON b.id = bg.booking_id JOIN " + q.spans(spans, args) +
+		" ON bg.starts_at < k.e AND bg.ends_at > k.s WHERE " + confirmed + " GROUP BY b.user_id, k.i"
+}
+
+// busySQL: busy GPU-minutes inside the user's own bookings.
+func (q reportSQL) busySQL(args map[string]any, spans []models.Span) string {
+	return "SELECT b.user_id AS uid, k.i AS i, COUNT(*) AS a, 0 AS b FROM booking_gpus bg" +
+		" JOIN bookings b ON b.id = bg.booking_id JOIN " + q.spans(spans, args) +
+		" ON bg.starts_at < k.e AND bg.ends_at > k.s " + inBooking +
+		" WHERE " + confirmed + " AND " + q.busyMinute("b.user_id", args) + " GROUP BY b.user_id, k.i"
+}
+
+// unbookedSQL: GPU-minutes on which the user's processes ran on a GPU
+// they had no confirmed booking of at that minute.
+func (q reportSQL) unbookedSQL(args map[string]any, spans []models.Span) string {
+	return "SELECT u.user_id AS uid, k.i AS i, COUNT(*) AS a, 0 AS b FROM gpu_user_usage_minutes u JOIN " +
+		q.spans(spans, args) + " ON u.minute >= k.s AND u.minute < k.e WHERE u.user_id IS NOT NULL" +
+		" AND NOT EXISTS (SELECT 1 FROM booking_gpus bg JOIN bookings b ON b.id = bg.booking_id" +
+		" WHERE bg.gpu_id = u.gpu_id AND bg.starts_at <= u.minute AND bg.ends_at > u.minute AND b.user_id = u.user_id AND " +
+		confirmed + ") GROUP BY u.user_id, k.i"
+}
+
+// givenBackSQL: GPU-seconds between the end a booking had and the end its
+// release gave it, counted in the span of the release; b is the part the
+// idle rule released (an idle report of the booking records the release).
+func (q reportSQL) givenBackSQL(args map[string]any, spans []models.Span) string {
+	back := q.epoch("b.ends_before_release") + " - " + q.epoch("b.ends_at")
+	auto := "EXISTS (SELECT 1 FROM agent_idle_reports r WHERE r.booking_id = b.id AND r.released_at IS NOT NULL)"
+	return "SELECT b.user_id AS uid, k.i AS i, SUM(" + back + ") AS a, SUM(CASE WHEN " + auto + " THEN " + back +
+		" ELSE 0 END) AS b FROM bookings b JOIN booking_gpus bg ON bg.booking_id = b.id JOIN " + q.spans(spans, args) +
+		" ON b.released_at >= k.s AND b.released_at < k.e WHERE " + confirmed +
+		" AND b.ends_before_release > b.ends_at GROUP BY b.user_id, k.i"
+}
+
+// noShowSQL: bookings that ended in the span (spans end at most at "now",
+// so only finished bookings count) without a single busy minute.
+func (q reportSQL) noShowSQL(args map[string]any, spans []models.Span) string {
+	return "SELECT b.user_id AS uid, k.i AS i, COUNT(*) AS a, 0 AS b FROM bookings b JOIN " + q.spans(spans, args) +
+		" ON b.ends_at > k.s AND b.ends_at <= k.e WHERE " + confirmed +
+		" AND NOT EXISTS (SELECT 1 FROM booking_gpus bg JOIN gpu_usage_minutes m ON m.gpu_id = bg.gpu_id" +
+		" AND m.minute >= bg.starts_at AND m.minute < bg.ends_at WHERE bg.booking_id = b.id AND " +
+		q.busyMinute("b.user_id", args) + ") GROUP BY b.user_id, k.i"
+}
+
+// clusterHoursSQL: the whole cluster's busy GPU-minutes per span and UTC
+// hour, booked or not, for the utilisation and the heat map.
+func (q reportSQL) clusterHoursSQL(args map[string]any, spans []models.Span) string {
+	return "SELECT k.i AS i, " + q.epoch("m.minute") + " / 3600 AS h, COUNT(*) AS v FROM gpu_usage_minutes m JOIN " +
+		q.spans(spans, args) + " ON m.minute >= k.s AND m.minute < k.e WHERE " + q.busyMinute("", args) + " GROUP BY 1, 2"
+}
