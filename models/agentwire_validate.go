@@ -10,7 +10,7 @@ import (
 // enough to ingest in one transaction: a week-long outage is delivered as many
 // batches, never as one giant body.
 const (
-	AgentMaxRecordsPerBatch    = 10000
+	AgentMaxRecordsPerBatch    = 2000
 	AgentMaxViolationsPerBatch = 1000
 	AgentMaxIdlePerBatch       = 1000
 	agentMaxNameLen            = 256

@@ -72,9 +72,14 @@ func (d *Daemon) sendInventory(ctx context.Context) error {
 	return nil
 }
 
-// DeliverOnce drains the spool to the portal, oldest first.
+// DeliverOnce drains the spool to the portal, oldest first. It waits until
+// the portal has accepted the inventory: usage for a GPU the portal does not
+// know yet would be refused for good and lost.
 func (d *Daemon) DeliverOnce(ctx context.Context) error {
 	defer d.updateSpoolMetrics()
+	if err := d.sendInventory(ctx); err != nil {
+		return d.syncFailed(err)
+	}
 	n, err := d.deps.Spool.Drain(ctx, func(ctx context.Context, e spool.Entry) error {
 		return d.deps.Portal.PostRaw(ctx, e.Kind, e.Body)
 	}, client.Permanent)
