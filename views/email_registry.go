@@ -23,7 +23,9 @@ type EmailEnv struct {
 }
 
 // PreferencesURL is where a recipient turns emails off; every footer links it.
-func (e EmailEnv) PreferencesURL() string { return strings.TrimRight(e.BaseURL, "/") + "/profile#email" }
+func (e EmailEnv) PreferencesURL() string {
+	return strings.TrimRight(e.BaseURL, "/") + "/profile#email"
+}
 
 // URL makes an absolute link into the portal from a path ("/bookings/42").
 func (e EmailEnv) URL(path string) string { return strings.TrimRight(e.BaseURL, "/") + path }
