@@ -1,0 +1,101 @@
+package jobs_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/web/jobs"
+	"github.com/gpubook/gpubook/web/mailer"
+	"github.com/gpubook/gpubook/web/mailer/smtptest"
+)
+
+var ctx = context.Background()
+
+var t0 = time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func newMailer(t *testing.T, port int) *mailer.Mailer {
+	t.Helper()
+	m, err := mailer.New(mailer.Settings{Host: "127.0.0.1", Port: port, From: "gpubook@example.org",
+		TLS: mailer.TLSNone, Timeout: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func newRunner(t *testing.T, db *store.DB, sender jobs.Sender, clock clockwork.Clock, mod func(*jobs.Config)) *jobs.Runner {
+	t.Helper()
+	cfg := jobs.Config{Store: db, Sender: sender, Clock: clock, Logger: quiet(), Jitter: func() float64 { return 0.5 }}
+	if mod != nil {
+		mod(&cfg)
+	}
+	r, err := jobs.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// enqueue adds n messages due at at.
+func enqueue(t *testing.T, db *store.DB, n int, at time.Time) {
+	t.Helper()
+	for i := range n {
+		key := fmt.Sprintf("test:%03d", i)
+		m := models.OutboxMessage{Kind: "test", DedupKey: key, ToEmail: fmt.Sprintf("user%d@example.org", i),
+			Subject: "Subject " + key, TextBody: "Text " + key, HTMLBody: "<p>" + key + "</p>", NextAttemptAt: at, CreatedAt: at}
+		if _, err := db.EnqueueMail(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// exactlyOnce checks that the server got every one of n messages once.
+func exactlyOnce(t *testing.T, srv *smtptest.Server, n int) {
+	t.Helper()
+	got := srv.Wait(n, 5*time.Second)
+	seen := map[string]int{}
+	for _, m := range got {
+		p, err := smtptest.Parse(m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[p.Header.Get("Message-Id")]++
+	}
+	for i := range n {
+		id := "<" + models.MessageID(fmt.Sprintf("test:%03d", i)) + ">"
+		if seen[id] != 1 {
+			t.Errorf("message test:%03d arrived %d times", i, seen[id])
+		}
+	}
+	if len(got) != n {
+		t.Errorf("server received %d messages, want %d", len(got), n)
+	}
+}
+
+func stats(t *testing.T, db *store.DB) map[string]int64 {
+	t.Helper()
+	st, err := db.OutboxStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Counts
+}
+
+func deliver(t *testing.T, r *jobs.Runner) jobs.Round {
+	t.Helper()
+	round, err := r.DeliverOnce(ctx)
+	if err != nil {
+		t.Fatalf("deliver: %v", err)
+	}
+	return round
+}
