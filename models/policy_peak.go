@@ -153,8 +153,11 @@ func (s PeakSchedule) IsPeak(t time.Time, loc *time.Location) bool {
 	return len(s.windows(t, t.Add(time.Second), loc)) > 0
 }
 
-// WeekStart returns Monday 00:00 of t's week in loc, the start of a quota week.
+// WeekStart returns Monday 00:00 of t's week in loc (nil: UTC), the start of a quota week.
 func WeekStart(t time.Time, loc *time.Location) time.Time {
+	if loc == nil {
+		loc = time.UTC
+	}
 	l := t.In(loc)
 	back := (int(l.Weekday()) + 6) % 7
 	return time.Date(l.Year(), l.Month(), l.Day()-back, 0, 0, 0, 0, loc)

@@ -144,3 +144,25 @@ type RequestFilter struct {
 	From, To time.Time
 	Limit    int
 }
+
+// Kinds of the emails about priority requests and pre-emptions.
+const (
+	NoticeNewRequest = "priority_new"
+	NoticeDecision   = "priority_decided"
+	NoticePreempted  = "preempted"
+)
+
+// Notice is what an email about a request tells its recipient: the request,
+// and for a pre-emption the booking and what happened to it.
+type Notice struct {
+	Kind      string
+	Request   PriorityRequest
+	Booking   *Booking
+	Cancelled bool
+	NewEnd    time.Time
+}
+
+// Mailer renders a notice for one recipient in their language as an
+// outbox message. The store calls it inside the transaction of the change,
+// so that the change and its emails commit together; nil sends nothing.
+type Mailer func(n Notice, to *User) (OutboxMessage, error)

@@ -25,12 +25,12 @@ type PolicyStore interface {
 // slot and pre-empts in the same transaction as the decision, which is a
 // compare-and-set on the pending status so that two deciders never both win.
 type PriorityStore interface {
-	CreateRequest(ctx context.Context, r *PriorityRequest, lim BookingLimits, now time.Time, by Actor) error
+	CreateRequest(ctx context.Context, r *PriorityRequest, lim BookingLimits, now time.Time, by Actor, mail Mailer) error
 	Request(ctx context.Context, id int64) (*PriorityRequest, error)
 	Requests(ctx context.Context, f RequestFilter) ([]PriorityRequest, error)
 	CountPendingFor(ctx context.Context, decider *User, now time.Time) (int, error)
-	ApproveRequest(ctx context.Context, id int64, actor *User, comment string, now time.Time) (*PriorityRequest, error)
-	DenyRequest(ctx context.Context, id int64, actor *User, comment string, now time.Time) (*PriorityRequest, error)
+	ApproveRequest(ctx context.Context, id int64, actor *User, comment string, now time.Time, mail Mailer) (*PriorityRequest, error)
+	DenyRequest(ctx context.Context, id int64, actor *User, comment string, now time.Time, mail Mailer) (*PriorityRequest, error)
 	ExpireRequests(ctx context.Context, now time.Time) (int, error)
 	LeadTeams(ctx context.Context, userID int64) ([]int64, error)
 }

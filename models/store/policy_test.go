@@ -1,0 +1,117 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
+)
+
+func TestCreateBookingEnforcesPolicy(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPrioFixture(t, db)
+		by := models.CLIActor
+		if err := db.SaveScopeLimits(ctx, models.ScopeGlobal, 0, []models.PolicyLimit{{Rule: models.RuleMaxGPUs, Value: 1}}, changeClock, by); err != nil {
+			t.Fatal(err)
+		}
+		req := models.NewBooking{UserID: f.owner.ID, GPUIDs: []int64{f.node.GPUs[0].ID, f.node.GPUs[1].ID}, StartsAt: hours(1), EndsAt: hours(2)}
+		_, err := db.CreateBooking(ctx, req, models.DefaultBookingLimits, changeClock, by)
+		wantCode(t, err, models.EPOLICY)
+		if m := models.AsError(err).Fields["max_gpus"]; m.Key != "policy.breach.max_gpus" || m.Data["Limit"] != "1" || m.Data["Actual"] != "2" || m.Data["Scope"] != "global" {
+			t.Errorf("breach = %+v", m)
+		}
+		bs, err := db.CheckBooking(ctx, req, models.DefaultBookingLimits, changeClock)
+		if err != nil || len(bs) != 1 || bs[0].Rule != models.RuleMaxGPUs {
+			t.Errorf("check = %+v, %v", bs, err)
+		}
+		// The team's own value wins over the global one.
+		if err := db.SaveScopeLimits(ctx, models.ScopeTeam, f.team.ID, []models.PolicyLimit{{Rule: models.RuleMaxGPUs, Value: 2}}, changeClock, by); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateBooking(ctx, req, models.DefaultBookingLimits, changeClock, by); err != nil {
+			t.Fatalf("booking within the team's limit: %v", err)
+		}
+		// Now Ada holds 2 GPUs 1–2 h; one more at the same time is over.
+		req.GPUIDs, req.StartsAt = []int64{f.node.GPUs[2].ID}, hours(1.5)
+		_, err = db.CreateBooking(ctx, req, models.DefaultBookingLimits, changeClock, by)
+		wantCode(t, err, models.EPOLICY)
+		in, err := db.PolicyInputFor(ctx, f.owner.ID, changeClock, changeClock, models.DefaultBookingLimits)
+		if v, ok := in.Effective(models.RuleMaxGPUs, ""); err != nil || !ok || v.Source.Scope != models.ScopeTeam || v.Source.Name != "vision" {
+			t.Errorf("effective = %+v %v %v", v, ok, err)
+		}
+		if ev := lastAudit(t, db, models.AuditPolicyLimits); ev.TargetType != "policy_team" {
+			t.Errorf("audit = %+v", ev)
+		}
+	})
+}
+
+func TestModelRestrictionAndSettings(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPrioFixture(t, db)
+		other := &models.Team{Name: "nlp"}
+		if err := db.CreateTeam(ctx, other, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		model := f.node.GPUs[0].Model
+		if err := db.SetModelTeams(ctx, model, []int64{other.ID}, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		req := models.NewBooking{UserID: f.owner.ID, GPUIDs: []int64{f.node.GPUs[0].ID}, StartsAt: hours(1), EndsAt: hours(2)}
+		_, err := db.CreateBooking(ctx, req, models.DefaultBookingLimits, changeClock, models.CLIActor)
+		wantCode(t, err, models.EPOLICY)
+		s := models.DefaultPolicySettings()
+		s.Peak.From, s.AdminExempt = 8*60, true
+		if err := db.SavePolicySettings(ctx, s, changeClock, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.PolicySettings(ctx)
+		if err != nil || got.Peak.From != 480 || got.Peak.To != 1140 || !got.AdminExempt || !got.Peak.Days[1] || got.Peak.Days[0] {
+			t.Errorf("settings = %+v, %v", got, err)
+		}
+		req.UserID = f.admin.ID // exempt now
+		if _, err := db.CreateBooking(ctx, req, models.DefaultBookingLimits, changeClock, models.CLIActor); err != nil {
+			t.Errorf("exempt admin refused: %v", err)
+		}
+		if err := db.SetModelTeams(ctx, model, nil, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		if mt, _ := db.ModelTeams(ctx); len(mt) != 0 {
+			t.Errorf("model teams after clearing = %v", mt)
+		}
+	})
+}
+
+func TestLoans(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPrioFixture(t, db)
+		if err := db.SaveScopeLimits(ctx, models.ScopeGlobal, 0, []models.PolicyLimit{{Rule: models.RuleMaxGPUHours, Value: 600}}, changeClock, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		lim := models.DefaultBookingLimits
+		from, to, team := f.owner.ID, f.other.ID, f.team.ID
+		give := &models.QuotaLoan{FromUser: &from, ToUser: &to, GPUMinutes: 240}
+		if err := db.CreateLoan(ctx, give, lim, changeClock, models.ActorFor(f.owner, "")); err != nil {
+			t.Fatalf("lend: %v", err)
+		}
+		tooMuch := &models.QuotaLoan{FromUser: &from, TeamID: &team, GPUMinutes: 400}
+		wantCode(t, db.CreateLoan(ctx, tooMuch, lim, changeClock, models.ActorFor(f.owner, "")), models.EINVALID)
+		pool := &models.QuotaLoan{FromUser: &from, TeamID: &team, GPUMinutes: 300}
+		if err := db.CreateLoan(ctx, pool, lim, changeClock, models.ActorFor(f.owner, "")); err != nil {
+			t.Fatalf("give to pool: %v", err)
+		}
+		draw := &models.QuotaLoan{ToUser: &to, TeamID: &team, GPUMinutes: 120}
+		if err := db.CreateLoan(ctx, draw, lim, changeClock, models.ActorFor(f.other, "")); err != nil {
+			t.Fatalf("draw: %v", err)
+		}
+		ws := models.WeekStart(changeClock, nil)
+		ls, err := db.Loans(ctx, f.other.ID, []int64{team}, ws)
+		if err != nil || len(ls) != 3 || models.LoanBalance(ls, f.other.ID, ws) != 360 || models.PoolBalance(ls, team, ws) != 180 {
+			t.Fatalf("ledger = %+v, %v", ls, err)
+		}
+		// Ada has 600 − 240 − 300 = 60 GPU-minutes left: a 2 h booking breaks the weekly limit.
+		req := models.NewBooking{UserID: f.owner.ID, GPUIDs: []int64{f.node.GPUs[0].ID}, StartsAt: hours(1), EndsAt: hours(3)}
+		_, err = db.CreateBooking(ctx, req, lim, changeClock, models.CLIActor)
+		wantCode(t, err, models.EPOLICY)
+	})
+}

@@ -1,0 +1,178 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// ApproveRequest turns a pending request into a priority booking. In one
+// transaction it checks that actor may decide, sets the status with a
+// compare-and-set on 'pending' (of two deciders only one changes the row),
+// re-checks the slot, pre-empts the standard bookings in the way when the
+// request asks for it, inserts the booking, queues the emails and writes the
+// audit events. Any failure leaves everything as it was: the request stays
+// pending and no booking is touched.
+func (db *DB) ApproveRequest(ctx context.Context, id int64, actor *models.User, comment string, now time.Time, mail models.Mailer) (*models.PriorityRequest, error) {
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r, err := db.decide(tx, id, actor, models.RequestApproved, comment, now)
+		if err != nil {
+			return err
+		}
+		if err := db.clearWay(tx, r, actor, now, mail); err != nil {
+			return err
+		}
+		bid, err := insertBooking(tx, r.Booking(), r.NodeID, models.KindPriority, now)
+		if err != nil {
+			return err
+		}
+		if err := tx.Model(&requestRow{}).Where("id = ?", id).Update("booking_id", bid).Error; err != nil {
+			return fmt.Errorf("store: link request booking: %w", err)
+		}
+		r.BookingID = &bid
+		if err := notifyRequester(tx, mail, r); err != nil {
+			return err
+		}
+		return audit(tx, models.ActorFor(actor, ""), models.AuditRequestApprove, "request", id, map[string]any{
+			"booking_id": bid, "comment": comment, "user_id": r.UserID, "preempt": r.Preempt})
+	})
+	if isOverlap(err) {
+		return nil, &models.Error{Code: models.ECONFLICT, Msg: models.M("request.err.taken"), Err: err}
+	}
+	if err != nil {
+		return nil, mapErr(err, "request")
+	}
+	return db.Request(ctx, id)
+}
+
+// DenyRequest closes a pending request with the decider's comment.
+func (db *DB) DenyRequest(ctx context.Context, id int64, actor *models.User, comment string, now time.Time, mail models.Mailer) (*models.PriorityRequest, error) {
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r, err := db.decide(tx, id, actor, models.RequestDenied, comment, now)
+		if err != nil {
+			return err
+		}
+		if err := notifyRequester(tx, mail, r); err != nil {
+			return err
+		}
+		return audit(tx, models.ActorFor(actor, ""), models.AuditRequestDeny, "request", id, map[string]any{
+			"comment": comment, "user_id": r.UserID})
+	})
+	if err != nil {
+		return nil, mapErr(err, "request")
+	}
+	return db.Request(ctx, id)
+}
+
+// decide checks the decider and moves the request from pending to status.
+// The UPDATE … WHERE status = 'pending' is the guard against a second
+// decider: whoever comes second changes no row and gets ECONFLICT.
+func (db *DB) decide(tx *gorm.DB, id int64, actor *models.User, status, comment string, now time.Time) (*models.PriorityRequest, error) {
+	var row requestRow
+	if err := requestQuery(tx).Where("r.id = ?", id).Take(&row).Error; err != nil {
+		return nil, mapErr(err, "request")
+	}
+	r := row.model()
+	lead, err := leadTeams(tx, actor.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := models.CanDecide(actor, &r, lead); err != nil {
+		return nil, err
+	}
+	if err := models.CheckPending(&r, now); err != nil {
+		return nil, err
+	}
+	res := tx.Model(&requestRow{}).Where("id = ? AND status = ?", id, models.RequestPending).Updates(map[string]any{
+		"status": status, "decided_by": actor.ID, "decided_at": utc(now), "comment": comment, "updated_at": utc(now)})
+	if res.Error != nil {
+		return nil, fmt.Errorf("store: decide request: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil, models.NewError(models.ECONFLICT, models.M("request.err.decided", "Status", "?"))
+	}
+	r.Status, r.DecidedBy, r.Comment = status, &actor.ID, comment
+	return &r, nil
+}
+
+// clearWay makes room for an approved request: without pre-emption the
+// slot must be free; with it, each standard booking in the way is trimmed
+// or cancelled (locked first), audited, and its owner told why.
+func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.User, now time.Time, mail models.Mailer) error {
+	cs, err := conflicts(tx, r.GPUIDs, r.StartsAt, r.EndsAt, 0)
+	if err != nil || len(cs) == 0 {
+		return err
+	}
+	if !r.Preempt {
+		return models.ConflictError(cs)
+	}
+	var inWay []models.Booking
+	seen := map[int64]bool{}
+	for _, c := range cs {
+		if seen[c.BookingID] {
+			continue
+		}
+		seen[c.BookingID] = true
+		if err := db.lockBooking(tx, c.BookingID); err != nil {
+			return err
+		}
+		b, err := bookingByID(tx, c.BookingID)
+		if err != nil {
+			return err
+		}
+		inWay = append(inWay, *b)
+	}
+	plan, err := models.PlanPreemption(r, inWay, actor)
+	if err != nil {
+		return err
+	}
+	for _, p := range plan {
+		if err := preempt(tx, r, p, actor, now, mail); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func preempt(tx *gorm.DB, r *models.PriorityRequest, p models.Preemption, actor *models.User, now time.Time, mail models.Mailer) error {
+	b := p.Booking
+	details := map[string]any{"request_id": r.ID, "cancelled": p.Cancel}
+	if p.Cancel {
+		err := tx.Model(&bookingRow{}).Where("id = ?", b.ID).Updates(map[string]any{"status": models.StatusCancelled, "updated_at": utc(now)}).Error
+		if err == nil {
+			err = tx.Model(&bookingGPURow{}).Where("booking_id = ?", b.ID).Update("blocking", false).Error
+		}
+		if err != nil {
+			return fmt.Errorf("store: pre-empt booking %d: %w", b.ID, err)
+		}
+	} else {
+		if err := setBookingEnd(tx, b.ID, p.NewEnd, nil, now); err != nil {
+			return fmt.Errorf("store: trim booking %d: %w", b.ID, err)
+		}
+		details["old_ends_at"], details["ends_at"] = b.EndsAt, p.NewEnd
+	}
+	if err := auditBooking(tx, actor, models.AuditBookingPreempt, &b, details); err != nil {
+		return err
+	}
+	owner, err := userInTx(tx, b.UserID)
+	if err != nil {
+		return err
+	}
+	return notify(tx, mail, models.Notice{Kind: models.NoticePreempted, Request: *r, Booking: &b, Cancelled: p.Cancel, NewEnd: p.NewEnd},
+		[]*models.User{owner})
+}
+
+func notifyRequester(tx *gorm.DB, mail models.Mailer, r *models.PriorityRequest) error {
+	if mail == nil {
+		return nil
+	}
+	u, err := userInTx(tx, r.UserID)
+	if err != nil {
+		return err
+	}
+	return notify(tx, mail, models.Notice{Kind: models.NoticeDecision, Request: *r}, []*models.User{u})
+}
