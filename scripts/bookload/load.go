@@ -73,7 +73,7 @@ func (t *target) load(ctx context.Context, clients, n int, maxTime time.Duration
 				if k >= n || time.Now().After(deadline) {
 					return
 				}
-				d, ok := t.post(ctx, hc, t.body(base+k))
+				d, ok := t.post(ctx, hc, t.tokens[(base+k)%len(t.tokens)], t.body(base+k))
 				mu.Lock()
 				res.lat = append(res.lat, d)
 				if !ok {
@@ -88,9 +88,9 @@ func (t *target) load(ctx context.Context, clients, n int, maxTime time.Duration
 	return res
 }
 
-func (t *target) post(ctx context.Context, hc *http.Client, body string) (time.Duration, bool) {
+func (t *target) post(ctx context.Context, hc *http.Client, token, body string) (time.Duration, bool) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, t.url+"/api/v1/bookings", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+t.token)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	start := time.Now()
 	res, err := hc.Do(req)

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -55,9 +56,21 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	clients := fs.String("clients", "1,8,64", "concurrent client counts")
 	n := fs.Int("n", 2000, "bookings per client count (at most 20000)")
 	maxTime := fs.Duration("max-time", 30*time.Second, "stop a level after this long")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file`")
 	pgAdmin := fs.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (127.0.0.1 only)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	o := options{dialects: strings.Split(*dbs, ","), n: min(max(*n, 1), 20000), maxTime: *maxTime, pgAdmin: *pgAdmin, gpus: 64}
 	for _, s := range strings.Split(*clients, ",") {
@@ -112,20 +125,30 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 	return nil
 }
 
-// target is a gpubook server on 127.0.0.1 with one user, one token and
-// 64 GPUs on one node.
+// target is a gpubook server on 127.0.0.1 with 64 GPUs on one node and
+// loadUsers users, each with a token: requests rotate through them, as many
+// people booking do, so that no single user's history grows without bound.
 type target struct {
-	url, token string
-	gpuIDs     []int64
-	next       int // the next free (GPU, hour) cell, so that no request conflicts
-	start      time.Time
-	srv        *http.Server
+	url    string
+	tokens []string
+	gpuIDs []int64
+	next   int // the next free (GPU, hour) cell, so that no request conflicts
+	start  time.Time
+	srv    *http.Server
 }
 
 func newTarget(ctx context.Context, db *store.DB, gpus int) (*target, error) {
-	u := &models.User{Email: "load@example.org", Name: "Load"}
-	if err := db.CreateUser(ctx, u, models.CLIActor); err != nil {
-		return nil, err
+	var tokens []string
+	for i := range loadUsers {
+		u := &models.User{Email: fmt.Sprintf("load%02d@example.org", i), Name: fmt.Sprintf("Load %02d", i)}
+		if err := db.CreateUser(ctx, u, models.CLIActor); err != nil {
+			return nil, err
+		}
+		_, plain, err := db.CreateToken(ctx, u.ID, "bookload", time.Now(), models.CLIActor)
+		if err != nil {
+			return nil, err
+		}
+		tokens = append(tokens, plain)
 	}
 	gs, err := models.NewNodeGPUs("load01", gpus, "NVIDIA A100-SXM4-80GB", 81920)
 	if err != nil {
@@ -133,10 +156,6 @@ func newTarget(ctx context.Context, db *store.DB, gpus int) (*target, error) {
 	}
 	node := &models.Node{Name: "load01"}
 	if err := db.CreateNode(ctx, node, gs, models.CLIActor); err != nil {
-		return nil, err
-	}
-	_, plain, err := db.CreateToken(ctx, u.ID, "bookload", time.Now(), models.CLIActor)
-	if err != nil {
 		return nil, err
 	}
 	var sessions scs.Store = sqlite3store.NewWithCleanupInterval(db.SQL, 0)
@@ -155,7 +174,7 @@ func newTarget(ctx context.Context, db *store.DB, gpus int) (*target, error) {
 	}
 	hs := &http.Server{Handler: s.Echo, ReadHeaderTimeout: 5 * time.Second}
 	go hs.Serve(ln)
-	t := &target{url: "http://" + ln.Addr().String(), token: plain, srv: hs, start: time.Now().UTC().Truncate(time.Hour).Add(2 * time.Hour)}
+	t := &target{url: "http://" + ln.Addr().String(), tokens: tokens, srv: hs, start: time.Now().UTC().Truncate(time.Hour).Add(2 * time.Hour)}
 	for _, g := range node.GPUs {
 		t.gpuIDs = append(t.gpuIDs, g.ID)
 	}
@@ -172,6 +191,9 @@ func newTarget(ctx context.Context, db *store.DB, gpus int) (*target, error) {
 }
 
 func (t *target) close() { t.srv.Close() }
+
+// loadUsers is how many people the load pretends to be.
+const loadUsers = 50
 
 // body returns the k-th booking request: one GPU for one hour, each cell of
 // the (GPU, hour) grid used once, so that every request should succeed.
