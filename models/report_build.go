@@ -176,3 +176,20 @@ func (d *WeekData) clusterTrend() []TrendPoint {
 	}
 	return out
 }
+
+// CanSeeTeamUsage reports whether u may read team teamID's usage table:
+// its leads and admins. mine are u's memberships.
+func CanSeeTeamUsage(u *User, teamID int64, mine []Membership) bool {
+	if u == nil {
+		return false
+	}
+	if u.IsAdmin {
+		return true
+	}
+	for _, m := range mine {
+		if m.TeamID == teamID && m.UserID == u.ID && m.Role == RoleLead {
+			return true
+		}
+	}
+	return false
+}

@@ -1,6 +1,9 @@
 package models
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // HeatMap is the cluster's load by weekday (Monday first) and hour of the
 // day in the cluster's zone over the report's four weeks: the share of all
@@ -35,4 +38,23 @@ func (d *WeekData) HeatMap() HeatMap {
 		}
 	}
 	return m
+}
+
+// HeatCell is one weekday × hour of the heat map.
+type HeatCell struct {
+	Weekday, Hour int
+	Load          float64
+}
+
+// Quietest returns the n least loaded cells, earliest first among equals:
+// the hours to suggest to someone who finds the calendar full.
+func (h HeatMap) Quietest(n int) []HeatCell {
+	cells := make([]HeatCell, 0, 7*24)
+	for wd := range h.Load {
+		for hr, l := range h.Load[wd] {
+			cells = append(cells, HeatCell{wd, hr, l})
+		}
+	}
+	sort.SliceStable(cells, func(i, j int) bool { return cells[i].Load < cells[j].Load })
+	return cells[:min(n, len(cells))]
 }

@@ -66,6 +66,11 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	signedIn.GET("/slots", bookings.FindSlots)
 	signedIn.GET("/gpus/:id", gpuPages.Show)
 
+	// Usage reports: my usage, a team's (its leads and admins), the cluster's.
+	reports := &handlers.Reports{Base: base, Rules: cfg.Reports}
+	signedIn.GET("/usage", reports.Usage)
+	signedIn.GET("/usage/team/:id", reports.TeamUsage)
+
 	// Admin pages.
 	adm := web.Group("/admin", requireAdmin)
 	adm.GET("", admin.Index)
@@ -88,6 +93,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	adm.GET("/nodes/:id/enroll", adminAgents.ShowEnroll)
 	adm.POST("/nodes/:id/enroll", adminAgents.CreateEnrollToken)
 	adm.GET("/violations", adminAgents.Violations)
+	adm.GET("/usage", reports.ClusterUsage)
 
 	// Live status (signed-in users).
 	status := &handlers.Status{Base: base}

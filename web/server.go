@@ -46,6 +46,8 @@ type Config struct {
 	IdlePolicy models.IdlePolicy
 	// UsageRetention is how long per-minute usage is kept (0: the default).
 	UsageRetention time.Duration
+	// Reports are the usage reports' thresholds and schedule (zero: defaults).
+	Reports models.ReportRules
 }
 
 // Rate is a token-bucket limit: PerMinute sustained, Burst at once.
