@@ -104,6 +104,8 @@ type OutboxStore interface {
 	// ClaimMail moves at most limit due pending messages to sending, leased
 	// to owner until now+lease; concurrent claimers never get the same row.
 	ClaimMail(ctx context.Context, owner string, now time.Time, limit int, lease time.Duration) ([]OutboxMessage, error)
+	// ClaimMailByID is ClaimMail for one pending message, due or not.
+	ClaimMailByID(ctx context.Context, id int64, owner string, now time.Time, lease time.Duration) (*OutboxMessage, error)
 	MarkSent(ctx context.Context, id int64, owner string, now time.Time) error
 	// MarkFailed records a send that was refused or never reached the
 	// server: back to pending at nextAttempt, or failed when it is zero.

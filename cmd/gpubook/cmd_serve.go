@@ -12,6 +12,7 @@ import (
 	"github.com/alexedwards/scs/postgresstore"
 	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/alexedwards/scs/v2"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models"
@@ -71,7 +72,11 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		log.Info("development sign-in is off: an OIDC issuer is configured", "issuer", cfg.OIDCIssuer)
 	}
 	go db.RunUsagePruner(ctx, cfg.Agent.Retention, 24*time.Hour, c.now, log)
-	return srv.Run(ctx, c.ready)
+	runner, err := newJobRunner(cfg, db, log, clockwork.NewRealClock())
+	if err != nil {
+		return fmt.Errorf("cli: serve: %w", err)
+	}
+	return runBeside(ctx, runner, func(ctx context.Context) error { return srv.Run(ctx, c.ready) })
 }
 
 // prepareSchema migrates, or with noMigrate checks that nothing is pending:

@@ -30,6 +30,7 @@ type Config struct {
 	DevLogin    bool
 	SlotMinutes int
 	SSO         SSOSettings
+	SMTP        SMTPSettings
 	Agent       AgentSettings
 }
 
@@ -114,7 +115,7 @@ func (cf *configFlags) resolve(getenv func(string) string) (Config, error) {
 	var cfg Config
 	steps := []func(func(string) string, *Config) error{
 		cf.resolveDatabase, cf.resolveListen, cf.resolveBaseURL, cf.resolveTimezone,
-		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot, resolveSSO, resolveAgent,
+		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot, resolveSSO, resolveAgent, resolveSMTP,
 	}
 	for _, step := range steps {
 		if err := step(getenv, &cfg); err != nil {

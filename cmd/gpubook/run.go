@@ -41,6 +41,7 @@ func commands() []command {
 		{"user", "add and list users", (*cli).user},
 		{"token", "create, list and revoke personal API tokens", (*cli).token},
 		{"node", "register and list GPU nodes", (*cli).node},
+		{"mail", "send a test email and show the outbox", (*cli).mail},
 		{"demo", "fill an empty database with demo users, nodes and bookings", (*cli).demo},
 		{"version", "print the version", (*cli).version},
 	}

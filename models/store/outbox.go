@@ -102,6 +102,25 @@ func (db *DB) ClaimMail(ctx context.Context, owner string, now time.Time, limit 
 	return out, nil
 }
 
+// ClaimMailByID leases one pending message to owner whatever its next
+// attempt time, for `gpubook mail test --now`, which sends the message it
+// just queued instead of whatever else is due.
+func (db *DB) ClaimMailByID(ctx context.Context, id int64, owner string, now time.Time, lease time.Duration) (*models.OutboxMessage, error) {
+	var rows []outboxRow
+	err := db.Gorm.WithContext(ctx).Raw(`UPDATE outbox SET status = ?, lease_owner = ?, lease_until = ?, attempts = attempts + 1
+		WHERE id = ? AND status = ? RETURNING *`, models.OutboxSending, owner, utc(now.Add(lease)), id, models.OutboxPending).
+		Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: claim mail %d: %w", id, err)
+	}
+	if len(rows) == 0 {
+		return nil, &models.Error{Code: models.ENOTFOUND, Msg: models.M("err.not_found", "What", "email"),
+			Err: fmt.Errorf("store: claim mail %d: no such pending message", id)}
+	}
+	m := rows[0].model()
+	return &m, nil
+}
+
 // claimQuery is ClaimMail's statement per dialect. In PostgreSQL the CTE
 // is evaluated once and its row locks make rivals skip these rows.
 func claimQuery(dialect string) string {
@@ -231,6 +250,16 @@ func (db *DB) OutboxStats(ctx context.Context) (models.OutboxStats, error) {
 func (db *DB) OutboxMessage(ctx context.Context, id int64) (*models.OutboxMessage, error) {
 	var r outboxRow
 	if err := db.Gorm.WithContext(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
+		return nil, mapErr(err, "email")
+	}
+	m := r.model()
+	return &m, nil
+}
+
+// OutboxMessageByKey returns the message with a dedup key.
+func (db *DB) OutboxMessageByKey(ctx context.Context, dedupKey string) (*models.OutboxMessage, error) {
+	var r outboxRow
+	if err := db.Gorm.WithContext(ctx).Where("dedup_key = ?", dedupKey).Take(&r).Error; err != nil {
 		return nil, mapErr(err, "email")
 	}
 	m := r.model()

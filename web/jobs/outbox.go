@@ -70,6 +70,21 @@ func (r *Runner) DeliverOnce(ctx context.Context) (Round, error) {
 	return round, errors.Join(errs...)
 }
 
+// SendNow claims, sends and records one pending message at once and
+// returns the send's error (nil when the server accepted it); the outbox
+// row then says what happens next, as for any round.
+func (r *Runner) SendNow(ctx context.Context, id int64) (sendErr error, err error) {
+	if r.cfg.Sender == nil {
+		return nil, errors.New("jobs: no SMTP sender configured")
+	}
+	m, err := r.cfg.Store.ClaimMailByID(ctx, id, r.cfg.Owner, r.cfg.Clock.Now(), r.cfg.SendLease)
+	if err != nil {
+		return nil, err
+	}
+	sendErr = r.cfg.Sender.Send(ctx, *m)
+	return sendErr, r.record(ctx, *m, sendErr, &Round{})
+}
+
 // record writes a send's outcome. Only a definite refusal or a failure
 // before the server took anything leads to a retry; an unknown outcome is
 // never retried.
