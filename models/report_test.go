@@ -16,8 +16,8 @@ func TestParseWeek(t *testing.T) {
 	}{
 		{"2026-W49", time.Date(2026, 11, 30, 0, 0, 0, 0, berlin), time.Date(2026, 12, 7, 0, 0, 0, 0, berlin), 168},
 		{"2026-W43", time.Date(2026, 10, 19, 0, 0, 0, 0, berlin), time.Date(2026, 10, 26, 0, 0, 0, 0, berlin), 169}, // clocks go back
-		{"2026-W13", time.Date(2026, 3, 23, 0, 0, 0, 0, berlin), time.Date(2026, 3, 30, 0, 0, 0, 0, berlin), 167}, // clocks go forward
-		{"2026-w01", time.Date(2025, 12, 29, 0, 0, 0, 0, berlin), time.Date(2026, 1, 5, 0, 0, 0, 0, berlin), 168},  // ISO year starts in December
+		{"2026-W13", time.Date(2026, 3, 23, 0, 0, 0, 0, berlin), time.Date(2026, 3, 30, 0, 0, 0, 0, berlin), 167},   // clocks go forward
+		{"2026-w01", time.Date(2025, 12, 29, 0, 0, 0, 0, berlin), time.Date(2026, 1, 5, 0, 0, 0, 0, berlin), 168},   // ISO year starts in December
 		{"2020-W53", time.Date(2020, 12, 28, 0, 0, 0, 0, berlin), time.Date(2021, 1, 4, 0, 0, 0, 0, berlin), 168},
 	}
 	for _, tt := range tests {

@@ -32,8 +32,13 @@ func QuietHours(t *i18n.Translator, h models.HeatMap) string {
 // output of "gpubook report preview". A user with no activity gets a few
 // friendly lines instead of a page of zeros.
 func ReportText(t *i18n.Translator, r models.UserReport, links ReportLinks) string {
+	return fmt.Sprintf("%s\n\n%s\n\n%s", ReportSubject(t, r), t.T("report.greeting", "Name", r.User.Name), reportTextBody(t, r, links))
+}
+
+// reportTextBody is the report without subject and greeting: the text
+// part of the email, where the email layout adds those.
+func reportTextBody(t *i18n.Translator, r models.UserReport, links ReportLinks) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\n%s\n\n", ReportSubject(t, r), t.T("report.greeting", "Name", r.User.Name))
 	if !r.Active() {
 		fmt.Fprintf(&b, "%s\n\n%s\n", t.T("report.quiet", "Week", r.Week.String()), t.T("report.quiet_hours", "Hours", QuietHours(t, r.Heat)))
 	} else {

@@ -32,6 +32,8 @@ var figureQueries = []figureQuery{
 	{"unbooked", reportSQL.unbookedSQL, func(f *models.Figures, a, _ int64) { f.UnbookedMin = a }},
 	{"given back", reportSQL.givenBackSQL, func(f *models.Figures, a, b int64) { f.GivenBackSec, f.AutoGivenBackSec = a, b }},
 	{"no-shows", reportSQL.noShowSQL, func(f *models.Figures, a, _ int64) { f.NoShows = a }},
+	{"priority", reportSQL.prioritySQL, func(f *models.Figures, a, b int64) { f.PriorityMade, f.PriorityApproved = a, b }},
+	{"pre-empted", reportSQL.preemptedSQL, func(f *models.Figures, a, _ int64) { f.Preempted = a }},
 }
 
 // ReportWeek computes week w for every user as of asOf (the end of the
@@ -47,8 +49,8 @@ func (db *DB) ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 			return nil, err
 		}
 	}
-	if err := db.priorityFigures(ctx, d); err != nil {
-		return nil, err
+	if err := db.Gorm.WithContext(ctx).Table("priority_requests").Where("status = ?", models.RequestPending).Count(&d.PendingRequests).Error; err != nil {
+		return nil, fmt.Errorf("store: report pending requests: %w", err)
 	}
 	if err := db.clusterHours(ctx, q, d); err != nil {
 		return nil, err
@@ -101,13 +103,5 @@ func (db *DB) clusterHours(ctx context.Context, q reportSQL, d *models.WeekData)
 		d.ClusterBusyMin[r.I] += r.V
 		d.HourBusyMin[r.H] += r.V
 	}
-	return nil
-}
-
-// priorityFigures fills priority requests made and approved, pre-empted
-// bookings and the pending requests. They stay 0 until the policies work
-// (migration 00005: priority_requests, pre-emption) is in the tree; this is
-// the one place to compute them.
-func (db *DB) priorityFigures(ctx context.Context, d *models.WeekData) error {
 	return nil
 }

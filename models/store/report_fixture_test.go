@@ -23,7 +23,9 @@ import (
 //	      11–12 util 0 but 2 GiB, 12–14 0 %/100 MiB                 the last two hours are idle
 //	bob   g3 Wed 09–11, util 0, no process     2 h       0         no-show
 //	bob   g1 Thu 08–16 released at 10, 90 %    2 h       120 min   released early: 6 GPU-hours given back
-//	bob   g4 Sat 10–12 cancelled (pre-empted)  0         0         his processes ran 10:00–10:29 anyway (util 20 %): 30 min unbooked
+//	bob   g4 Sat 10–12 cancelled (pre-empted)  0         0         pre-empted Sat 09:00 (audit event): 1 pre-empted; his processes
+//	                                                               ran 10:00–10:29 anyway (util 20 %): 30 min unbooked
+//	carol priority requests: Tue approved, Thu pending; one made in W48                  → W49: 2 made, 1 approved; 1 pending
 //	carol g2+g4 Fri 12–18, auto-released 13    2×1 h     0         idle rule released it: 2×5 h given back (auto), and a no-show
 //	carol g3 Sun 22–Mon(W50) 02, util 60 %     2 h W49   120 min   crosses out of the week; it ends in W50, so no no-show question here
 //	carol (no booking) g1 Wed 14–15, 40 %/3 GB  —         —         60 min unbooked
@@ -31,7 +33,7 @@ import (
 //	dave: nothing at all                                           the friendly short report
 //
 // Totals: alice booked 7 h busy 5 h (efficiency 5/7); bob 4 h / 2 h, 6 h given
-// back, 1 no-show, 30 min unbooked; carol 4 h / 2 h, 10 h given back (all
+// back, 1 no-show, 30 min unbooked, 1 pre-empted; carol 2 requests (1 approved), 4 h / 2 h, 10 h given back (all
 // auto), 1 no-show, 60 min unbooked. Cluster: booked 15 h, busy in bookings
 // 9 h; busy GPU-minutes anywhere 120+120+120+120+60+30+60+10 = 640.
 var berlin = mustZone("Europe/Berlin")
@@ -140,6 +142,12 @@ func (f *reportFixture) idleReleased(booking int64, at time.Time) {
 		VALUES ((SELECT MIN(id) FROM nodes), ?, ?, '', ?, ?, ?, ?)`, fmt.Sprint("idle-", booking), booking, at.UTC(), at.UTC(), at.UTC(), at.UTC())
 }
 
+// request records a priority request made at "at".
+func (f *reportFixture) request(user int64, at time.Time, status string) {
+	f.exec(`INSERT INTO priority_requests (user_id, node_id, gpu_ids, starts_at, ends_at, purpose, urgency, plan, give_back, status, created_at, updated_at)
+		VALUES (?, (SELECT MIN(id) FROM nodes), '[]', ?, ?, 'p', 'u', 'p', 'g', ?, ?, ?)`, user, at.Add(time.Hour).UTC(), at.Add(2*time.Hour).UTC(), status, at.UTC(), at.UTC())
+}
+
 // use writes per-minute records for gpu index g over [from, to): the GPU's
 // utilisation and, when user is not "", one process row of that unix user
 // (mapped to userID when it is not 0) holding mem MiB.
@@ -192,7 +200,12 @@ func syntheticWeek(t *testing.T, db *store.DB) weekIDs {
 	b4 := f.book(w.bob, models.StatusConfirmed, local(33, 8, 0), local(33, 16, 0), 0)
 	f.use(0, local(33, 8, 0), local(33, 10, 0), 90, "bob", w.bob, 10000)
 	f.release(b4, local(33, 10, 0))
-	f.book(w.bob, models.StatusCancelled, local(35, 10, 0), local(35, 12, 0), 3)
+	pre := f.book(w.bob, models.StatusCancelled, local(35, 10, 0), local(35, 12, 0), 3)
+	f.exec(`INSERT INTO audit_events (at, action, target_type, target_id, details) VALUES (?, ?, 'booking', ?, '{}')`,
+		local(35, 9, 0).UTC(), models.AuditBookingPreempt, fmt.Sprint(pre))
+	f.request(w.carol, local(31, 9, 0), models.RequestApproved)
+	f.request(w.carol, local(33, 9, 0), models.RequestPending)
+	f.request(w.carol, local(25, 9, 0), models.RequestDenied)
 	f.use(3, local(35, 10, 0), local(35, 10, 30), 20, "bob", w.bob, 2000)
 
 	b5 := f.book(w.carol, models.StatusConfirmed, local(34, 12, 0), local(34, 18, 0), 1, 3)

@@ -137,3 +137,18 @@ func (q reportSQL) clusterHoursSQL(args map[string]any, spans []models.Span) str
 	return "SELECT k.i AS i, " + q.epoch("m.minute") + " / 3600 AS h, COUNT(*) AS v FROM gpu_usage_minutes m JOIN " +
 		q.spans(spans, args) + " ON m.minute >= k.s AND m.minute < k.e WHERE " + q.busyMinute("", args) + " GROUP BY 1, 2"
 }
+
+// prioritySQL: priority requests made in the span, and how many of those
+// were approved (a is made, b approved).
+func (q reportSQL) prioritySQL(args map[string]any, spans []models.Span) string {
+	return "SELECT p.user_id AS uid, k.i AS i, COUNT(*) AS a, SUM(CASE WHEN p.status = 'approved' THEN 1 ELSE 0 END) AS b" +
+		" FROM priority_requests p JOIN " + q.spans(spans, args) + " ON p.created_at >= k.s AND p.created_at < k.e GROUP BY p.user_id, k.i"
+}
+
+// preemptedSQL: the user's bookings that a priority request pre-empted
+// (trimmed or cancelled) in the span; the audit event records each.
+func (q reportSQL) preemptedSQL(args map[string]any, spans []models.Span) string {
+	return "SELECT b.user_id AS uid, k.i AS i, COUNT(DISTINCT b.id) AS a, 0 AS b FROM audit_events a" +
+		" JOIN bookings b ON a.target_type = 'booking' AND a.target_id = CAST(b.id AS TEXT) JOIN " + q.spans(spans, args) +
+		" ON a.at >= k.s AND a.at < k.e WHERE a.action = '" + models.AuditBookingPreempt + "' GROUP BY b.user_id, k.i"
+}

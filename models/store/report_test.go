@@ -34,9 +34,10 @@ func TestReportSyntheticWeek(t *testing.T) {
 		d := reportWeek(t, db, "2026-W49")
 		want := map[int64]models.Figures{
 			ids.alice: {BookedSec: 7 * 3600, BusyMin: 300},
-			ids.bob:   {BookedSec: 4 * 3600, BusyMin: 120, UnbookedMin: 30, GivenBackSec: 6 * 3600, NoShows: 1},
-			ids.carol: {BookedSec: 4 * 3600, BusyMin: 120, UnbookedMin: 60, GivenBackSec: 10 * 3600, AutoGivenBackSec: 10 * 3600, NoShows: 1},
-			ids.dave:  {},
+			ids.bob:   {BookedSec: 4 * 3600, BusyMin: 120, UnbookedMin: 30, GivenBackSec: 6 * 3600, NoShows: 1, Preempted: 1},
+			ids.carol: {BookedSec: 4 * 3600, BusyMin: 120, UnbookedMin: 60, GivenBackSec: 10 * 3600, AutoGivenBackSec: 10 * 3600, NoShows: 1,
+				PriorityMade: 2, PriorityApproved: 1},
+			ids.dave: {},
 		}
 		for id, w := range want {
 			if got := d.WeekFigures(id); got != w {
@@ -75,6 +76,9 @@ func TestReportSyntheticWeek(t *testing.T) {
 func checkCluster(t *testing.T, d *models.WeekData, ids weekIDs) {
 	t.Helper()
 	s := d.ClusterSummary()
+	if s.PendingRequests != 1 {
+		t.Errorf("pending requests %d, want 1", s.PendingRequests)
+	}
 	if s.GPUCount != 4 || s.CapacityHours != 4*168 || s.Booked.BookedSec != 15*3600 || s.Booked.BusyMin != 540 {
 		t.Errorf("cluster: %+v", s)
 	}
