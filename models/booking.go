@@ -62,11 +62,14 @@ const (
 	PhaseCancelled BookingPhase = "cancelled"
 )
 
-// Phase returns the booking's phase at now.
+// Phase returns the booking's phase at now. A released booking is past at
+// once, even in the second its stored end still lies ahead.
 func (b *Booking) Phase(now time.Time) BookingPhase {
 	switch {
 	case b.Status == StatusCancelled:
 		return PhaseCancelled
+	case b.ReleasedAt != nil && !now.Before(*b.ReleasedAt):
+		return PhasePast
 	case now.Before(b.StartsAt):
 		return PhaseUpcoming
 	case now.Before(b.EndsAt):
