@@ -58,6 +58,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		SessionMaxAge:  cfg.SSO.SessionMaxAge,
 		IdlePolicy:     cfg.Agent.IdlePolicy,
 		UsageRetention: cfg.Agent.Retention,
+		Reports:        webReportRules(c.getenv),
 	}, db, sessions)
 	if err != nil {
 		return fmt.Errorf("cli: serve: %w", err)
@@ -74,6 +75,9 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	go db.RunUsagePruner(ctx, cfg.Agent.Retention, 24*time.Hour, c.now, log)
 	runner, err := newJobRunner(cfg, db, log, clockwork.NewRealClock())
 	if err != nil {
+		return fmt.Errorf("cli: serve: %w", err)
+	}
+	if err := c.registerReports(cfg, db, runner, log); err != nil {
 		return fmt.Errorf("cli: serve: %w", err)
 	}
 	return runBeside(ctx, runner, func(ctx context.Context) error { return srv.Run(ctx, c.ready) })

@@ -42,6 +42,7 @@ func commands() []command {
 		{"token", "create, list and revoke personal API tokens", (*cli).token},
 		{"node", "register and list GPU nodes", (*cli).node},
 		{"mail", "send a test email and show the outbox", (*cli).mail},
+		{"report", "preview or send the weekly usage reports", (*cli).report},
 		{"demo", "fill an empty database with demo users, nodes and bookings", (*cli).demo},
 		{"version", "print the version", (*cli).version},
 	}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/gpubook/gpubook/handlers"
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/views/i18n"
+	"github.com/gpubook/gpubook/web/jobs"
+)
+
+// reportJob is the job runner's name for the weekly reports; its periods
+// are the weeks in which the schedule fell due.
+const reportJob = "weekly-reports"
+
+// reportRules reads GPUBOOK_REPORT_BUSY_UTIL_PCT, GPUBOOK_REPORT_BUSY_MEM_MIB
+// and GPUBOOK_REPORT_SCHEDULE ("mon 08:00", cluster time zone).
+func reportRules(getenv func(string) string) (models.ReportRules, error) {
+	r := models.DefaultReportRules
+	if v := getenv("GPUBOOK_REPORT_BUSY_UTIL_PCT"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 100 {
+			return r, fmt.Errorf("GPUBOOK_REPORT_BUSY_UTIL_PCT: %q is not a percentage from 0 to 100", v)
+		}
+		r.BusyUtilPct = f
+	}
+	if v := getenv("GPUBOOK_REPORT_BUSY_MEM_MIB"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return r, fmt.Errorf("GPUBOOK_REPORT_BUSY_MEM_MIB: %q is not a number of MiB", v)
+		}
+		r.BusyMemMiB = n
+	}
+	if v := getenv("GPUBOOK_REPORT_SCHEDULE"); v != "" {
+		s, err := models.ParseSchedule(v)
+		if err != nil {
+			return r, fmt.Errorf("GPUBOOK_REPORT_SCHEDULE: %q is not like \"mon 08:00\"", v)
+		}
+		r.Schedule = s
+	}
+	return r, nil
+}
+
+// webReportRules is reportRules for the web pages; a bad setting is
+// reported (and stops serve) by registerReports, right after.
+func webReportRules(getenv func(string) string) models.ReportRules {
+	r, _ := reportRules(getenv)
+	return r
+}
+
+// newReportRun builds the report run that serve schedules and the CLI calls.
+func (c *cli) newReportRun(cfg Config, db *store.DB, rules models.ReportRules, log *slog.Logger) (*handlers.ReportRun, error) {
+	bundle, err := i18n.Load()
+	if err != nil {
+		return nil, err
+	}
+	return &handlers.ReportRun{Store: db, I18n: bundle, BaseURL: cfg.BaseURL, Location: cfg.Location, Rules: rules, Now: c.now, Log: log}, nil
+}
+
+// registerReports schedules the weekly reports on the job runner: once
+// per week across all replicas (the runner's period claim), and at start-up
+// too, which catches up a Monday the server missed.
+func (c *cli) registerReports(cfg Config, db *store.DB, runner *jobs.Runner, log *slog.Logger) error {
+	rules, err := reportRules(c.getenv)
+	if err != nil {
+		return err
+	}
+	run, err := c.newReportRun(cfg, db, rules, log)
+	if err != nil {
+		return err
+	}
+	s := rules.Schedule
+	return runner.RegisterPeriodic(reportJob, jobs.WeeklyPeriod(cfg.Location, s.Weekday, s.Hour, s.Minute), run.Job)
+}
+
+// report runs "gpubook report preview|send".
+func (c *cli) report(ctx context.Context, args []string) error {
+	return c.group(ctx, "report", args, map[string]func(context.Context, []string) error{
+		"preview": c.reportPreview,
+		"send":    c.reportSend,
+	}, []string{"preview", "send"})
+}
+
+// reportSetup parses the week flag (default: the latest week due) and opens the store.
+func (c *cli) reportSetup(ctx context.Context, cfg Config, week string) (*store.DB, *handlers.ReportRun, models.Week, error) {
+	rules, err := reportRules(c.getenv)
+	if err != nil {
+		return nil, nil, models.Week{}, err
+	}
+	w := rules.Schedule.DueWeek(c.now(), cfg.Location)
+	if week != "" {
+		if w, err = models.ParseWeek(week, cfg.Location); err != nil {
+			return nil, nil, w, c.explain("--week", err)
+		}
+	}
+	db, err := c.openStore(ctx, cfg)
+	if err != nil {
+		return nil, nil, w, err
+	}
+	run, err := c.newReportRun(cfg, db, rules, c.logger(cfg))
+	if err != nil {
+		db.Close()
+		return nil, nil, w, err
+	}
+	return db, run, w, nil
+}
+
+func (c *cli) reportPreview(ctx context.Context, args []string) error {
+	f := newFlags("report preview", "gpubook report preview --email E [--week 2026-W49]",
+		"Prints the text version of a user's weekly report (default: the latest week due).", false)
+	email := f.String("email", "", "the user's `email` address (required)")
+	week := f.String("week", "", "ISO `week`, e.g. 2026-W49")
+	cfg, _, err := f.parse(c, args, 0, 0)
+	if err != nil {
+		return err
+	}
+	db, run, w, err := c.reportSetup(ctx, cfg, *week)
+	if err != nil {
+		return fmt.Errorf("cli: report preview: %w", err)
+	}
+	defer db.Close()
+	u, err := db.UserByEmail(ctx, *email)
+	if err != nil {
+		return c.explain("report preview", err)
+	}
+	text, err := run.Preview(ctx, u, w)
+	if err != nil {
+		return c.explain("report preview", err)
+	}
+	fmt.Fprint(c.stdout, text)
+	return nil
+}
+
+func (c *cli) reportSend(ctx context.Context, args []string) error {
+	f := newFlags("report send", "gpubook report send [--week 2026-W49]",
+		"Puts a finished week's reports in the outbox (default: the latest week due). Idempotent like the schedule:\na user who already has that week's report gets nothing new.", false)
+	week := f.String("week", "", "ISO `week`, e.g. 2026-W49")
+	cfg, _, err := f.parse(c, args, 0, 0)
+	if err != nil {
+		return err
+	}
+	db, run, w, err := c.reportSetup(ctx, cfg, *week)
+	if err != nil {
+		return fmt.Errorf("cli: report send: %w", err)
+	}
+	defer db.Close()
+	res, err := run.SendWeek(ctx, w)
+	if err != nil {
+		return c.explain("report send", err)
+	}
+	fmt.Fprintf(c.stdout, "week %s: %d users, %d reports queued now, %d already queued, %d opted out\n",
+		res.Week, res.Users, res.Enqueued, res.Queued, res.OptedOut)
+	return nil
+}
