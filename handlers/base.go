@@ -30,6 +30,10 @@ type Store interface {
 	models.AuditStore
 	models.AgentStore
 	models.SSOStore
+	models.PolicyStore
+	models.PriorityStore
+	models.LendingStore
+	models.OutboxStore
 	Ping(ctx context.Context) error
 }
 
@@ -101,6 +105,12 @@ func (b *Base) NewPage(c echo.Context) *views.Page {
 		Location:  u.Location(b.Location),
 		Now:       b.Now(),
 		RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
+	}
+	if u != nil {
+		// One query: the requests this user may decide (none for most users).
+		if n, err := b.Store.CountPendingFor(ctx, u, p.Now); err == nil {
+			p.PendingApprovals = n
+		}
 	}
 	if b.hasSession(c) {
 		p.CSRF = b.CSRFToken(ctx)

@@ -72,8 +72,21 @@ func kind[D any](subject func(EmailEnv, D) string, html func(EmailEnv, D) templ.
 func emailKinds() map[string]emailKind {
 	return map[string]emailKind{
 		"test": kind(testEmailSubject, testEmailHTML, testEmailText),
+		// Priority requests (issue 5): the data is a models.Notice.
+		models.NoticeNewRequest: kind(priorityNewSubject, priorityNewHTML, priorityNewText),
+		models.NoticeDecision:   kind(priorityDecidedSubject, priorityDecidedHTML, priorityDecidedText),
+		models.NoticePreempted:  kind(preemptSubject, preemptHTML, preemptText),
+		// Agent reports (issue 6).
+		EmailIdleWarning: kind(idleSubject, idleHTML, idleText),
+		EmailNodeOffline: kind(offlineSubject, offlineHTML, offlineText),
 	}
 }
+
+// Email kinds of the agent reports.
+const (
+	EmailIdleWarning = "idle_warning"
+	EmailNodeOffline = "node_offline"
+)
 
 // EmailKinds lists the registered kinds, for tests and the CLI.
 func EmailKinds() []string {

@@ -66,10 +66,25 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	signedIn.GET("/slots", bookings.FindSlots)
 	signedIn.GET("/gpus/:id", gpuPages.Show)
 
+	// Policies, limits, lending and priority requests (signed-in users).
+	policies := &handlers.Policies{Base: base}
+	priority := &handlers.Priority{Base: base, BaseURL: cfg.BaseURL}
+	signedIn.POST("/bookings/check", policies.Check)
+	signedIn.GET("/limits", policies.ShowLimits)
+	signedIn.GET("/limits/ledger", policies.Ledger)
+	signedIn.POST("/limits/lend", policies.Lend)
+	signedIn.GET("/requests/new", priority.New)
+	signedIn.POST("/requests", priority.Create)
+	signedIn.GET("/requests/:id", priority.Show)
+	signedIn.POST("/requests/:id/approve", priority.Approve)
+	signedIn.POST("/requests/:id/deny", priority.Deny)
+	signedIn.GET("/approvals", priority.Queue)
+
 	// Usage reports: my usage, a team's (its leads and admins), the cluster's.
 	reports := &handlers.Reports{Base: base, Rules: cfg.Reports}
 	signedIn.GET("/usage", reports.Usage)
 	signedIn.GET("/usage/team/:id", reports.TeamUsage)
+	signedIn.POST("/profile/report-email", reports.SaveEmailPref)
 
 	// Admin pages.
 	adm := web.Group("/admin", requireAdmin)
@@ -89,6 +104,10 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	adm.POST("/groups", admin.CreateGroup)
 	adm.POST("/groups/:id/remove", admin.RemoveGroup)
 	adm.GET("/audit", admin.Audit)
+	adm.GET("/policies", policies.AdminShow)
+	adm.POST("/policies/limits", policies.SaveLimits)
+	adm.POST("/policies/settings", policies.SaveSettings)
+	adm.POST("/policies/models", policies.SaveModels)
 	adm.GET("/agents", adminAgents.Agents)
 	adm.GET("/nodes/:id/enroll", adminAgents.ShowEnroll)
 	adm.POST("/nodes/:id/enroll", adminAgents.CreateEnrollToken)
@@ -102,7 +121,8 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 
 	// Agent API (node credential): enrolment spends a one-time token; the
 	// rest needs the node's credential, never the session cookie.
-	agentAPI := &handlers.AgentAPI{Base: base, PortalURL: cfg.BaseURL, IdlePolicy: cfg.IdlePolicy, Retention: cfg.UsageRetention, Log: cfg.Logger}
+	agentAPI := &handlers.AgentAPI{Base: base, PortalURL: cfg.BaseURL, IdlePolicy: cfg.IdlePolicy, Retention: cfg.UsageRetention, Log: cfg.Logger,
+		IdleWarner: notifier(cfg, base).IdleWarning}
 	e.POST(models.AgentPathEnroll, agentAPI.Enroll, middleware.BodyLimit("64K"), rateLimit(cfg.SignInRate, byIP))
 	// Usage batches after an outage can be large: a higher body limit here only.
 	agent := e.Group(models.AgentAPIPrefix, middleware.BodyLimit("16M"), agentAPI.Authenticate)

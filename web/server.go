@@ -21,6 +21,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/views"
 	"github.com/gpubook/gpubook/views/i18n"
+	"github.com/gpubook/gpubook/web/notify"
 )
 
 // Config is the server's configuration, read and checked in cmd.
@@ -166,4 +167,11 @@ func (s *Server) Run(ctx context.Context, ready chan<- net.Addr) error {
 		return fmt.Errorf("web: shutdown: %w", err)
 	}
 	return nil
+}
+
+// notifier builds the agent notifications (idle warnings, offline alerts)
+// on the same store and catalogs as the server.
+func notifier(cfg Config, base *handlers.Base) *notify.Notifier {
+	return &notify.Notifier{Store: base.Store, I18n: base.I18n, BaseURL: cfg.BaseURL, Location: cfg.Location,
+		Policy: cfg.IdlePolicy, Now: cfg.Now}
 }

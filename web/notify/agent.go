@@ -1,0 +1,103 @@
+// Package notify turns what the node agents report into email through the
+// outbox: the idle-booking warning to the owner, and the node-offline alert
+// to admins. Each message carries a dedup key, so that a resend or a second
+// gpubook process never mails twice.
+package notify
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+	"github.com/gpubook/gpubook/views/i18n"
+)
+
+// Store is what the notifications read and write.
+type Store interface {
+	User(ctx context.Context, id int64) (*models.User, error)
+	Users(ctx context.Context) ([]models.User, error)
+	AgentNodes(ctx context.Context) ([]models.AgentNode, error)
+	EnqueueMail(ctx context.Context, m models.OutboxMessage) (bool, error)
+}
+
+// Notifier renders and enqueues the agent-related emails.
+type Notifier struct {
+	Store    Store
+	I18n     *i18n.Bundle
+	BaseURL  string
+	Location *time.Location // the cluster's
+	Policy   models.IdlePolicy
+	Now      func() time.Time
+}
+
+func (n *Notifier) env(u *models.User) views.EmailEnv {
+	return views.EmailEnv{T: n.I18n.For(i18n.Match(u.Language, "")), BaseURL: n.BaseURL, Location: u.Location(n.Location), Name: u.Name}
+}
+
+// IdleWarning tells the owner of an idle booking, once per idle episode
+// (the agent's report id), and says whether the rest will be released.
+func (n *Notifier) IdleWarning(ctx context.Context, r models.IdleReport) error {
+	u, err := n.Store.User(ctx, r.UserID)
+	if err != nil {
+		return fmt.Errorf("notify: idle warning: %w", err)
+	}
+	data := views.IdleWarning{Report: r, AutoRelease: n.Policy.AutoRelease, GraceMin: int(n.Policy.Grace / time.Minute)}
+	m, err := views.EmailMessage(n.env(u), views.EmailIdleWarning, "idle:report:"+strconv.FormatInt(r.ID, 10), u, data)
+	if err != nil {
+		return fmt.Errorf("notify: idle warning: %w", err)
+	}
+	if _, err := n.Store.EnqueueMail(ctx, m); err != nil {
+		return fmt.Errorf("notify: idle warning: %w", err)
+	}
+	return nil
+}
+
+// OfflineAlerts mails every admin about each enrolled node whose agent has
+// been silent for models.NodeOfflineAfter: once per outage, because the
+// dedup key names the last time the node was seen.
+func (n *Notifier) OfflineAlerts(ctx context.Context) error {
+	nodes, err := n.Store.AgentNodes(ctx)
+	if err != nil {
+		return fmt.Errorf("notify: offline: %w", err)
+	}
+	now := n.Now()
+	var admins []models.User
+	for _, node := range nodes {
+		if !node.Enrolled || node.LastSeenAt == nil || !node.Offline(now) {
+			continue
+		}
+		if admins == nil {
+			if admins, err = n.admins(ctx); err != nil {
+				return err
+			}
+		}
+		for i := range admins {
+			key := fmt.Sprintf("offline:node:%d:%d:user:%d", node.NodeID, node.LastSeenAt.Unix(), admins[i].ID)
+			m, err := views.EmailMessage(n.env(&admins[i]), views.EmailNodeOffline, key, &admins[i], views.NodeOffline{Node: node})
+			if err != nil {
+				return fmt.Errorf("notify: offline: %w", err)
+			}
+			if _, err := n.Store.EnqueueMail(ctx, m); err != nil {
+				return fmt.Errorf("notify: offline: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func (n *Notifier) admins(ctx context.Context) ([]models.User, error) {
+	users, err := n.Store.Users(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("notify: admins: %w", err)
+	}
+	out := []models.User{}
+	for _, u := range users {
+		if u.IsAdmin {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
