@@ -37,6 +37,9 @@ func (h *Profile) render(c echo.Context, status int, v views.ProfileView) error 
 	if v.Tokens, err = h.Store.Tokens(ctx, u.ID); err != nil {
 		return err
 	}
+	if v.ReportEmail, err = ReportEmailOn(ctx, h.Store, u.ID); err != nil {
+		return err
+	}
 	v.Zones, v.BaseURL = commonZones, h.BaseURL
 	return Render(c, status, views.ProfilePage(h.NewPage(c), v))
 }

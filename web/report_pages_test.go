@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,27 @@ func TestReportTeamAndClusterAccess(t *testing.T) {
 	cl := root.Get("/admin/usage?week=2026-W49")
 	if cl.Doc.Find(`[data-testid="table-cluster"]`).Length() != 1 || cl.Doc.Find(`[data-testid="table-top_idle"] tbody tr`).Length() != 1 {
 		t.Error("cluster page lacks its summary or top idle list")
+	}
+}
+
+func TestReportEmailPreference(t *testing.T) {
+	env, _, _, bob, _ := reportEnv(t, "sqlite")
+	page := bob.Get("/profile")
+	if _, checked := page.Doc.Find(`[data-testid="report-email"]`).Attr("checked"); !checked {
+		t.Fatal("the weekly email should be on by default")
+	}
+	if res := bob.Post("/profile/report-email", nil); res.Code != http.StatusSeeOther || res.Header().Get("Location") != "/profile#email" {
+		t.Fatalf("save: %d %s", res.Code, res.Header().Get("Location"))
+	}
+	u, _ := env.DB.UserByEmail(context.Background(), "bob@example.org")
+	if on, err := env.DB.ReportEmail(context.Background(), u.ID); err != nil || on {
+		t.Errorf("after unticking: on=%v, %v", on, err)
+	}
+	if _, checked := bob.Get("/profile").Doc.Find(`[data-testid="report-email"]`).Attr("checked"); checked {
+		t.Error("the checkbox should now be clear")
+	}
+	bob.Post("/profile/report-email", url.Values{"report_email": {"on"}})
+	if on, _ := env.DB.ReportEmail(context.Background(), u.ID); !on {
+		t.Error("ticking it again should turn the email back on")
 	}
 }
