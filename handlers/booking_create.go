@@ -42,6 +42,10 @@ func (h *Bookings) Create(c echo.Context) error {
 	case models.ECONFLICT:
 		v.Message, v.Conflicts = t.Err(err), conflictLines(models.AsError(err).Conflicts)
 		return h.renderForm(c, http.StatusConflict, v)
+	case models.EPOLICY: // outside policy: say why, offer a priority request
+		v.Message, v.Errors = t.Err(err), nil
+		v.Policy = views.PolicyCheckView{Checked: true, Breaches: BreachesOf(err), Request: views.RequestLink(f)}
+		return h.renderForm(c, http.StatusUnprocessableEntity, v)
 	}
 	return err
 }

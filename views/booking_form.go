@@ -35,7 +35,8 @@ type BookingFormView struct {
 	Node      *models.Node  // the chosen node, whose GPUs are offered
 	Errors    map[string]string
 	Conflicts []ConflictLine
-	Message   string // the form-wide problem, if any
+	Message   string          // the form-wide problem, if any
+	Policy    PolicyCheckView // the policy's verdict (policy_check.templ)
 }
 
 // ConflictLine is a booking in the way, ready to show: which GPU, who, when.

@@ -16,7 +16,7 @@ import (
 // statusOf maps a domain error code to an HTTP status: the only place that does.
 func statusOf(code string) int {
 	switch code {
-	case models.EINVALID:
+	case models.EINVALID, models.EPOLICY:
 		return http.StatusUnprocessableEntity
 	case models.ENOTFOUND:
 		return http.StatusNotFound

@@ -116,7 +116,7 @@ func TestApproveNeedsFreeSlotWithoutPreempt(t *testing.T) {
 func TestPreemptTrimsAndCancels(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
-		early := f.book(t, f.other, []int{0}, 1, 4) // began before: trimmed to 2
+		early := f.book(t, f.other, []int{0}, 1, 4)  // began before: trimmed to 2
 		inside := f.book(t, f.other, []int{1}, 3, 5) // begins within: cancelled
 		apart := f.book(t, f.other, []int{2}, 3, 5)  // other GPU: untouched
 		r := f.request(t, f.owner, []int{0, 1}, 2, 6, true)

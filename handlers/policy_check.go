@@ -1,0 +1,76 @@
+package handlers
+
+import (
+	"net/http"
+	"sort"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+)
+
+// Check is the booking form's live policy check (htmx hx-post on every
+// change): it answers the PolicyCheck fragment, always 200, saying which
+// rules the request breaks before it is submitted. A form still missing
+// its GPUs or times gets an empty verdict rather than errors.
+func (h *Policies) Check(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := models.UserFromContext(ctx)
+	b := &Bookings{Base: h.Base}
+	form, _ := c.FormParams()
+	f := views.BookingForm{Start: c.FormValue("starts_at"), End: c.FormValue("ends_at"), Duration: c.FormValue("duration"), Note: c.FormValue("note")}
+	fe := models.FieldErrors{}
+	f.GPUIDs = parseIDs(form["gpu"], "gpu_ids", fe)
+	req := b.parseRange(f, u.Location(h.Location), fe)
+	req.UserID, req.GPUIDs, req.Note = u.ID, f.GPUIDs, f.Note
+	p := h.NewPage(c)
+	v := views.PolicyCheckView{}
+	if len(fe) > 0 || len(req.GPUIDs) == 0 || req.StartsAt.IsZero() || req.EndsAt.IsZero() {
+		return Render(c, http.StatusOK, views.PolicyCheck(p, v))
+	}
+	bs, err := h.Store.CheckBooking(ctx, req, h.Limits, h.Now())
+	switch models.ErrorCode(err) {
+	case "":
+		v.Checked, v.Breaches = true, bs
+		if len(bs) > 0 {
+			v.Request = views.RequestLink(f)
+		}
+	case models.EINVALID:
+		for _, m := range sortedFields(p.T.Fields(err)) {
+			v.Problems = append(v.Problems, m)
+		}
+	default:
+		return err
+	}
+	return Render(c, http.StatusOK, views.PolicyCheck(p, v))
+}
+
+// BreachesOf rebuilds the breaches of an EPOLICY error from its fields, in
+// field order, for the form that was refused.
+func BreachesOf(err error) []models.PolicyBreach {
+	e := models.AsError(err)
+	keys := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]models.PolicyBreach, len(keys))
+	for i, k := range keys {
+		out[i] = models.PolicyBreach{Rule: k, Msg: e.Fields[k]}
+	}
+	return out
+}
+
+func sortedFields(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
+}

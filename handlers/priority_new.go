@@ -1,0 +1,91 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+	"github.com/gpubook/gpubook/views/i18n"
+)
+
+// Priority serves priority requests: the form, the request's page, the
+// approvals queue and the decisions. BaseURL makes the links in emails.
+type Priority struct {
+	*Base
+	BaseURL string
+}
+
+// New is the request form, filled from the refused booking's values
+// (/requests/new?gpu=…&starts_at=…) and showing the rules it breaks.
+func (h *Priority) New(c echo.Context) error {
+	f, req, fe := h.readForm(c)
+	v := views.PriorityFormView{Form: f}
+	if len(fe) == 0 && len(req.GPUIDs) > 0 && !req.StartsAt.IsZero() && !req.EndsAt.IsZero() {
+		if bs, err := h.Store.CheckBooking(c.Request().Context(), req, h.Limits, h.Now()); err == nil {
+			v.Breaches = bs
+		}
+	}
+	return h.renderForm(c, http.StatusOK, v)
+}
+
+// readForm reads the booking part of the form, or of the query for New.
+func (h *Priority) readForm(c echo.Context) (views.BookingForm, models.NewBooking, models.FieldErrors) {
+	u := models.UserFromContext(c.Request().Context())
+	vals, _ := c.FormParams()
+	if c.Request().Method == http.MethodGet {
+		vals = c.QueryParams()
+	}
+	f := views.BookingForm{Start: vals.Get("starts_at"), End: vals.Get("ends_at"), Duration: vals.Get("duration"), Note: vals.Get("note")}
+	fe := models.FieldErrors{}
+	f.GPUIDs = parseIDs(vals["gpu"], "gpu_ids", fe)
+	req := (&Bookings{Base: h.Base}).parseRange(f, u.Location(h.Location), fe)
+	if strings.TrimSpace(f.End) == "" && !req.EndsAt.IsZero() {
+		f.End = views.LocalInput(req.EndsAt, u.Location(h.Location))
+	}
+	req.UserID, req.GPUIDs, req.Note = u.ID, f.GPUIDs, f.Note
+	return f, req, fe
+}
+
+func (h *Priority) renderForm(c echo.Context, status int, v views.PriorityFormView) error {
+	nodes, err := h.Store.Nodes(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	v.Nodes = nodes
+	v.Node = pickNode(nodes, 0, v.Form.GPUIDs)
+	return Render(c, status, views.PriorityFormPage(h.NewPage(c), v))
+}
+
+// Create files the request. It holds nothing; the team's leads are told.
+func (h *Priority) Create(c echo.Context) error {
+	f, req, fe := h.readForm(c)
+	r := &models.PriorityRequest{UserID: req.UserID, GPUIDs: req.GPUIDs, StartsAt: req.StartsAt, EndsAt: req.EndsAt, Note: req.Note,
+		Purpose: c.FormValue("purpose"), Urgency: c.FormValue("urgency"), Plan: c.FormValue("plan"), GiveBack: c.FormValue("give_back"),
+		Preempt: c.FormValue("preempt") != ""}
+	err := fe.Err()
+	if err == nil {
+		err = h.Store.CreateRequest(c.Request().Context(), r, h.Limits, h.Now(), Actor(c), h.Mailer())
+	}
+	if models.ErrorCode(err) == models.EINVALID {
+		v := views.PriorityFormView{Form: f, Purpose: r.Purpose, Urgency: r.Urgency, Plan: r.Plan, GiveBack: r.GiveBack,
+			Preempt: r.Preempt, Errors: h.Translator(c).Fields(err)}
+		return h.renderForm(c, http.StatusUnprocessableEntity, v)
+	}
+	if err != nil {
+		return err
+	}
+	h.Flash(c, "ok", h.Translator(c).T("request.created"))
+	return RedirectSeeOther(c, "/requests/"+itoa64(r.ID))
+}
+
+// Mailer renders request emails for the store, each in its recipient's
+// language and zone.
+func (h *Priority) Mailer() models.Mailer {
+	return func(n models.Notice, to *models.User) (models.OutboxMessage, error) {
+		e := views.EmailEnv{T: h.I18n.For(i18n.Match(to.Language, "")), BaseURL: h.BaseURL, Location: to.Location(h.Location), Name: to.Name}
+		return views.EmailMessage(e, n.Kind, n.Kind, to, n)
+	}
+}

@@ -1,0 +1,101 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/views"
+)
+
+// Show is a request's page: its justification, status, decision and
+// history, for the requester, the leads of its team and admins.
+func (h *Priority) Show(c echo.Context) error {
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	u := models.UserFromContext(ctx)
+	if _, err := h.Store.ExpireRequests(ctx, h.Now()); err != nil {
+		return err
+	}
+	r, err := h.Store.Request(ctx, id)
+	if err != nil {
+		return err
+	}
+	lead, err := h.Store.LeadTeams(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	decider := models.CanDecide(u, r, lead) == nil
+	if !decider && u.ID != r.UserID && !u.IsAdmin {
+		return models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", "request"))
+	}
+	v, err := h.requestView(ctx, *r, decider)
+	if err != nil {
+		return err
+	}
+	if v.Events, err = h.Store.AuditEvents(ctx, models.AuditFilter{TargetType: "request", TargetID: strconv.FormatInt(id, 10), Limit: 100}); err != nil {
+		return err
+	}
+	return Render(c, http.StatusOK, views.RequestPage(h.NewPage(c), v))
+}
+
+// requestView gathers what a decider weighs: the GPUs, the bookings in the
+// way (what approval would pre-empt), the requester's use in the last 7
+// days and the rules the request goes beyond.
+func (h *Priority) requestView(ctx context.Context, r models.PriorityRequest, decider bool) (views.RequestView, error) {
+	now := h.Now()
+	v := views.RequestView{R: r, CanDecide: decider && r.Status == models.RequestPending}
+	gpus, err := h.Store.GPUs(ctx)
+	if err != nil {
+		return v, err
+	}
+	index := map[int64]int{}
+	var labels []string
+	for _, g := range gpus {
+		index[g.ID] = g.Index
+		for _, id := range r.GPUIDs {
+			if id == g.ID {
+				labels = append(labels, "GPU "+strconv.Itoa(g.Index))
+			}
+		}
+	}
+	v.GPULabels = strings.Join(labels, ", ")
+	inWay, err := h.Store.Bookings(ctx, models.BookingFilter{From: r.StartsAt, To: r.EndsAt, NodeID: r.NodeID})
+	if err != nil {
+		return v, err
+	}
+	for _, b := range inWay {
+		for _, g := range b.GPUIDs {
+			if containsGPU(r.GPUIDs, g) {
+				v.InWay = append(v.InWay, views.ConflictLine{GPUIndex: index[g], UserName: b.UserName, Start: b.StartsAt, Stop: b.EndsAt})
+			}
+		}
+	}
+	week := now.Add(-7 * 24 * time.Hour)
+	used, err := h.Store.Bookings(ctx, models.BookingFilter{From: week, To: now, UserID: r.UserID})
+	if err != nil {
+		return v, err
+	}
+	v.RecentUsed = models.UsedGPUMinutes(used, week, now)
+	if r.Status == models.RequestPending {
+		v.Breaches, _ = h.Store.CheckBooking(ctx, r.Booking(), h.Limits, now)
+	}
+	return v, nil
+}
+
+func containsGPU(ids []int64, id int64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
