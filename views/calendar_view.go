@@ -159,7 +159,7 @@ func (p *Page) LongDate(t time.Time) string {
 // ZoneName names the viewer's zone with its current abbreviation: "Europe/Berlin (CET)".
 func (p *Page) ZoneName() string {
 	abbr := p.Now.In(p.Location).Format("MST")
-	if name := p.Location.String(); name != abbr && name != "" {
+	if name := p.Location.String(); name != abbr && name != "" && name != "Local" {
 		return name + " (" + abbr + ")"
 	}
 	return abbr

@@ -216,7 +216,7 @@ func (cf *configFlags) resolveBaseURL(getenv func(string) string, cfg *Config) e
 func (cf *configFlags) resolveTimezone(getenv func(string) string, cfg *Config) error {
 	raw, name := cf.timezone.lookup(getenv)
 	if raw == "" {
-		cfg.Location = time.Local
+		cfg.Location = machineZone(getenv)
 		return nil
 	}
 	loc, err := time.LoadLocation(raw)
@@ -297,4 +297,28 @@ func (cf *configFlags) resolveSlot(getenv func(string) string, cfg *Config) erro
 		}
 	}
 	return fmt.Errorf("%s: %q is not one of 5, 10, 15, 20, 30, 60, 120", name, raw)
+}
+
+// machineZone is the machine's own zone under its IANA name where it can be
+// found (TZ, then /etc/localtime's link, then /etc/timezone), so that pages
+// say "Asia/Shanghai" rather than "Local"; else time.Local.
+func machineZone(getenv func(string) string) *time.Location {
+	candidates := []string{strings.TrimPrefix(getenv("TZ"), ":")}
+	if target, err := os.Readlink("/etc/localtime"); err == nil {
+		if i := strings.Index(target, "zoneinfo/"); i >= 0 {
+			candidates = append(candidates, target[i+len("zoneinfo/"):])
+		}
+	}
+	if b, err := os.ReadFile("/etc/timezone"); err == nil {
+		candidates = append(candidates, strings.TrimSpace(string(b)))
+	}
+	for _, c := range candidates {
+		if c == "" || strings.HasPrefix(c, "/") {
+			continue
+		}
+		if loc, err := time.LoadLocation(c); err == nil {
+			return loc
+		}
+	}
+	return time.Local
 }

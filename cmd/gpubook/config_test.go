@@ -25,8 +25,9 @@ func TestParseConfigDefaults(t *testing.T) {
 	if cfg.Listen != "127.0.0.1:8080" || cfg.BaseURL != "http://127.0.0.1:8080" {
 		t.Errorf("listen, base = %q, %q", cfg.Listen, cfg.BaseURL)
 	}
-	if cfg.Location == nil || cfg.Location.String() != "Local" {
-		t.Errorf("location = %v, want Local", cfg.Location)
+	// The machine's zone, under its IANA name when the machine says it.
+	if now := time.Now(); cfg.Location == nil || now.In(cfg.Location).Format("-0700 MST") != now.In(time.Local).Format("-0700 MST") {
+		t.Errorf("location = %v, want the machine's zone", cfg.Location)
 	}
 	if cfg.LogLevel != slog.LevelInfo || cfg.LogFormat != "text" {
 		t.Errorf("log = %v %q", cfg.LogLevel, cfg.LogFormat)
@@ -212,5 +213,17 @@ func TestAgentConfig(t *testing.T) {
 				t.Errorf("err = %v, want one naming %s", err, tt.key)
 			}
 		})
+	}
+}
+
+func TestMachineZone(t *testing.T) {
+	if got := machineZone(envOf(map[string]string{"TZ": "Asia/Shanghai"})).String(); got != "Asia/Shanghai" {
+		t.Errorf("TZ=Asia/Shanghai: got %q", got)
+	}
+	if got := machineZone(envOf(map[string]string{"TZ": ":Europe/Berlin"})).String(); got != "Europe/Berlin" {
+		t.Errorf("TZ=:Europe/Berlin: got %q", got)
+	}
+	if got := machineZone(envOf(map[string]string{"TZ": "Not/AZone"})); got == nil {
+		t.Error("no zone for a bad TZ")
 	}
 }
