@@ -106,7 +106,11 @@ func (db *DB) CreateRequest(ctx context.Context, r *models.PriorityRequest, lim 
 		if err := tx.Omit("user_name", "user_email", "node_name", "team_name", "decider_name").Create(&row).Error; err != nil {
 			return fmt.Errorf("store: create request: %w", err)
 		}
-		r.ID = row.ID
+		var full requestRow // with the names the emails show
+		if err := requestQuery(tx).Where("r.id = ?", row.ID).Take(&full).Error; err != nil {
+			return fmt.Errorf("store: read request: %w", err)
+		}
+		*r = full.model()
 		if err := notifyLeads(tx, mail, r); err != nil {
 			return err
 		}
