@@ -2,6 +2,10 @@ package daemon_test
 
 import (
 	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,4 +57,28 @@ func BenchmarkSamplingCycle8GPUs(b *testing.B) {
 		det.Observe(snap, bookings)
 		now = now.Add(10 * time.Second)
 	}
+	b.StopTimer()
+	// Memory after many cycles: the heap the agent's state keeps, and the
+	// resident size of the whole test process (an upper bound: it includes
+	// the test framework and the simulated NVML).
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-inuse-MiB")
+	b.ReportMetric(residentMiB(), "rss-MiB")
+}
+
+// residentMiB reads VmRSS from /proc/self/status (0 where there is none).
+func residentMiB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
 }
