@@ -27,6 +27,8 @@ import (
 type idp struct {
 	*mockoidc.MockOIDC
 	wrongAudience atomic.Bool
+	// endSession, when set, is advertised as end_session_endpoint.
+	endSession atomic.Value
 }
 
 func startIdP(t *testing.T) *idp {
@@ -51,6 +53,16 @@ func startIdP(t *testing.T) *idp {
 // tamper re-signs the ID token with another audience when asked to.
 func (p *idp) tamper(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if end, _ := p.endSession.Load().(string); end != "" && strings.HasSuffix(r.URL.Path, "/.well-known/openid-configuration") {
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			var doc map[string]any
+			json.Unmarshal(rec.Body.Bytes(), &doc)
+			doc["end_session_endpoint"] = end
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(doc)
+			return
+		}
 		if !p.wrongAudience.Load() || !strings.HasSuffix(r.URL.Path, "/token") {
 			next.ServeHTTP(w, r)
 			return
@@ -274,5 +286,29 @@ func TestSSOTurnsOffDevLogin(t *testing.T) {
 	buf.WriteString(res.Body.String())
 	if strings.Contains(buf.String(), "dev-login-form") {
 		t.Error("dev sign-in form shown with SSO configured")
+	}
+}
+
+func TestSSOLogoutEndsTheIdPSession(t *testing.T) {
+	p := startIdP(t)
+	p.endSession.Store("https://idp.example.org/logout")
+	defer p.endSession.Store("")
+	env := ssoEnv(t, "sqlite", p)
+	c := env.Client()
+	ssoSignIn(t, c, p, &mockoidc.MockUser{Subject: "u-9", Email: "ann@example.org", PreferredUsername: "ann"})
+	c.Get("/")
+	res := c.Post("/logout", nil)
+	to, _ := url.Parse(res.Header().Get("Location"))
+	q := to.Query()
+	if res.Code != http.StatusSeeOther || to.Host != "idp.example.org" || to.Path != "/logout" || q.Get("id_token_hint") == "" ||
+		q.Get("post_logout_redirect_uri") != "http://gpubook.test/" || q.Get("client_id") == "" {
+		t.Errorf("logout: %d %q", res.Code, res.Header().Get("Location"))
+	}
+	if signedInAs(c) != "" {
+		t.Error("still signed in at gpubook")
+	}
+	events, _ := env.DB.AuditEvents(t.Context(), models.AuditFilter{Action: models.AuditSignOut})
+	if len(events) != 1 {
+		t.Errorf("sign-out events = %d, want 1", len(events))
 	}
 }
