@@ -19,8 +19,9 @@ type Calendar struct{ *Base }
 // when the booking slot is very short.
 const minGridStep = 15 * time.Minute
 
-// Show renders the grid with two store calls whatever the number of
-// bookings: the nodes with their GPUs, then the bookings of the range.
+// Show renders the grid with three store calls whatever the number of
+// bookings: the nodes with their GPUs, the bookings of the range and the
+// pending priority requests (shown tentative).
 func (h *Calendar) Show(c echo.Context) error {
 	p := h.NewPage(c)
 	v := views.CalendarView{View: views.ViewWeek, Model: c.QueryParam("model")}
@@ -40,9 +41,14 @@ func (h *Calendar) Show(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	pending, err := h.Store.Requests(ctx, models.RequestFilter{Status: models.RequestPending, From: start, To: end})
+	if err != nil {
+		return err
+	}
 	v.Nodes, v.Models = nodes, gpuModels(nodes)
 	in := views.GridInput{Nodes: nodes, Bookings: bookings, Loc: p.Location, Start: start, Days: days,
-		Step: max(h.Limits.Slot, minGridStep), Now: p.Now, NodeID: v.NodeID, Model: v.Model, FreeSplit: 6, TickHours: 6}
+		Step: max(h.Limits.Slot, minGridStep), Now: p.Now, NodeID: v.NodeID, Model: v.Model, FreeSplit: 6, TickHours: 6,
+		Tentative: pending}
 	if p.User != nil {
 		in.ViewerID = p.User.ID
 	}

@@ -27,6 +27,9 @@ const (
 	CellMine  CellKind = "mine"  // the viewer's booking
 	CellOther CellKind = "other" // someone else's booking
 	CellOut   CellKind = "out"   // GPU out of service
+	// CellTentative is a pending priority request: it holds nothing and is
+	// drawn over the row (priority_calendar.go).
+	CellTentative CellKind = "tentative"
 )
 
 // GridInput is what the grid is built from: one Store.Nodes and one
@@ -48,6 +51,8 @@ type GridInput struct {
 	FreeSplit int
 	// TickHours is the distance of the hour labels in the header.
 	TickHours int
+	// Tentative are the pending priority requests of the range.
+	Tentative []models.PriorityRequest
 }
 
 // Grid is the calendar's view model.
@@ -89,8 +94,9 @@ type GridNode struct {
 
 // GridRow is one GPU across the range.
 type GridRow struct {
-	GPU   models.GPU
-	Cells []GridCell
+	GPU       models.GPU
+	Cells     []GridCell
+	Tentative []GridCell // pending requests, over the cells
 }
 
 // GridCell is one block of a row: a booking, a free run or a past run.
@@ -147,7 +153,7 @@ func BuildGrid(in GridInput) Grid {
 			if gn.MemoryMiB == 0 {
 				gn.MemoryMiB = gpu.MemoryMiB
 			}
-			gn.Rows = append(gn.Rows, GridRow{GPU: gpu, Cells: g.rowCells(gpu, byGPU[gpu.ID], in, split)})
+			gn.Rows = append(gn.Rows, GridRow{GPU: gpu, Cells: g.rowCells(gpu, byGPU[gpu.ID], in, split), Tentative: g.tentativeCells(gpu, in)})
 		}
 		if len(gn.Rows) > 0 {
 			g.Nodes = append(g.Nodes, gn)
