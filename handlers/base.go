@@ -33,6 +33,7 @@ type Store interface {
 	models.PolicyStore
 	models.PriorityStore
 	models.LendingStore
+	models.NoticeStore
 	models.OutboxStore
 	Ping(ctx context.Context) error
 }

@@ -26,6 +26,8 @@ const (
 	AuditRequestExpire  = "request.expire"
 	AuditBookingPreempt = "booking.preempt"
 	AuditLoanCreate     = "loan.create"
+	AuditWatchCreate    = "watch.create"
+	AuditRemindersSet   = "user.reminders"
 )
 
 // MaxJustification bounds each justification field, in characters.
@@ -160,6 +162,9 @@ type Notice struct {
 	Booking   *Booking
 	Cancelled bool
 	NewEnd    time.Time
+	Watch     *Watch // for NoticeFreed
+	// DedupKey, when set, replaces the key derived from the request.
+	DedupKey string
 }
 
 // Mailer renders a notice for one recipient in their language as an

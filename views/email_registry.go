@@ -73,9 +73,12 @@ func emailKinds() map[string]emailKind {
 	return map[string]emailKind{
 		"test": kind(testEmailSubject, testEmailHTML, testEmailText),
 		// Priority requests (issue 5): the data is a models.Notice.
-		models.NoticeNewRequest: kind(priorityNewSubject, priorityNewHTML, priorityNewText),
-		models.NoticeDecision:   kind(priorityDecidedSubject, priorityDecidedHTML, priorityDecidedText),
-		models.NoticePreempted:  kind(preemptSubject, preemptHTML, preemptText),
+		models.NoticeNewRequest:    kind(priorityNewSubject, priorityNewHTML, priorityNewText),
+		models.NoticeDecision:      kind(priorityDecidedSubject, priorityDecidedHTML, priorityDecidedText),
+		models.NoticePreempted:     kind(preemptSubject, preemptHTML, preemptText),
+		models.NoticeReminderStart: kind(reminderStartSubject, reminderStartHTML, reminderStartText),
+		models.NoticeReminderEnd:   kind(reminderEndSubject, reminderEndHTML, reminderEndText),
+		models.NoticeFreed:         kind(freedSubject, freedHTML, freedText),
 		// Agent reports (issue 6).
 		EmailIdleWarning: kind(idleSubject, idleHTML, idleText),
 		EmailNodeOffline: kind(offlineSubject, offlineHTML, offlineText),

@@ -79,6 +79,8 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	signedIn.POST("/requests/:id/approve", priority.Approve)
 	signedIn.POST("/requests/:id/deny", priority.Deny)
 	signedIn.GET("/approvals", priority.Queue)
+	signedIn.POST("/watches", priority.Watch)
+	signedIn.POST("/profile/reminders", policies.SaveReminders)
 
 	// Usage reports: my usage, a team's (its leads and admins), the cluster's.
 	reports := &handlers.Reports{Base: base, Rules: cfg.Reports}

@@ -52,6 +52,8 @@ var routeRoles = map[string]string{
 	"POST /requests/:id/approve":                 user,
 	"POST /requests/:id/deny":                    user,
 	"GET /approvals":                             user,
+	"POST /watches":                              user,
+	"POST /profile/reminders":                    user,
 	"GET /admin/policies":                        admin,
 	"POST /admin/policies/limits":                admin,
 	"POST /admin/policies/settings":              admin,

@@ -83,6 +83,9 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	if err := c.registerAgentAlerts(cfg, db, runner); err != nil {
 		return fmt.Errorf("cli: serve: %w", err)
 	}
+	if err := c.registerPolicyJobs(cfg, db, runner); err != nil {
+		return fmt.Errorf("cli: serve: %w", err)
+	}
 	return runBeside(ctx, runner, func(ctx context.Context) error { return srv.Run(ctx, c.ready) })
 }
 

@@ -65,10 +65,25 @@ CREATE TABLE quota_loans (
 );
 CREATE INDEX quota_loans_week_idx ON quota_loans (week_start);
 
+-- "Notify me when this frees": a user watches a GPU over a range and is
+-- told once when no blocking booking is left in it.
+CREATE TABLE gpu_watches (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id     INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    gpu_id      INTEGER NOT NULL REFERENCES gpus (id) ON DELETE CASCADE,
+    starts_at   DATETIME NOT NULL,
+    ends_at     DATETIME NOT NULL,
+    created_at  DATETIME NOT NULL,
+    notified_at DATETIME,
+    CHECK (ends_at > starts_at)
+);
+CREATE INDEX gpu_watches_open_idx ON gpu_watches (notified_at, ends_at);
+
 ALTER TABLE users ADD COLUMN notify_reminders BOOLEAN NOT NULL DEFAULT TRUE;
 
 -- +goose Down
 ALTER TABLE users DROP COLUMN notify_reminders;
+DROP TABLE gpu_watches;
 DROP TABLE quota_loans;
 DROP TABLE priority_requests;
 DROP TABLE policy_model_teams;

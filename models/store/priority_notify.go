@@ -24,6 +24,9 @@ func notify(tx *gorm.DB, mail models.Mailer, n models.Notice, to []*models.User)
 		if n.Booking != nil {
 			m.DedupKey += ":booking:" + strconv.FormatInt(n.Booking.ID, 10)
 		}
+		if n.DedupKey != "" {
+			m.DedupKey = n.DedupKey
+		}
 		if _, err := enqueueMail(tx, m); err != nil {
 			return fmt.Errorf("store: enqueue %s: %w", n.Kind, err)
 		}

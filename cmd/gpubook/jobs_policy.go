@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-co-op/gocron/v2"
+
+	"github.com/gpubook/gpubook/handlers"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/views/i18n"
+	"github.com/gpubook/gpubook/web/jobs"
+)
+
+// registerPolicyJobs runs the clock-driven parts of issue 5 every minute:
+// pending priority requests whose start passed expire (pages also expire
+// them when they read), booking reminders go out, and watchers of a GPU
+// that freed are told. Each is idempotent, so a run repeated by another
+// replica or after a crash sends nothing twice.
+func (c *cli) registerPolicyJobs(cfg Config, db *store.DB, runner *jobs.Runner) error {
+	bundle, err := i18n.Load()
+	if err != nil {
+		return err
+	}
+	p := &handlers.Priority{Base: &handlers.Base{I18n: bundle, Location: cfg.Location}, BaseURL: cfg.BaseURL}
+	every := gocron.DurationJob(time.Minute)
+	if err := runner.Register("request-expiry", every, func(ctx context.Context) error {
+		_, err := db.ExpireRequests(ctx, c.now())
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := runner.Register("booking-reminders", every, func(ctx context.Context) error {
+		_, err := db.SendReminders(ctx, c.now(), p.Mailer())
+		return err
+	}); err != nil {
+		return err
+	}
+	return runner.Register("gpu-watches", every, func(ctx context.Context) error {
+		_, err := db.NotifyFreed(ctx, c.now(), p.Mailer())
+		return err
+	})
+}
