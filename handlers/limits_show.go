@@ -48,7 +48,7 @@ func (h *Policies) limitsView(c echo.Context) (views.LimitsView, error) {
 	if err != nil {
 		return v, err
 	}
-	v.Values, v.Settings, v.Models = in.EffectiveAll(), in.Settings, in.AllowedModels()
+	v.Values, v.Settings, v.Models = in.EffectiveAll(), in.Settings, views.ModelList(in.AllowedModels())
 	v.AtPeak = in.Settings.Peak.IsPeak(v.At, h.clusterZone())
 	v.Exempt = in.IsAdmin && in.Settings.AdminExempt
 	v.WeekStart = models.WeekStart(now, h.clusterZone())

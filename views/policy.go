@@ -2,6 +2,7 @@ package views
 
 import (
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -86,7 +87,7 @@ type LimitsView struct {
 	Values    []models.PolicyValue
 	Settings  models.PolicySettings
 	Exempt    bool // an admin while the exemption is on
-	Models    map[string]bool
+	Models    []ModelAccess // the restricted GPU models, by name
 	WeekStart time.Time
 	Weekly    *models.PolicyValue // nil: no weekly limit
 	Used      int64               // GPU-minutes this week
@@ -109,6 +110,22 @@ func (v LimitsView) Left() int64 {
 		return 0
 	}
 	return left
+}
+
+// ModelAccess says whether the viewer's teams may book a restricted model.
+type ModelAccess struct {
+	Model   string
+	Allowed bool
+}
+
+// ModelList turns the evaluator's model map into a sorted list.
+func ModelList(m map[string]bool) []ModelAccess {
+	out := make([]ModelAccess, 0, len(m))
+	for k, ok := range m {
+		out = append(out, ModelAccess{Model: k, Allowed: ok})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Model < out[j].Model })
+	return out
 }
 
 // LendView is the lending part of the limits page and its ledger.

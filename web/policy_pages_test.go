@@ -161,3 +161,46 @@ func TestLimitsPage(t *testing.T) {
 		t.Errorf("zh now (Wednesday 10:12) = %q", got)
 	}
 }
+
+// Lending through the ledger page: lend to a colleague, give to the pool,
+// draw from it; the limits page counts it and a loan over what is left is
+// refused with 422.
+func TestLendingLedger(t *testing.T) {
+	f := newPrioWeb(t, "sqlite")
+	admin := f.signedIn(f.alice)
+	admin.Get("/admin/policies")
+	admin.Post("/admin/policies/limits", url.Values{"scope": {"global"}, "max_gpu_hours_week": {"10"}})
+	bob := f.signedIn(f.bob)
+	bob.Get("/limits/ledger")
+	team := itoa(f.team.ID)
+	for _, form := range []url.Values{
+		{"action": {"lend"}, "to": {itoa(f.erin.ID)}, "hours": {"3"}, "note": {"for the demo"}},
+		{"action": {"pool"}, "team": {team}, "hours": {"2"}},
+	} {
+		if res := bob.Post("/limits/lend", form); res.Code != http.StatusSeeOther {
+			t.Fatalf("lend %v: %d %s", form, res.Code, res.Body.String())
+		}
+	}
+	tooMuch := bob.Post("/limits/lend", url.Values{"action": {"lend"}, "to": {itoa(f.erin.ID)}, "hours": {"6"}})
+	if tooMuch.Code != http.StatusUnprocessableEntity || tooMuch.Doc.Find(testid("error-hours")).Length() != 1 {
+		t.Fatalf("over-lending: %d", tooMuch.Code)
+	}
+	erin := f.signedIn(f.erin)
+	erin.Get("/limits/ledger")
+	if res := erin.Post("/limits/lend", url.Values{"action": {"draw"}, "team": {team}, "hours": {"1.5"}}); res.Code != http.StatusSeeOther {
+		t.Fatalf("draw: %d", res.Code)
+	}
+	ledger := erin.Get("/limits/ledger")
+	if n := ledger.Doc.Find(testid("ledger") + " tbody tr").Length(); n != 3 {
+		t.Errorf("ledger rows = %d, want 3", n)
+	}
+	if got := ledger.Doc.Find(testid("pool-" + team)).Text(); !strings.Contains(got, "0.5 GPU 小时") {
+		t.Errorf("pool = %q", got)
+	}
+	if got := erin.Get("/limits").Doc.Find(testid("week-left")).Text(); !strings.Contains(got, "/ 14.5 GPU 小时") {
+		t.Errorf("Erin's week = %q", got)
+	}
+	if got := bob.Get("/limits").Doc.Find(testid("week-left")).Text(); !strings.Contains(got, "of 5 GPU-hours") {
+		t.Errorf("Bob's week = %q", got)
+	}
+}
