@@ -86,7 +86,7 @@ type LimitsView struct {
 	Zone      string // the cluster's zone, in which peak hours and weeks run
 	Values    []models.PolicyValue
 	Settings  models.PolicySettings
-	Exempt    bool // an admin while the exemption is on
+	Exempt    bool          // an admin while the exemption is on
 	Models    []ModelAccess // the restricted GPU models, by name
 	WeekStart time.Time
 	Weekly    *models.PolicyValue // nil: no weekly limit
