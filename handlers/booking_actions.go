@@ -57,7 +57,7 @@ func (h *Bookings) change(c echo.Context, okKey string, do func(id int64, u *mod
 	status := http.StatusOK
 	switch models.ErrorCode(err) {
 	case "":
-	case models.EINVALID:
+	case models.EINVALID, models.EPOLICY:
 		status = http.StatusUnprocessableEntity
 	case models.ECONFLICT:
 		status = http.StatusConflict
@@ -90,6 +90,11 @@ func problem(tr func(models.Msg) string, err error, loc *time.Location) string {
 	for _, k := range []string{"ends_at", "note"} {
 		if f, ok := e.Fields[k]; ok {
 			out = tr(f)
+		}
+	}
+	if e.Code == models.EPOLICY { // every rule the extension breaks
+		for _, b := range BreachesOf(err) {
+			out += " " + tr(b.Msg)
 		}
 	}
 	return out

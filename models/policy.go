@@ -158,6 +158,9 @@ type PolicyInput struct {
 	Loans         []QuotaLoan        // ledger entries of the weeks the request touches
 	Location      *time.Location     // the cluster's zone
 	ExceptBooking int64              // a booking to leave out of Held (when re-checking it)
+	// Extending skips the rules about the start (how far ahead, notice):
+	// an extension keeps the start it was booked with.
+	Extending bool
 }
 
 func (in PolicyInput) loc() *time.Location {

@@ -41,7 +41,9 @@ func EvaluatePolicy(req NewBooking, in PolicyInput, now time.Time) []PolicyBreac
 	}
 	var out []PolicyBreach
 	out = append(out, checkModels(in)...)
-	out = append(out, checkTiming(req, in, now)...)
+	if !in.Extending {
+		out = append(out, checkTiming(req, in, now)...)
+	}
 	parts := append([]PeakPart{{Start: req.StartsAt, End: req.EndsAt, Period: PeriodAll}},
 		SplitPeak(req.StartsAt, req.EndsAt, in.Settings.Peak, in.loc())...)
 	for _, p := range parts {

@@ -62,6 +62,9 @@ func (db *DB) ExtendBooking(ctx context.Context, id int64, actor *models.User, n
 		if err != nil {
 			return err
 		}
+		if err := checkExtendPolicy(tx, b, end, lim, now); err != nil {
+			return err // the booking policy, as for a new booking (policy_input.go)
+		}
 		cs, err := conflicts(tx, b.GPUIDs, b.EndsAt, end, b.ID)
 		if err != nil {
 			return err

@@ -44,6 +44,41 @@ func evaluate(tx *gorm.DB, req models.NewBooking, gpus map[int64]models.GPU, lim
 	return models.EvaluatePolicy(req, in, now), nil
 }
 
+// checkExtendPolicy refuses an extension that would break the policy.
+func checkExtendPolicy(tx *gorm.DB, b *models.Booking, end time.Time, lim models.BookingLimits, now time.Time) error {
+	bs, err := evaluateExtend(tx, b, end, lim, now)
+	if err != nil {
+		return err
+	}
+	if len(bs) > 0 {
+		return models.PolicyError(bs)
+	}
+	return nil
+}
+
+// evaluateExtend judges a standard booking as if it ended at end, leaving
+// the booking itself out of what the user holds. Priority bookings were
+// approved beyond policy and are not judged again.
+func evaluateExtend(tx *gorm.DB, b *models.Booking, end time.Time, lim models.BookingLimits, now time.Time) ([]models.PolicyBreach, error) {
+	if b.Kind == models.KindPriority {
+		return nil, nil
+	}
+	req := models.NewBooking{UserID: b.UserID, GPUIDs: b.GPUIDs, StartsAt: b.StartsAt, EndsAt: end}
+	gpus, err := gpusByID(tx, b.GPUIDs)
+	if err != nil {
+		return nil, err
+	}
+	in, err := policyInput(tx, b.UserID, b.StartsAt, end, lim)
+	if err != nil {
+		return nil, err
+	}
+	in.ExceptBooking, in.Extending = b.ID, true
+	for _, id := range b.GPUIDs {
+		in.GPUModels = append(in.GPUModels, gpus[id].Model)
+	}
+	return models.EvaluatePolicy(req, in, now), nil
+}
+
 func policyInput(tx *gorm.DB, userID int64, from, to time.Time, lim models.BookingLimits) (models.PolicyInput, error) {
 	loc := lim.Location
 	if loc == nil {

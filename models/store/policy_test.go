@@ -115,3 +115,24 @@ func TestLoans(t *testing.T) {
 		wantCode(t, err, models.EPOLICY)
 	})
 }
+
+// An extension is judged by the policy too, without the rules about the
+// start, and without counting the booking itself twice.
+func TestExtendEnforcesPolicy(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPrioFixture(t, db)
+		limits := []models.PolicyLimit{{Rule: models.RuleMaxLength, Value: 180}, {Rule: models.RuleMinNotice, Value: 24 * 60}, {Rule: models.RuleMaxGPUs, Value: 1}}
+		b := f.book(t, f.owner, []int{0}, 1, 2)
+		if err := db.SaveScopeLimits(ctx, models.ScopeGlobal, 0, limits, changeClock, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExtendBooking(ctx, b.ID, f.owner, hours(4), models.DefaultBookingLimits, changeClock); err != nil {
+			t.Fatalf("extend within policy: %v", err)
+		}
+		_, err := db.ExtendBooking(ctx, b.ID, f.owner, hours(5), models.DefaultBookingLimits, changeClock)
+		wantCode(t, err, models.EPOLICY)
+		if m := models.AsError(err).Fields; len(m) != 1 || m["max_length"].Key == "" {
+			t.Errorf("breaches = %v", m)
+		}
+	})
+}
