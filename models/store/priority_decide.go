@@ -23,7 +23,8 @@ func (db *DB) ApproveRequest(ctx context.Context, id int64, actor *models.User, 
 		if err != nil {
 			return err
 		}
-		if err := db.clearWay(tx, r, actor, now, mail); err != nil {
+		preempted, err := db.clearWay(tx, r, actor, now, mail)
+		if err != nil {
 			return err
 		}
 		bid, err := insertBooking(tx, r.Booking(), r.NodeID, models.KindPriority, now)
@@ -38,7 +39,7 @@ func (db *DB) ApproveRequest(ctx context.Context, id int64, actor *models.User, 
 			return err
 		}
 		return audit(tx, models.ActorFor(actor, ""), models.AuditRequestApprove, "request", id, map[string]any{
-			"booking_id": bid, "comment": comment, "user_id": r.UserID, "preempt": r.Preempt})
+			"booking_id": bid, "comment": comment, "user_id": r.UserID, "preempt": r.Preempt, "preempted": preempted})
 	})
 	if isOverlap(err) {
 		return nil, &models.Error{Code: models.ECONFLICT, Msg: models.M("request.err.taken"), Err: err}
@@ -101,14 +102,15 @@ func (db *DB) decide(tx *gorm.DB, id int64, actor *models.User, status, comment 
 
 // clearWay makes room for an approved request: without pre-emption the
 // slot must be free; with it, each standard booking in the way is trimmed
-// or cancelled (locked first), audited, and its owner told why.
-func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.User, now time.Time, mail models.Mailer) error {
+// or cancelled (locked first), audited, and its owner told why. It returns
+// what it did to each booking, for the request's audit event.
+func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.User, now time.Time, mail models.Mailer) ([]map[string]any, error) {
 	cs, err := conflicts(tx, r.GPUIDs, r.StartsAt, r.EndsAt, 0)
 	if err != nil || len(cs) == 0 {
-		return err
+		return nil, err
 	}
 	if !r.Preempt {
-		return models.ConflictError(cs)
+		return nil, models.ConflictError(cs)
 	}
 	var inWay []models.Booking
 	seen := map[int64]bool{}
@@ -118,24 +120,30 @@ func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.Use
 		}
 		seen[c.BookingID] = true
 		if err := db.lockBooking(tx, c.BookingID); err != nil {
-			return err
+			return nil, err
 		}
 		b, err := bookingByID(tx, c.BookingID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		inWay = append(inWay, *b)
 	}
 	plan, err := models.PlanPreemption(r, inWay, actor)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	done := make([]map[string]any, 0, len(plan))
 	for _, p := range plan {
 		if err := preempt(tx, r, p, actor, now, mail); err != nil {
-			return err
+			return nil, err
 		}
+		d := map[string]any{"booking_id": p.Booking.ID, "user_id": p.Booking.UserID, "cancelled": p.Cancel}
+		if !p.Cancel {
+			d["ends_at"] = p.NewEnd
+		}
+		done = append(done, d)
 	}
-	return nil
+	return done, nil
 }
 
 func preempt(tx *gorm.DB, r *models.PriorityRequest, p models.Preemption, actor *models.User, now time.Time, mail models.Mailer) error {

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -151,6 +153,10 @@ func TestPreemptTrimsAndCancels(t *testing.T) {
 		}
 		if ev := lastAudit(t, db, models.AuditBookingPreempt); ev.TargetType != "booking" {
 			t.Errorf("audit = %+v", ev)
+		}
+		ev := lastAudit(t, db, models.AuditRequestApprove)
+		if !strings.Contains(ev.Details, `"preempted":[{`) || !strings.Contains(ev.Details, `"booking_id":`+strconv.FormatInt(inside.ID, 10)+`,"cancelled":true`) {
+			t.Errorf("approve audit details = %s", ev.Details)
 		}
 	})
 }
