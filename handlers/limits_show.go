@@ -44,7 +44,11 @@ func (h *Policies) limitsView(c echo.Context) (views.LimitsView, error) {
 	if t, ok := parseFormTime(v.AtInput, u.Location(h.Location)); ok {
 		v.At = t
 	}
-	in, err := h.Store.PolicyInputFor(ctx, u.ID, now, v.At, h.Limits)
+	from, to := now, v.At // this week and the chosen time's, in either order
+	if to.Before(from) {
+		from, to = to, from
+	}
+	in, err := h.Store.PolicyInputFor(ctx, u.ID, from, to, h.Limits)
 	if err != nil {
 		return v, err
 	}
