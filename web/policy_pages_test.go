@@ -204,3 +204,37 @@ func TestLendingLedger(t *testing.T) {
 		t.Errorf("Bob's week = %q", got)
 	}
 }
+
+// A script whose booking is refused with code "policy" files the same
+// values as a priority request through the API.
+func TestAPIPriorityRequest(t *testing.T) {
+	f := newPrioWeb(t, "sqlite")
+	api := f.env.API(f.bob)
+	body := map[string]any{"gpu_ids": []int64{f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1), f.gpu(t, "node-a", 2)},
+		"starts_at": "2026-06-03T11:00:00Z", "ends_at": "2026-06-03T13:00:00Z"}
+	if res := api.Post("/api/v1/bookings", body); res.Code != http.StatusUnprocessableEntity {
+		t.Fatalf("over-limit booking: %d", res.Code)
+	}
+	body["purpose"], body["urgency"], body["plan"], body["give_back"], body["preempt"] = "p", "u", "pl", "g", true
+	res := api.Post("/api/v1/requests", body)
+	var got struct {
+		ID      int64  `json:"id"`
+		Status  string `json:"status"`
+		Preempt bool   `json:"preempt"`
+		TeamID  *int64 `json:"team_id"`
+	}
+	res.Decode(&got)
+	if res.Code != http.StatusCreated || got.Status != "pending" || !got.Preempt || got.TeamID == nil || *got.TeamID != f.team.ID {
+		t.Fatalf("create: %d %+v", res.Code, got)
+	}
+	if res := api.Get("/api/v1/requests/" + itoa(got.ID)); res.Code != http.StatusOK {
+		t.Errorf("show own: %d", res.Code)
+	}
+	if res := f.env.API(f.erin).Get("/api/v1/requests/" + itoa(got.ID)); res.Code != http.StatusNotFound {
+		t.Errorf("show someone else's: %d", res.Code)
+	}
+	body["preempt"] = "yes"
+	if res := api.Post("/api/v1/requests", body); res.Code != http.StatusUnprocessableEntity {
+		t.Errorf("bad preempt: %d", res.Code)
+	}
+}

@@ -146,6 +146,8 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	api.POST("/bookings/:id/release", v1.ReleaseBooking)
 	api.POST("/bookings/:id/extend", v1.ExtendBooking)
 	api.GET("/slots", v1.FindSlots)
+	api.POST("/requests", priority.CreateAPIRequest)
+	api.GET("/requests/:id", priority.ShowAPIRequest)
 }
 
 // guarded adds middleware to each route instead of to a group: a group on

@@ -92,6 +92,8 @@ var routeRoles = map[string]string{
 	"POST /api/v1/bookings/:id/extend":           token,
 	"POST /api/v1/bookings/:id/release":          token,
 	"GET /api/v1/slots":                          token,
+	"POST /api/v1/requests":                      token,
+	"GET /api/v1/requests/:id":                   token,
 	"POST /api/agent/v1/enroll":                  enrol,
 	"PUT /api/agent/v1/inventory":                node,
 	"GET /api/agent/v1/schedule":                 node,
