@@ -13,6 +13,9 @@ import (
 func (p *Page) SourceLabel(s models.PolicySource) string {
 	switch s.Scope {
 	case models.ScopeUser:
+		if p.User == nil || p.User.ID != s.ScopeID {
+			return p.Tr("policy.scope_user", "Name", s.Name) // an admin looking at someone
+		}
 		return p.Tr("policy.source.user", "Name", s.Name)
 	case models.ScopeTeam:
 		return p.Tr("policy.source.team", "Name", s.Name)
@@ -184,7 +187,7 @@ func (v AdminPolicyView) ScopeName(p *Page, scope string, id int64) string {
 	case models.ScopeUser:
 		for _, u := range v.Users {
 			if u.ID == id {
-				return p.Tr("policy.source.user", "Name", u.Name)
+				return p.Tr("policy.scope_user", "Name", u.Name)
 			}
 		}
 	case models.ScopeGlobal:
