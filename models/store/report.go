@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/gpubook/gpubook/models"
 )
 
@@ -28,10 +30,9 @@ type figureQuery struct {
 // read them through ReportWeek.
 var figureQueries = []figureQuery{
 	{"booked", reportSQL.bookedSQL, func(f *models.Figures, a, _ int64) { f.BookedSec = a }},
-	{"busy", reportSQL.busySQL, func(f *models.Figures, a, _ int64) { f.BusyMin = a }},
+	{"busy and no-shows", reportSQL.busyNoShowSQL, func(f *models.Figures, a, b int64) { f.BusyMin, f.NoShows = a, b }},
 	{"unbooked", reportSQL.unbookedSQL, func(f *models.Figures, a, _ int64) { f.UnbookedMin = a }},
 	{"given back", reportSQL.givenBackSQL, func(f *models.Figures, a, b int64) { f.GivenBackSec, f.AutoGivenBackSec = a, b }},
-	{"no-shows", reportSQL.noShowSQL, func(f *models.Figures, a, _ int64) { f.NoShows = a }},
 	{"priority", reportSQL.prioritySQL, func(f *models.Figures, a, b int64) { f.PriorityMade, f.PriorityApproved = a, b }},
 	{"pre-empted", reportSQL.preemptedSQL, func(f *models.Figures, a, _ int64) { f.Preempted = a }},
 }
@@ -44,36 +45,66 @@ func (db *DB) ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 	rules = rules.OrDefault()
 	d := &models.WeekData{Week: w, AsOf: asOf, Spans: models.ReportSpans(w, asOf), ByUser: map[int64][]models.Figures{}}
 	q := reportSQL{pg: db.Dialect == Postgres, rules: rules}
-	for _, fq := range figureQueries {
-		if err := db.figure(ctx, q, d, fq); err != nil {
-			return nil, err
+	err := db.reportSnapshot(ctx, func(g *gorm.DB) error {
+		for _, fq := range figureQueries {
+			if err := figure(g, q, d, fq); err != nil {
+				return err
+			}
 		}
-	}
-	if err := db.Gorm.WithContext(ctx).Table("priority_requests").Where("status = ?", models.RequestPending).Count(&d.PendingRequests).Error; err != nil {
-		return nil, fmt.Errorf("store: report pending requests: %w", err)
-	}
-	if err := db.clusterHours(ctx, q, d); err != nil {
+		if err := clusterHours(g, q, d); err != nil {
+			return err
+		}
+		return reportContext(g, d)
+	})
+	if err != nil {
 		return nil, err
 	}
-	var err error
 	if d.Users, err = db.Users(ctx); err != nil {
 		return nil, err
 	}
 	if d.Memberships, err = db.memberships(ctx, "m.team_id > ?", 0); err != nil {
 		return nil, err
 	}
-	var gpus int64
-	if err := db.Gorm.WithContext(ctx).Table("gpus").Where("in_service").Count(&gpus).Error; err != nil {
-		return nil, fmt.Errorf("store: report gpus: %w", err)
-	}
-	d.GPUCount = int(gpus)
 	return d, nil
 }
 
-func (db *DB) figure(ctx context.Context, q reportSQL, d *models.WeekData, fq figureQuery) error {
+// reportSnapshot runs the report's queries. On PostgreSQL they share one
+// read-only REPEATABLE READ snapshot, so that usage arriving mid-run
+// cannot make the figures disagree, and JIT compilation is off: it costs
+// more per query here than the short aggregates it would speed up. SQLite
+// runs them as they are (a transaction there would take the write lock).
+func (db *DB) reportSnapshot(ctx context.Context, fn func(*gorm.DB) error) error {
+	if db.Dialect != Postgres {
+		return fn(db.Gorm.WithContext(ctx))
+	}
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").Error; err != nil {
+			return fmt.Errorf("store: report snapshot: %w", err)
+		}
+		if err := tx.Exec("SET LOCAL jit = off").Error; err != nil {
+			return fmt.Errorf("store: report snapshot: %w", err)
+		}
+		return fn(tx)
+	})
+}
+
+// reportContext counts what the cluster summary needs besides the figures.
+func reportContext(g *gorm.DB, d *models.WeekData) error {
+	if err := g.Table("priority_requests").Where("status = ?", models.RequestPending).Count(&d.PendingRequests).Error; err != nil {
+		return fmt.Errorf("store: report pending requests: %w", err)
+	}
+	var gpus int64
+	if err := g.Table("gpus").Where("in_service").Count(&gpus).Error; err != nil {
+		return fmt.Errorf("store: report gpus: %w", err)
+	}
+	d.GPUCount = int(gpus)
+	return nil
+}
+
+func figure(g *gorm.DB, q reportSQL, d *models.WeekData, fq figureQuery) error {
 	args := map[string]any{}
 	var rows []spanRow
-	if err := db.Gorm.WithContext(ctx).Raw(fq.sql(q, args, d.Spans), args).Scan(&rows).Error; err != nil {
+	if err := g.Raw(fq.sql(q, args, d.Spans), args).Scan(&rows).Error; err != nil {
 		return fmt.Errorf("store: report %s: %w", fq.name, err)
 	}
 	for _, r := range rows {
@@ -87,14 +118,14 @@ func (db *DB) figure(ctx context.Context, q reportSQL, d *models.WeekData, fq fi
 	return nil
 }
 
-func (db *DB) clusterHours(ctx context.Context, q reportSQL, d *models.WeekData) error {
+func clusterHours(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 	args := map[string]any{}
 	var rows []struct {
 		I int   `gorm:"column:i"`
 		H int64 `gorm:"column:h"`
 		V int64 `gorm:"column:v"`
 	}
-	if err := db.Gorm.WithContext(ctx).Raw(q.clusterHoursSQL(args, d.Spans), args).Scan(&rows).Error; err != nil {
+	if err := g.Raw(q.clusterHoursSQL(args, d.Spans), args).Scan(&rows).Error; err != nil {
 		return fmt.Errorf("store: report cluster hours: %w", err)
 	}
 	d.ClusterBusyMin = make([]int64, len(d.Spans))

@@ -67,19 +67,51 @@ func (q reportSQL) spans(spans []models.Span, args map[string]any) string {
 // gpu_usage_minutes: utilisation at or above the threshold, or processes
 // of one user holding at least the memory threshold on it. userExpr names
 // whose processes count ("b.user_id" for the booker); "" means anyone's.
+// The test of the GPU's own used memory first is only a shortcut: a
+// user's processes never hold more than the GPU has in use (both are the
+// most seen in the minute's samples), so an idle GPU with free memory
+// needs no look at the per-user rows.
 func (q reportSQL) busyMinute(userExpr string, args map[string]any) string {
 	args["busy_util"], args["busy_mem"] = q.rules.BusyUtilPct, q.rules.BusyMemMiB
 	who := ""
 	if userExpr != "" {
 		who = " AND uu.user_id = " + userExpr
 	}
-	return "(m.util_avg_pct >= @busy_util OR EXISTS (SELECT 1 FROM gpu_user_usage_minutes uu" +
-		" WHERE uu.gpu_id = m.gpu_id AND uu.minute = m.minute AND uu.memory_mib >= @busy_mem" + who + "))"
+	return "(m.util_avg_pct >= @busy_util OR (m.mem_used_mib >= @busy_mem AND EXISTS (SELECT 1 FROM gpu_user_usage_minutes uu" +
+		" WHERE uu.gpu_id = m.gpu_id AND uu.minute = m.minute AND uu.memory_mib >= @busy_mem" + who + ")))"
 }
 
-// inBooking joins the minutes m of booking GPU bg, inside span k.
-const inBooking = "JOIN gpu_usage_minutes m ON m.gpu_id = bg.gpu_id AND m.minute >= bg.starts_at AND m.minute < bg.ends_at" +
-	" AND m.minute >= k.s AND m.minute < k.e"
+// spanOf is the index of the span that col falls in, as a CASE over the
+// spans' bounds ([s, e), or (s, e] for an end time), and window binds @lo
+// and @hi, the bounds of all spans together. The big per-minute scans use
+// these instead of joining the spans, so that each row is read once.
+func (q reportSQL) spanOf(col string, spans []models.Span, args map[string]any, endTime bool) string {
+	var b strings.Builder
+	b.WriteString("CASE")
+	for i, s := range spans {
+		n := fmt.Sprint(i)
+		args["s"+n], args["e"+n] = utc(s.Start), utc(s.End)
+		if endTime {
+			fmt.Fprintf(&b, " WHEN %s > @s%s AND %s <= @e%s THEN %d", col, n, col, n, i)
+		} else {
+			fmt.Fprintf(&b, " WHEN %s >= @s%s AND %s < @e%s THEN %d", col, n, col, n, i)
+		}
+	}
+	return b.String() + " END"
+}
+
+func window(spans []models.Span, args map[string]any) {
+	lo, hi := spans[0].Start, spans[0].End
+	for _, s := range spans {
+		if s.Start.Before(lo) {
+			lo = s.Start
+		}
+		if s.End.After(hi) {
+			hi = s.End
+		}
+	}
+	args["lo"], args["hi"] = utc(lo), utc(hi)
+}
 
 const confirmed = "b.status = 'confirmed'"
 
@@ -91,22 +123,35 @@ func (q reportSQL) bookedSQL(args map[string]any, spans []models.Span) string {
 		" ON bg.starts_at < k.e AND bg.ends_at > k.s WHERE " + confirmed + " GROUP BY b.user_id, k.i"
 }
 
-// busySQL: busy GPU-minutes inside the user's own bookings.
-func (q reportSQL) busySQL(args map[string]any, spans []models.Span) string {
-	return "SELECT b.user_id AS uid, k.i AS i, COUNT(*) AS a, 0 AS b FROM booking_gpus bg" +
-		" JOIN bookings b ON b.id = bg.booking_id JOIN " + q.spans(spans, args) +
-		" ON bg.starts_at < k.e AND bg.ends_at > k.s " + inBooking +
-		" WHERE " + confirmed + " AND " + q.busyMinute("b.user_id", args) + " GROUP BY b.user_id, k.i"
+// busyNoShowSQL: busy GPU-minutes inside the user's own bookings (a), and
+// bookings that ended in the span without a single busy minute (b). One
+// pass over the booked minutes serves both: "per" counts each booking's
+// busy minutes per span, and a no-show is a booking missing from it. Only
+// bookings that started inside the window can be no-shows (the minutes of
+// an older one are not read).
+func (q reportSQL) busyNoShowSQL(args map[string]any, spans []models.Span) string {
+	window(spans, args)
+	per := "SELECT bg.booking_id AS booking_id, " + q.spanOf("m.minute", spans, args, false) + " AS i, COUNT(*) AS busy" +
+		" FROM booking_gpus bg JOIN bookings b ON b.id = bg.booking_id" +
+		" JOIN gpu_usage_minutes m ON m.gpu_id = bg.gpu_id AND m.minute >= bg.starts_at AND m.minute < bg.ends_at" +
+		" WHERE " + confirmed + " AND bg.starts_at < @hi AND bg.ends_at > @lo AND m.minute >= @lo AND m.minute < @hi AND " +
+		q.busyMinute("b.user_id", args) + " GROUP BY bg.booking_id, 2"
+	return "WITH per AS (" + per + ") SELECT uid, i, SUM(a) AS a, SUM(b) AS b FROM (" +
+		"SELECT b.user_id AS uid, per.i AS i, per.busy AS a, 0 AS b FROM per JOIN bookings b ON b.id = per.booking_id" +
+		" UNION ALL SELECT b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 1 FROM bookings b WHERE " + confirmed +
+		" AND b.ends_at > @lo AND b.ends_at <= @hi AND b.starts_at >= @lo AND NOT EXISTS (SELECT 1 FROM per WHERE per.booking_id = b.id)" +
+		") x GROUP BY uid, i"
 }
 
 // unbookedSQL: GPU-minutes on which the user's processes ran on a GPU
 // they had no confirmed booking of at that minute.
 func (q reportSQL) unbookedSQL(args map[string]any, spans []models.Span) string {
-	return "SELECT u.user_id AS uid, k.i AS i, COUNT(*) AS a, 0 AS b FROM gpu_user_usage_minutes u JOIN " +
-		q.spans(spans, args) + " ON u.minute >= k.s AND u.minute < k.e WHERE u.user_id IS NOT NULL" +
+	window(spans, args)
+	return "SELECT u.user_id AS uid, " + q.spanOf("u.minute", spans, args, false) + " AS i, COUNT(*) AS a, 0 AS b" +
+		" FROM gpu_user_usage_minutes u WHERE u.minute >= @lo AND u.minute < @hi AND u.user_id IS NOT NULL" +
 		" AND NOT EXISTS (SELECT 1 FROM booking_gpus bg JOIN bookings b ON b.id = bg.booking_id" +
 		" WHERE bg.gpu_id = u.gpu_id AND bg.starts_at <= u.minute AND bg.ends_at > u.minute AND b.user_id = u.user_id AND " +
-		confirmed + ") GROUP BY u.user_id, k.i"
+		confirmed + ") GROUP BY u.user_id, 2"
 }
 
 // givenBackSQL: GPU-seconds between the end a booking had and the end its
@@ -121,21 +166,12 @@ func (q reportSQL) givenBackSQL(args map[string]any, spans []models.Span) string
 		" AND b.ends_before_release > b.ends_at GROUP BY b.user_id, k.i"
 }
 
-// noShowSQL: bookings that ended in the span (spans end at most at "now",
-// so only finished bookings count) without a single busy minute.
-func (q reportSQL) noShowSQL(args map[string]any, spans []models.Span) string {
-	return "SELECT b.user_id AS uid, k.i AS i, COUNT(*) AS a, 0 AS b FROM bookings b JOIN " + q.spans(spans, args) +
-		" ON b.ends_at > k.s AND b.ends_at <= k.e WHERE " + confirmed +
-		" AND NOT EXISTS (SELECT 1 FROM booking_gpus bg JOIN gpu_usage_minutes m ON m.gpu_id = bg.gpu_id" +
-		" AND m.minute >= bg.starts_at AND m.minute < bg.ends_at WHERE bg.booking_id = b.id AND " +
-		q.busyMinute("b.user_id", args) + ") GROUP BY b.user_id, k.i"
-}
-
 // clusterHoursSQL: the whole cluster's busy GPU-minutes per span and UTC
 // hour, booked or not, for the utilisation and the heat map.
 func (q reportSQL) clusterHoursSQL(args map[string]any, spans []models.Span) string {
-	return "SELECT k.i AS i, " + q.epoch("m.minute") + " / 3600 AS h, COUNT(*) AS v FROM gpu_usage_minutes m JOIN " +
-		q.spans(spans, args) + " ON m.minute >= k.s AND m.minute < k.e WHERE " + q.busyMinute("", args) + " GROUP BY 1, 2"
+	window(spans, args)
+	return "SELECT " + q.spanOf("m.minute", spans, args, false) + " AS i, " + q.epoch("m.minute") + " / 3600 AS h, COUNT(*) AS v" +
+		" FROM gpu_usage_minutes m WHERE m.minute >= @lo AND m.minute < @hi AND " + q.busyMinute("", args) + " GROUP BY 1, 2"
 }
 
 // prioritySQL: priority requests made in the span, and how many of those
