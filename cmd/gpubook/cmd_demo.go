@@ -37,13 +37,14 @@ func (c *cli) demo(ctx context.Context, args []string) error {
 	limits.Slot = time.Duration(cfg.SlotMinutes) * time.Minute
 	s := &seeder{db: db, now: now, limits: limits, force: *force, users: map[string]int64{}, gpus: map[string]int64{}}
 	plan := demoPlan(*seed, now, cfg.Location)
-	for _, step := range []func(context.Context, demoData) error{s.seedUsers, s.seedTeams, s.seedNodes, s.seedBookings} {
+	for _, step := range []func(context.Context, demoData) error{s.seedUsers, s.seedTeams, s.seedNodes, s.seedBookings, s.seedUsage} {
 		if err := step(ctx, plan); err != nil {
 			return fmt.Errorf("cli: demo: %w", err)
 		}
 	}
 	fmt.Fprintf(c.stdout, "demo: added %d users, %d teams, %d nodes, %d GPUs and %d bookings (%d past, %d active now, %d upcoming)\n",
 		s.added.users, s.added.teams, s.added.nodes, s.added.gpus, s.added.bookings, s.phases[models.PhasePast], s.phases[models.PhaseActive], s.phases[models.PhaseUpcoming])
+	fmt.Fprintf(c.stdout, "demo: added %d GPU-minutes of agent records (the last 7 days); see /usage and 'gpubook report preview'\n", s.added.usage)
 	if s.skipped > 0 {
 		fmt.Fprintf(c.stdout, "demo: skipped %d that already existed or clashed with existing bookings\n", s.skipped)
 	}
@@ -60,7 +61,7 @@ type seeder struct {
 	users  map[string]int64 // email → id
 	gpus   map[string]int64 // gpuKey → id
 	fresh  map[string]bool  // emails and team names created now
-	added  struct{ users, teams, nodes, gpus, bookings int }
+	added  struct{ users, teams, nodes, gpus, bookings, usage int }
 	phases map[models.BookingPhase]int
 
 	skipped int
