@@ -58,6 +58,10 @@ var routeRoles = map[string]string{
 	"POST /admin/policies/limits":                admin,
 	"POST /admin/policies/settings":              admin,
 	"POST /admin/policies/models":                admin,
+	"GET /usage":                                 user,
+	"POST /profile/report-email":                 user,
+	"GET /usage/team/:id":                        admin, // and the team's leads: web/report_pages_test.go
+	"GET /admin/usage":                           admin,
 	"GET /status":                                user,
 	"GET /violations/mine":                       user,
 	"GET /profile":                               user,
