@@ -46,7 +46,7 @@ func (d *WeekData) UserReport(u User) UserReport {
 	all := d.clusterWeek()
 	r.ShareBooked = share(r.Figures.BookedHours(), all.BookedHours())
 	r.ShareBusy = share(r.Figures.BusyHours(), all.BusyHours())
-	r.Entitled = EntitledShares(d.Users, d.Memberships)[u.ID]
+	r.Entitled = EntitledShares(d.Users, d.Memberships, d.TeamQuotas)[u.ID]
 	r.UsageShare = d.usageShares()[u.ID]
 	r.FairShare = FairShareFactor(r.UsageShare, r.Entitled)
 	if t, ok := d.firstTeam(u.ID); ok {

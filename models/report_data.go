@@ -35,6 +35,9 @@ type WeekData struct {
 	ByUser      map[int64][]Figures
 	Users       []User
 	Memberships []Membership // with TeamName
+	// TeamQuotas are the teams' weekly GPU-hour quotas (policy
+	// max_gpu_hours_week, GPU-minutes), the weights of EntitledShares.
+	TeamQuotas map[int64]int64
 	// ClusterBusyMin is per span the busy GPU-minutes of the whole cluster,
 	// booked or not (the utilisation).
 	ClusterBusyMin []int64

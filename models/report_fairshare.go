@@ -9,11 +9,14 @@ import (
 // UsageHalfLife is Slurm's default decay: usage a week old counts half.
 const UsageHalfLife = 7 * 24 * time.Hour
 
-// EntitledShares splits the cluster among users: every team gets an equal
-// part, split equally among its members (a member of two teams gets a part
-// of each); users in no team share one more part as if they were a team.
-// With no teams at all every user gets 1/N. The shares sum to 1.
-func EntitledShares(users []User, ms []Membership) map[int64]float64 {
+// EntitledShares splits the cluster among users. Each team gets a part,
+// split equally among its members (a member of two teams gets a part of
+// each); users in no team share one more part as if they were a team.
+// The parts are equal, unless every team has a weekly GPU-hour quota
+// (policy max_gpu_hours_week, in quotas by team ID): then each team's part
+// is in proportion to its quota, and the teamless part weighs as much as
+// the mean quota. With no teams at all every user gets 1/N. The shares sum to 1.
+func EntitledShares(users []User, ms []Membership, quotas map[int64]int64) map[int64]float64 {
 	out := make(map[int64]float64, len(users))
 	if len(users) == 0 {
 		return out
@@ -30,19 +33,44 @@ func EntitledShares(users []User, ms []Membership) map[int64]float64 {
 			loners = append(loners, u.ID)
 		}
 	}
-	parts := len(members)
+	weight, lonerWeight, total := teamWeights(members, quotas)
 	if len(loners) > 0 {
-		parts++
+		total += lonerWeight
 	}
-	for _, ids := range members {
+	for team, ids := range members {
 		for _, id := range ids {
-			out[id] += 1 / float64(parts) / float64(len(ids))
+			out[id] += weight[team] / total / float64(len(ids))
 		}
 	}
 	for _, id := range loners {
-		out[id] += 1 / float64(parts) / float64(len(loners))
+		out[id] += lonerWeight / total / float64(len(loners))
 	}
 	return out
+}
+
+// teamWeights is each team's weight: its quota when every team has one,
+// else 1; the teamless users' weight is the mean.
+func teamWeights(members map[int64][]int64, quotas map[int64]int64) (map[int64]float64, float64, float64) {
+	useQuotas := len(members) > 0
+	for team := range members {
+		if quotas[team] <= 0 {
+			useQuotas = false
+		}
+	}
+	w := make(map[int64]float64, len(members))
+	total := 0.0
+	for team := range members {
+		w[team] = 1
+		if useQuotas {
+			w[team] = float64(quotas[team])
+		}
+		total += w[team]
+	}
+	mean := 1.0
+	if len(members) > 0 {
+		mean = total / float64(len(members))
+	}
+	return w, mean, total
 }
 
 // decayWeight is how much usage at age counts: 2^(−age/half-life).

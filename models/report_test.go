@@ -99,12 +99,12 @@ func TestFiguresArithmetic(t *testing.T) {
 
 func TestEntitledShares(t *testing.T) {
 	users := []User{{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4}}
-	if got := EntitledShares(users, nil); got[1] != 0.25 || got[4] != 0.25 {
+	if got := EntitledShares(users, nil, nil); got[1] != 0.25 || got[4] != 0.25 {
 		t.Errorf("no teams: %v", got)
 	}
 	// Teams A {1, 2} and B {2}, user 3 and 4 in none: three parts of 1/3.
 	ms := []Membership{{TeamID: 10, UserID: 1}, {TeamID: 10, UserID: 2}, {TeamID: 11, UserID: 2}}
-	got := EntitledShares(users, ms)
+	got := EntitledShares(users, ms, nil)
 	want := map[int64]float64{1: 1.0 / 6, 2: 1.0/6 + 1.0/3, 3: 1.0 / 6, 4: 1.0 / 6}
 	sum := 0.0
 	for id, w := range want {
@@ -115,6 +115,23 @@ func TestEntitledShares(t *testing.T) {
 	}
 	if math.Abs(sum-1) > 1e-12 {
 		t.Errorf("shares sum to %v", sum)
+	}
+}
+
+func TestEntitledSharesByQuota(t *testing.T) {
+	users := []User{{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4}}
+	ms := []Membership{{TeamID: 10, UserID: 1}, {TeamID: 10, UserID: 2}, {TeamID: 11, UserID: 3}}
+	// Quotas 300 and 100: mean 200 for user 4, who has no team; total 600.
+	got := EntitledShares(users, ms, map[int64]int64{10: 300, 11: 100})
+	want := map[int64]float64{1: 0.25, 2: 0.25, 3: 1.0 / 6, 4: 1.0 / 3}
+	for id, w := range want {
+		if math.Abs(got[id]-w) > 1e-12 {
+			t.Errorf("user %d: %v, want %v", id, got[id], w)
+		}
+	}
+	// One team without a quota: equal parts again.
+	if got := EntitledShares(users, ms, map[int64]int64{10: 300}); math.Abs(got[3]-1.0/3) > 1e-12 {
+		t.Errorf("partial quotas: user 3 has %v, want 1/3", got[3])
 	}
 }
 

@@ -98,6 +98,19 @@ func reportContext(g *gorm.DB, d *models.WeekData) error {
 		return fmt.Errorf("store: report gpus: %w", err)
 	}
 	d.GPUCount = int(gpus)
+	var quotas []struct {
+		ScopeID int64 `gorm:"column:scope_id"`
+		Value   int64 `gorm:"column:value"`
+	}
+	err := g.Table("policy_limits").Select("scope_id, value").
+		Where("scope = ? AND rule = ? AND period = ?", models.ScopeTeam, models.RuleMaxGPUHours, models.PeriodAll).Scan(&quotas).Error
+	if err != nil {
+		return fmt.Errorf("store: report team quotas: %w", err)
+	}
+	d.TeamQuotas = map[int64]int64{}
+	for _, q := range quotas {
+		d.TeamQuotas[q.ScopeID] = q.Value
+	}
 	return nil
 }
 

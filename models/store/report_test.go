@@ -168,3 +168,26 @@ func TestReportDSTWeek(t *testing.T) {
 		}
 	})
 }
+
+// TestReportEntitledByQuota: with weekly quotas for both teams (A 300 h,
+// B 100 h) the entitled shares follow them: alice 3/4 ÷ 2, carol 1/4 ÷ 2.
+func TestReportEntitledByQuota(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ids := syntheticWeek(t, db)
+		for team, hours := range map[int64]int64{ids.teamA: 300, ids.teamB: 100} {
+			err := db.Gorm.Exec("INSERT INTO policy_limits (scope, scope_id, rule, period, value, updated_at) VALUES (?, ?, ?, '', ?, ?)",
+				models.ScopeTeam, team, models.RuleMaxGPUHours, hours*60, time.Now().UTC()).Error
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		d := reportWeek(t, db, "2026-W49")
+		got := map[int64]float64{}
+		for _, u := range d.Users {
+			got[u.ID] = d.UserReport(u).Entitled
+		}
+		if !near(got[ids.alice], 0.375) || !near(got[ids.carol], 0.125) {
+			t.Errorf("entitled alice %v carol %v, want 0.375 and 0.125", got[ids.alice], got[ids.carol])
+		}
+	})
+}
