@@ -17,7 +17,8 @@ func (h *Reports) Usage(c echo.Context) error {
 		return err
 	}
 	u := models.UserFromContext(c.Request().Context())
-	v := views.UsageView{Report: d.UserReport(*u), Weeks: h.weeks(), SoFar: d.AsOf.Before(d.Week.End), Path: c.Request().URL.Path}
+	v := views.UsageView{Report: d.UserReport(*u), Weeks: h.weeks(), SoFar: d.AsOf.Before(d.Week.End),
+		Path: c.Request().URL.Path, LeadOf: d.LeadOf(u.ID)}
 	if wantsCSV(c) {
 		t := h.Translator(c)
 		return writeCSV(c, "usage-"+d.Week.String(), views.FiguresTable(t, v.Report), views.DaysTable(t, v.Report.Days),

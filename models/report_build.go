@@ -177,6 +177,17 @@ func (d *WeekData) clusterTrend() []TrendPoint {
 	return out
 }
 
+// LeadOf lists the teams uid leads, for links to their team pages.
+func (d *WeekData) LeadOf(uid int64) []Membership {
+	var out []Membership
+	for _, m := range d.Memberships {
+		if m.UserID == uid && m.Role == RoleLead {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // CanSeeTeamUsage reports whether u may read team teamID's usage table:
 // its leads and admins. mine are u's memberships.
 func CanSeeTeamUsage(u *User, teamID int64, mine []Membership) bool {

@@ -39,6 +39,9 @@ func ReportText(t *i18n.Translator, r models.UserReport, links ReportLinks) stri
 // part of the email, where the email layout adds those.
 func reportTextBody(t *i18n.Translator, r models.UserReport, links ReportLinks) string {
 	var b strings.Builder
+	if r.AsOf.Before(r.Week.End) {
+		fmt.Fprintf(&b, "%s\n\n", t.T("report.so_far", "Time", r.AsOf.In(r.Week.Start.Location()).Format("2006-01-02 15:04 MST")))
+	}
 	if !r.Active() {
 		fmt.Fprintf(&b, "%s\n\n%s\n", t.T("report.quiet", "Week", r.Week.String()), t.T("report.quiet_hours", "Hours", QuietHours(t, r.Heat)))
 	} else {

@@ -96,6 +96,9 @@ func TestReportMyUsage(t *testing.T) {
 			if res.Doc.Find("[style]").Length() != 0 {
 				t.Error("a style attribute: the CSP forbids them")
 			}
+			if res.Doc.Find(`[data-testid="usage-more"] a[href^="/usage/team/"]`).Length() != 1 {
+				t.Error("alice leads team A: her page should link to its table")
+			}
 			quiet := bob.Get("/usage?week=2026-W49")
 			if quiet.Doc.Find(`[data-testid="report-quiet"]`).Length() != 1 || quiet.Doc.Find(`[data-testid="table-figures"]`).Length() != 0 {
 				t.Error("bob, with no activity, should get the short friendly report")
