@@ -47,8 +47,12 @@ type HeatCell struct {
 }
 
 // Quietest returns the n least loaded cells, earliest first among equals:
-// the hours to suggest to someone who finds the calendar full.
+// the hours to suggest to someone who finds the calendar full. With no load
+// measured at all there is nothing to suggest, and it returns none.
 func (h HeatMap) Quietest(n int) []HeatCell {
+	if h.Max == 0 {
+		return nil
+	}
 	cells := make([]HeatCell, 0, 7*24)
 	for wd := range h.Load {
 		for hr, l := range h.Load[wd] {

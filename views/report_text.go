@@ -25,6 +25,9 @@ func QuietHours(t *i18n.Translator, h models.HeatMap) string {
 	for _, c := range h.Quietest(3) {
 		parts = append(parts, fmt.Sprintf("%s %02d:00", weekdayByIndex(t, c.Weekday), c.Hour))
 	}
+	if len(parts) == 0 {
+		return t.T("report.quiet_no_data")
+	}
 	return strings.Join(parts, ", ")
 }
 
