@@ -86,7 +86,12 @@ func (h *Priority) requestView(ctx context.Context, r models.PriorityRequest, de
 	}
 	v.RecentUsed = models.UsedGPUMinutes(used, week, now)
 	if r.Status == models.RequestPending {
-		v.Breaches, _ = h.Store.CheckBooking(ctx, r.Booking(), h.Limits, now)
+		// The rules it breaks, for the deciders; a request that no longer
+		// validates (its start passed) simply shows none.
+		v.Breaches, err = h.Store.CheckBooking(ctx, r.Booking(), h.Limits, now)
+		if models.ErrorCode(err) == models.EINTERNAL {
+			return v, err
+		}
 	}
 	return v, nil
 }

@@ -127,7 +127,12 @@ func TestEnvBrokenCache(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.name == "unreadable" && os.Geteuid() == 0 {
-				t.Skip("root reads mode-0000 files; covered by the not-a-directory case")
+				// Root reads mode-0000 files; a directory where the file
+				// should be cannot be read by anyone.
+				tt.path, tt.hint = filepath.Join(dir, "a-directory.json"), "cache unreadable"
+				if err := os.Mkdir(tt.path, 0o755); err != nil {
+					t.Fatal(err)
+				}
 			}
 			out, hint, took := runEnv(t, setup(t, tt.path), "bob")
 			if got := evalShell(t, out); got != "" {
