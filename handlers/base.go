@@ -167,7 +167,7 @@ func Actor(c echo.Context) models.Actor {
 func PathID(c echo.Context, name string) (int64, error) {
 	id, err := strconv.ParseInt(c.Param(name), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", name))
+		return 0, models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", "page"))
 	}
 	return id, nil
 }

@@ -116,9 +116,22 @@ func (t *Translator) T(key string, kv ...any) string {
 	return t.Msg(models.M(key, kv...))
 }
 
-// Msg translates a domain message.
+// Msg translates a domain message. A "What" naming a thing ("booking",
+// "user") is itself translated through the catalog's "what." keys, so that
+// "The booking does not exist" reads naturally in Chinese too.
 func (t *Translator) Msg(m models.Msg) string {
-	cfg := &goi18n.LocalizeConfig{MessageID: m.Key, TemplateData: m.Data}
+	data := m.Data
+	if w, ok := data["What"].(string); ok {
+		key := "what." + strings.ReplaceAll(strings.ToLower(w), " ", "_")
+		if s, err := t.l.Localize(&goi18n.LocalizeConfig{MessageID: key}); err == nil && s != "" {
+			data = make(map[string]any, len(m.Data))
+			for k, v := range m.Data {
+				data[k] = v
+			}
+			data["What"] = s
+		}
+	}
+	cfg := &goi18n.LocalizeConfig{MessageID: m.Key, TemplateData: data}
 	if c, ok := m.Data["Count"]; ok {
 		cfg.PluralCount = c
 	}

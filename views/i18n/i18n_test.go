@@ -108,3 +108,21 @@ func set(keys []string) map[string]bool {
 	}
 	return m
 }
+
+func TestWhatIsTranslated(t *testing.T) {
+	b := i18n.MustLoad()
+	tests := []struct{ lang, what, want string }{
+		{"en", "booking", "The booking does not exist."},
+		{"zh-CN", "booking", "该预约不存在。"},
+		{"zh-CN", "group mapping", "该用户组映射不存在。"},
+		{"zh-CN", "GPU", "该GPU不存在。"},
+		{"en", "something new", "The something new does not exist."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.lang+"/"+tt.what, func(t *testing.T) {
+			if got := b.For(tt.lang).T("err.not_found", "What", tt.what); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
