@@ -123,6 +123,9 @@ func csrf(base *handlers.Base) echo.MiddlewareFunc {
 			case http.MethodGet, http.MethodHead, http.MethodOptions:
 				return next(c)
 			}
+			if strings.HasSuffix(c.Path(), "/*") && c.Path() != "/static/*" {
+				return next(c) // no such route: the answer is a 404, nothing changes
+			}
 			if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" {
 				return models.NewError(models.EFORBIDDEN, models.M("err.csrf"))
 			}
