@@ -8,7 +8,6 @@ import (
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/views"
-	"github.com/gpubook/gpubook/views/i18n"
 )
 
 // Priority serves priority requests: the form, the request's page, the
@@ -85,7 +84,6 @@ func (h *Priority) Create(c echo.Context) error {
 // language and zone.
 func (h *Priority) Mailer() models.Mailer {
 	return func(n models.Notice, to *models.User) (models.OutboxMessage, error) {
-		e := views.EmailEnv{T: h.I18n.For(i18n.Match(to.Language, "")), BaseURL: h.BaseURL, Location: to.Location(h.Location), Name: to.Name}
-		return views.EmailMessage(e, n.Kind, n.Kind, to, n)
+		return views.EmailMessage(views.EmailEnvFor(h.I18n, h.BaseURL, h.Location, to), n.Kind, n.Kind, to, n)
 	}
 }

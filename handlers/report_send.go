@@ -109,11 +109,7 @@ func (r *ReportRun) Preview(ctx context.Context, u *models.User, w models.Week) 
 }
 
 func (r *ReportRun) emailEnv(u models.User) views.EmailEnv {
-	lang := u.Language
-	if lang == "" {
-		lang = "en"
-	}
-	return views.EmailEnv{T: r.I18n.For(lang), BaseURL: r.BaseURL, Location: u.Location(r.Location), Name: u.Name}
+	return views.EmailEnvFor(r.I18n, r.BaseURL, r.Location, &u)
 }
 
 func (r *ReportRun) links(w models.Week) views.ReportLinks {

@@ -22,6 +22,12 @@ type EmailEnv struct {
 	Name     string         // the recipient's name for the greeting; "" for none
 }
 
+// EmailEnvFor is the environment of an email to u: their language (English
+// when they chose none), their time zone (else the cluster's) and name.
+func EmailEnvFor(b *i18n.Bundle, baseURL string, cluster *time.Location, u *models.User) EmailEnv {
+	return EmailEnv{T: b.For(i18n.Match(u.Language, "")), BaseURL: baseURL, Location: u.Location(cluster), Name: u.Name}
+}
+
 // PreferencesURL is where a recipient turns emails off; every footer links it.
 func (e EmailEnv) PreferencesURL() string {
 	return strings.TrimRight(e.BaseURL, "/") + "/profile#email"

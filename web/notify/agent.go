@@ -34,7 +34,7 @@ type Notifier struct {
 }
 
 func (n *Notifier) env(u *models.User) views.EmailEnv {
-	return views.EmailEnv{T: n.I18n.For(i18n.Match(u.Language, "")), BaseURL: n.BaseURL, Location: u.Location(n.Location), Name: u.Name}
+	return views.EmailEnvFor(n.I18n, n.BaseURL, n.Location, u)
 }
 
 // IdleWarning tells the owner of an idle booking, once per idle episode
