@@ -45,6 +45,8 @@ type Config struct {
 	SignInRate Rate
 	// IdlePolicy decides what happens to bookings the agents report idle.
 	IdlePolicy models.IdlePolicy
+	// I18n is the parsed catalogs; nil means New parses them itself.
+	I18n *i18n.Bundle
 	// UsageRetention is how long per-minute usage is kept (0: the default).
 	UsageRetention time.Duration
 	// Reports are the usage reports' thresholds and schedule (zero: defaults).
@@ -96,9 +98,12 @@ func New(cfg Config, store handlers.Store, sessionStore scs.Store) (*Server, err
 	if cfg.SignInRate.PerMinute == 0 {
 		cfg.SignInRate = Rate{PerMinute: 20, Burst: 10}
 	}
-	bundle, err := i18n.Load()
-	if err != nil {
-		return nil, fmt.Errorf("web: %w", err)
+	bundle := cfg.I18n
+	if bundle == nil {
+		var err error
+		if bundle, err = i18n.Load(); err != nil {
+			return nil, fmt.Errorf("web: %w", err)
+		}
 	}
 	gob.Register([]views.Flash{})
 	base := &handlers.Base{Store: store, Sessions: newSessions(cfg, sessionStore), I18n: bundle,

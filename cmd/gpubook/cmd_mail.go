@@ -13,7 +13,6 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/views"
-	"github.com/gpubook/gpubook/views/i18n"
 	"github.com/gpubook/gpubook/web/jobs"
 	"github.com/gpubook/gpubook/web/mailer"
 )
@@ -65,17 +64,13 @@ func (c *cli) mailTest(ctx context.Context, args []string) error {
 // user's setting when the address is a user's) and puts it in the outbox
 // under a dedup key with the time, so that every run sends a new one.
 func (c *cli) queueTestMail(ctx context.Context, db *store.DB, cfg Config, to, lang string) (int64, error) {
-	bundle, err := i18n.Load()
-	if err != nil {
-		return 0, err
-	}
 	env := views.EmailEnv{BaseURL: cfg.BaseURL, Location: cfg.Location}
 	var user *models.User
 	if u, err := db.UserByEmail(ctx, to); err == nil {
 		user, env.Name, env.Location = u, u.Name, u.Location(cfg.Location)
 		lang = firstNonEmpty(lang, u.Language)
 	}
-	env.T = bundle.For(firstNonEmpty(lang, "en"))
+	env.T = c.bundle.For(firstNonEmpty(lang, "en"))
 	now := c.now()
 	key := "test:" + now.UTC().Format(time.RFC3339Nano) + ":" + to
 	m, err := views.EmailMessage(env, "test", key, user, views.TestEmail{SentAt: now})

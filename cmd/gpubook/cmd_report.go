@@ -9,7 +9,6 @@ import (
 	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
-	"github.com/gpubook/gpubook/views/i18n"
 	"github.com/gpubook/gpubook/web/jobs"
 )
 
@@ -54,11 +53,7 @@ func webReportRules(getenv func(string) string) models.ReportRules {
 
 // newReportRun builds the report run that serve schedules and the CLI calls.
 func (c *cli) newReportRun(cfg Config, db *store.DB, rules models.ReportRules, log *slog.Logger) (*handlers.ReportRun, error) {
-	bundle, err := i18n.Load()
-	if err != nil {
-		return nil, err
-	}
-	return &handlers.ReportRun{Store: db, I18n: bundle, BaseURL: cfg.BaseURL, Location: cfg.Location, Rules: rules, Now: c.now, Log: log}, nil
+	return &handlers.ReportRun{Store: db, I18n: c.bundle, BaseURL: cfg.BaseURL, Location: cfg.Location, Rules: rules, Now: c.now, Log: log}, nil
 }
 
 // registerReports schedules the weekly reports on the job runner: once

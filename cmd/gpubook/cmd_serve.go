@@ -59,6 +59,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		IdlePolicy:     cfg.Agent.IdlePolicy,
 		UsageRetention: cfg.Agent.Retention,
 		Reports:        webReportRules(c.getenv),
+		I18n:           c.bundle,
 	}, db, sessions)
 	if err != nil {
 		return fmt.Errorf("cli: serve: %w", err)

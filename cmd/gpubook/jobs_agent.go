@@ -6,7 +6,6 @@ import (
 	"github.com/go-co-op/gocron/v2"
 
 	"github.com/gpubook/gpubook/models/store"
-	"github.com/gpubook/gpubook/views/i18n"
 	"github.com/gpubook/gpubook/web/jobs"
 	"github.com/gpubook/gpubook/web/notify"
 )
@@ -14,10 +13,6 @@ import (
 // registerAgentAlerts checks every minute for nodes whose agent went
 // silent and mails the admins, once per outage (the outbox deduplicates).
 func (c *cli) registerAgentAlerts(cfg Config, db *store.DB, runner *jobs.Runner) error {
-	bundle, err := i18n.Load()
-	if err != nil {
-		return err
-	}
-	n := &notify.Notifier{Store: db, I18n: bundle, BaseURL: cfg.BaseURL, Location: cfg.Location, Policy: cfg.Agent.IdlePolicy, Now: c.now}
+	n := &notify.Notifier{Store: db, I18n: c.bundle, BaseURL: cfg.BaseURL, Location: cfg.Location, Policy: cfg.Agent.IdlePolicy, Now: c.now}
 	return runner.Register("node-offline-alerts", gocron.DurationJob(time.Minute), n.OfflineAlerts)
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models/store"
-	"github.com/gpubook/gpubook/views/i18n"
 	"github.com/gpubook/gpubook/web/jobs"
 )
 
@@ -18,11 +17,7 @@ import (
 // that freed are told. Each is idempotent, so a run repeated by another
 // replica or after a crash sends nothing twice.
 func (c *cli) registerPolicyJobs(cfg Config, db *store.DB, runner *jobs.Runner) error {
-	bundle, err := i18n.Load()
-	if err != nil {
-		return err
-	}
-	p := &handlers.Priority{Base: &handlers.Base{I18n: bundle, Location: cfg.Location}, BaseURL: cfg.BaseURL}
+	p := &handlers.Priority{Base: &handlers.Base{I18n: c.bundle, Location: cfg.Location}, BaseURL: cfg.BaseURL}
 	every := gocron.DurationJob(time.Minute)
 	if err := runner.Register("request-expiry", every, func(ctx context.Context) error {
 		_, err := db.ExpireRequests(ctx, c.now())

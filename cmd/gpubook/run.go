@@ -26,6 +26,9 @@ type cli struct {
 	ready          chan<- net.Addr // serve reports its address here; nil outside tests
 	now            models.Clock
 	tr             *i18n.Translator
+	// bundle holds the catalogs, parsed once per process and shared by the
+	// server, its jobs and the commands that render mail.
+	bundle *i18n.Bundle
 }
 
 // command is one top-level verb of gpubook.
@@ -60,7 +63,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr, ready: ready, now: time.Now, tr: bundle.For("en")}
+	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr, ready: ready, now: time.Now, tr: bundle.For("en"), bundle: bundle}
 	if len(args) < 2 {
 		c.usage(stderr)
 		return errors.New("no command given")
