@@ -22,10 +22,12 @@ func (h *Admin) renderTeams(c echo.Context, status int, v views.AdminTeamsView) 
 		return err
 	}
 	v.Teams, v.Members = teams, map[int64][]models.Membership{}
-	for _, t := range teams {
-		if v.Members[t.ID], err = h.Store.Members(ctx, t.ID); err != nil {
-			return err
-		}
+	ms, err := h.Store.AllMemberships(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		v.Members[m.TeamID] = append(v.Members[m.TeamID], m)
 	}
 	return Render(c, status, views.AdminTeamsPage(h.NewPage(c), v))
 }

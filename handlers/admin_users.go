@@ -18,18 +18,12 @@ func (h *Admin) Users(c echo.Context) error {
 		return err
 	}
 	v := views.AdminUsersView{Users: users, Teams: map[int64][]models.Membership{}}
-	teams, err := h.Store.Teams(ctx)
+	ms, err := h.Store.AllMemberships(ctx)
 	if err != nil {
 		return err
 	}
-	for _, t := range teams {
-		ms, err := h.Store.Members(ctx, t.ID)
-		if err != nil {
-			return err
-		}
-		for _, m := range ms {
-			v.Teams[m.UserID] = append(v.Teams[m.UserID], m)
-		}
+	for _, m := range ms {
+		v.Teams[m.UserID] = append(v.Teams[m.UserID], m)
 	}
 	return Render(c, http.StatusOK, views.AdminUsersPage(h.NewPage(c), v))
 }

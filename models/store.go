@@ -28,6 +28,7 @@ type TeamStore interface {
 	CreateTeam(ctx context.Context, t *Team, by Actor) error
 	Members(ctx context.Context, teamID int64) ([]Membership, error)
 	MembershipsOf(ctx context.Context, userID int64) ([]Membership, error)
+	AllMemberships(ctx context.Context) ([]Membership, error)
 	SetMembership(ctx context.Context, m *Membership, by Actor) error
 	RemoveMembership(ctx context.Context, teamID, userID int64, by Actor) error
 }

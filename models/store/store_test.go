@@ -352,3 +352,32 @@ func TestParseURL(t *testing.T) {
 		t.Errorf("password leaked or no error: %v", err)
 	}
 }
+
+func TestAllMemberships(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		u, _ := fixture(t, db, 1)
+		b := &models.User{Email: "bo@example.org", Name: "Bo"}
+		db.CreateUser(ctx, b, models.CLIActor)
+		vision, nlp := &models.Team{Name: "Vision"}, &models.Team{Name: "NLP"}
+		db.CreateTeam(ctx, vision, models.CLIActor)
+		db.CreateTeam(ctx, nlp, models.CLIActor)
+		for _, m := range []models.Membership{{TeamID: vision.ID, UserID: b.ID, Role: models.RoleMember}, {TeamID: vision.ID, UserID: u.ID, Role: models.RoleLead},
+			{TeamID: nlp.ID, UserID: b.ID, Role: models.RoleLead}} {
+			if err := db.SetMembership(ctx, &m, models.CLIActor); err != nil {
+				t.Fatal(err)
+			}
+		}
+		all, err := db.AllMemberships(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range all {
+			got = append(got, m.TeamName+"/"+m.UserName+"/"+m.Role)
+		}
+		want := []string{"NLP/Bo/lead", "Vision/Ada/lead", "Vision/Bo/member"}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("got %v, want %v (by team, leads first)", got, want)
+		}
+	})
+}

@@ -103,6 +103,12 @@ func (db *DB) Members(ctx context.Context, teamID int64) ([]models.Membership, e
 	return db.memberships(ctx, "m.team_id = ?", teamID)
 }
 
+// AllMemberships returns every membership, by team: one query for the admin
+// pages that list all teams or all users.
+func (db *DB) AllMemberships(ctx context.Context) ([]models.Membership, error) {
+	return db.memberships(ctx, "1 = ?", 1)
+}
+
 // MembershipsOf returns the teams a user belongs to.
 func (db *DB) MembershipsOf(ctx context.Context, userID int64) ([]models.Membership, error) {
 	return db.memberships(ctx, "m.user_id = ?", userID)
