@@ -12,12 +12,14 @@ import (
 	"github.com/alexedwards/scs/postgresstore"
 	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/alexedwards/scs/v2"
+	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/web"
+	"github.com/gpubook/gpubook/web/jobs"
 )
 
 // serve runs the portal until ctx ends (SIGINT or SIGTERM), then shuts down
@@ -42,29 +44,37 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	}
 	sessions, stop := sessionStore(db)
 	defer stop()
-	limits := models.DefaultBookingLimits
-	limits.Slot = time.Duration(cfg.SlotMinutes) * time.Minute
-	srv, err := web.New(web.Config{
-		Listen:   cfg.Listen,
-		BaseURL:  cfg.BaseURL,
-		Location: cfg.Location,
-		DevLogin: cfg.DevLogin,
-		Limits:   limits,
-		Now:      c.now,
-		Logger:   log,
-		SSO:      ssoConfig(cfg),
-
-		SessionIdle:    cfg.SSO.SessionIdle,
-		SessionMaxAge:  cfg.SSO.SessionMaxAge,
-		IdlePolicy:     cfg.Agent.IdlePolicy,
-		UsageRetention: cfg.Agent.Retention,
-		Reports:        webReportRules(c.getenv),
-		I18n:           c.bundle,
-	}, db, sessions)
+	srv, err := web.New(c.webConfig(cfg, log), db, sessions)
 	if err != nil {
 		return fmt.Errorf("cli: serve: %w", err)
 	}
-	log.Info("starting gpubook", "version", versionString(), "dialect", db.Dialect, "timezone", cfg.Location.String(), "slot_minutes", cfg.SlotMinutes)
+	logStart(log, cfg, db.Dialect)
+	runner, err := newJobRunner(cfg, db, log, clockwork.NewRealClock())
+	if err != nil {
+		return fmt.Errorf("cli: serve: %w", err)
+	}
+	if err := c.registerJobs(cfg, db, runner, log); err != nil {
+		return fmt.Errorf("cli: serve: %w", err)
+	}
+	return runBeside(ctx, runner, func(ctx context.Context) error { return srv.Run(ctx, c.ready) })
+}
+
+// webConfig is the server's part of the configuration.
+func (c *cli) webConfig(cfg Config, log *slog.Logger) web.Config {
+	limits := models.DefaultBookingLimits
+	limits.Slot = time.Duration(cfg.SlotMinutes) * time.Minute
+	return web.Config{
+		Listen: cfg.Listen, BaseURL: cfg.BaseURL, Location: cfg.Location, DevLogin: cfg.DevLogin, Limits: limits,
+		Now: c.now, Logger: log, SSO: ssoConfig(cfg), I18n: c.bundle,
+		SessionIdle: cfg.SSO.SessionIdle, SessionMaxAge: cfg.SSO.SessionMaxAge,
+		IdlePolicy: cfg.Agent.IdlePolicy, UsageRetention: cfg.Agent.Retention, Reports: webReportRules(c.getenv),
+	}
+}
+
+// logStart says what this process runs with, and warns about a development
+// sign-in that others can reach.
+func logStart(log *slog.Logger, cfg Config, dialect string) {
+	log.Info("starting gpubook", "version", versionString(), "dialect", dialect, "timezone", cfg.Location.String(), "slot_minutes", cfg.SlotMinutes)
 	switch {
 	case cfg.DevLogin && !isLoopback(cfg.Listen):
 		log.Warn("development sign-in is ON on a non-loopback address: anyone who reaches this server can sign in as any user", "listen", cfg.Listen)
@@ -73,21 +83,28 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	case cfg.OIDCIssuer != "":
 		log.Info("development sign-in is off: an OIDC issuer is configured", "issuer", cfg.OIDCIssuer)
 	}
-	go db.RunUsagePruner(ctx, cfg.Agent.Retention, 24*time.Hour, c.now, log)
-	runner, err := newJobRunner(cfg, db, log, clockwork.NewRealClock())
-	if err != nil {
-		return fmt.Errorf("cli: serve: %w", err)
-	}
+}
+
+// registerJobs puts every background task on the runner: each runs inside
+// gpubook (no external cron) and under a database lease, so that one
+// replica at a time does it.
+func (c *cli) registerJobs(cfg Config, db *store.DB, runner *jobs.Runner, log *slog.Logger) error {
 	if err := c.registerReports(cfg, db, runner, log); err != nil {
-		return fmt.Errorf("cli: serve: %w", err)
+		return err
 	}
 	if err := c.registerAgentAlerts(cfg, db, runner); err != nil {
-		return fmt.Errorf("cli: serve: %w", err)
+		return err
 	}
 	if err := c.registerPolicyJobs(cfg, db, runner); err != nil {
-		return fmt.Errorf("cli: serve: %w", err)
+		return err
 	}
-	return runBeside(ctx, runner, func(ctx context.Context) error { return srv.Run(ctx, c.ready) })
+	return runner.Register("usage-retention", gocron.DurationJob(6*time.Hour), func(ctx context.Context) error {
+		n, err := db.PruneUsage(ctx, c.now().Add(-cfg.Agent.Retention))
+		if n > 0 {
+			log.Info("usage retention: pruned GPU-minutes", "rows", n, "retention_days", int(cfg.Agent.Retention/(24*time.Hour)))
+		}
+		return err
+	})
 }
 
 // prepareSchema migrates, or with noMigrate checks that nothing is pending:

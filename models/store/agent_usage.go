@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"gorm.io/gorm"
@@ -161,28 +160,6 @@ func (db *DB) PruneUsage(ctx context.Context, before time.Time) (int64, error) {
 		return 0, fmt.Errorf("store: prune usage: %w", err)
 	}
 	return n, nil
-}
-
-// RunUsagePruner applies the retention every interval until ctx ends.
-// Every replica may run it: deleting what is already gone is harmless, so
-// it needs no job lease.
-func (db *DB) RunUsagePruner(ctx context.Context, retention, every time.Duration, now func() time.Time, log *slog.Logger) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		n, err := db.PruneUsage(ctx, now().Add(-retention))
-		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Error("usage retention", "err", err)
-		case n > 0:
-			log.Info("usage retention: pruned GPU-minutes", "rows", n, "retention_days", int(retention/(24*time.Hour)))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // usageSince reads the stored minutes of gpuIDs from since on, for the
