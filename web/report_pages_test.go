@@ -54,6 +54,7 @@ func reportEnv(t *testing.T, dialect string) (env *webtest.Env, root, alice, bob
 		exec(`INSERT INTO gpu_usage_minutes (gpu_id, minute, util_avg_pct, util_max_pct, mem_used_mib, mem_total_mib, samples)
 			VALUES ((SELECT MIN(id) FROM gpus), ?, ?, ?, 0, 81920, 60)`, from.Add(time.Duration(m)*time.Minute), util, util)
 	}
+	must(t, env.DB.RestampUsage(ctx, from.Add(-time.Hour), from.Add(3*time.Hour))) // rows written around the store
 	return env, root, alice, bob, team.ID
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,9 @@ func reportWeekData(t *testing.T, url string) models.Week {
 	for m := 0; m < 60; m++ {
 		exec(`INSERT INTO gpu_usage_minutes (gpu_id, minute, util_avg_pct, util_max_pct, mem_used_mib, mem_total_mib, samples)
 			VALUES ((SELECT MIN(id) FROM gpus), ?, 90, 90, 0, 81920, 60)`, from.Add(time.Duration(m)*time.Minute))
+	}
+	if err := db.RestampUsage(context.Background(), from.Add(-time.Hour), from.Add(3*time.Hour)); err != nil { // rows written around the store
+		t.Fatal(err)
 	}
 	return w
 }

@@ -19,6 +19,11 @@ type usageRow struct {
 	MemUsedMiB  int64     `gorm:"column:mem_used_mib"`
 	MemTotalMiB int64     `gorm:"column:mem_total_mib"`
 	Samples     int       `gorm:"column:samples"`
+	// Stamps for the reports (usage_stamps.go).
+	BookingID    *int64 `gorm:"column:booking_id"`
+	BookerMemMiB int64  `gorm:"column:booker_mem_mib"`
+	TopMemMiB    int64  `gorm:"column:top_mem_mib"`
+	UnixMinute   int64  `gorm:"column:unix_minute"`
 }
 
 func (usageRow) TableName() string { return "gpu_usage_minutes" }
@@ -32,6 +37,7 @@ type userUsageRow struct {
 	MemoryMiB int64     `gorm:"column:memory_mib"`
 	Processes int       `gorm:"column:processes"`
 	Busy      bool      `gorm:"column:busy"`
+	Booked    bool      `gorm:"column:booked"` // stamp: this user was the booker
 }
 
 func (userUsageRow) TableName() string { return "gpu_user_usage_minutes" }
@@ -104,6 +110,11 @@ func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b models.AgentUsage
 		if err != nil {
 			return err
 		}
+		lo, hi := batchWindow(b.Records)
+		holders, err := usageHolders(tx, mapValues(ids), lo, hi)
+		if err != nil {
+			return err
+		}
 		for _, r := range b.Records {
 			verdict, err := models.CheckUsageRecord(r, now, retention)
 			if err != nil {
@@ -113,16 +124,8 @@ func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b models.AgentUsage
 				res.Stale++
 				continue
 			}
-			gid, m := ids[r.GPUUUID], utc(r.Minute)
-			rows = append(rows, usageRow{GPUID: gid, Minute: m, UtilAvgPct: r.UtilAvgPct, UtilMaxPct: r.UtilMaxPct,
-				MemUsedMiB: r.MemUsedMiB, MemTotalMiB: r.MemTotalMiB, Samples: r.Samples})
-			for _, u := range r.Users {
-				row := userUsageRow{GPUID: gid, Minute: m, UserName: clip(u.User, 256), UID: u.UID, MemoryMiB: u.MemoryMiB, Processes: u.Processes, Busy: u.Busy}
-				if id := names[u.User]; id != 0 {
-					row.UserID = &id
-				}
-				users = append(users, row)
-			}
+			row, urows := usageRows(ids[r.GPUUUID], r, names, holders)
+			rows, users = append(rows, row), append(users, urows...)
 		}
 		if len(rows) == 0 {
 			return nil
@@ -142,6 +145,55 @@ func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b models.AgentUsage
 	}
 	res.Duplicates = len(rows) - res.Inserted
 	return res, nil
+}
+
+// usageRows turns one record into its stamped rows.
+func usageRows(gid int64, r models.AgentUsageRecord, names map[string]int64, holders []models.UsageHolder) (usageRow, []userUsageRow) {
+	m := utc(r.Minute)
+	stamped := make([]models.StampedUser, len(r.Users))
+	for i, u := range r.Users {
+		stamped[i] = models.StampedUser{UserID: names[u.User], MemoryMiB: u.MemoryMiB}
+	}
+	st := models.StampMinute(holders, gid, m, stamped)
+	row := usageRow{GPUID: gid, Minute: m, UtilAvgPct: r.UtilAvgPct, UtilMaxPct: r.UtilMaxPct, MemUsedMiB: r.MemUsedMiB,
+		MemTotalMiB: r.MemTotalMiB, Samples: r.Samples, BookerMemMiB: st.BookerMemMiB, TopMemMiB: st.TopMemMiB, UnixMinute: m.Unix() / 60}
+	if st.BookingID != 0 {
+		row.BookingID = &st.BookingID
+	}
+	users := make([]userUsageRow, len(r.Users))
+	for i, u := range r.Users {
+		users[i] = userUsageRow{GPUID: gid, Minute: m, UserName: clip(u.User, 256), UID: u.UID, MemoryMiB: u.MemoryMiB,
+			Processes: u.Processes, Busy: u.Busy, Booked: stamped[i].Booked}
+		if id := stamped[i].UserID; id != 0 {
+			users[i].UserID = &id
+		}
+	}
+	return row, users
+}
+
+// batchWindow is [first minute, last minute + 1 min) of recs.
+func batchWindow(recs []models.AgentUsageRecord) (time.Time, time.Time) {
+	if len(recs) == 0 {
+		return time.Time{}, time.Time{}
+	}
+	lo, hi := recs[0].Minute, recs[0].Minute
+	for _, r := range recs {
+		if r.Minute.Before(lo) {
+			lo = r.Minute
+		}
+		if r.Minute.After(hi) {
+			hi = r.Minute
+		}
+	}
+	return lo, hi.Add(time.Minute)
+}
+
+func mapValues(m map[string]int64) []int64 {
+	out := make([]int64, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
 }
 
 // PruneUsage deletes the usage of minutes before before, user rows first.

@@ -24,13 +24,8 @@ func (db *DB) CancelBooking(ctx context.Context, id int64, actor *models.User, n
 		if err := models.CheckCancel(b, actor, now); err != nil {
 			return err
 		}
-		err := tx.Model(&bookingRow{}).Where("id = ?", id).
-			Updates(map[string]any{"status": models.StatusCancelled, "updated_at": utc(now)}).Error
-		if err != nil {
-			return fmt.Errorf("store: cancel booking: %w", err)
-		}
-		if err := tx.Model(&bookingGPURow{}).Where("booking_id = ?", id).Update("blocking", false).Error; err != nil {
-			return fmt.Errorf("store: cancel booking gpus: %w", err)
+		if err := cancelHold(tx, b, now); err != nil {
+			return err
 		}
 		return auditBooking(tx, actor, models.AuditBookingCancel, b, nil)
 	})
@@ -43,7 +38,7 @@ func (db *DB) ReleaseBooking(ctx context.Context, id int64, actor *models.User, 
 			return err
 		}
 		end := models.ReleaseEnd(b, now)
-		if err := setBookingEnd(tx, id, end, map[string]any{"released_at": utc(now)}, now); err != nil {
+		if err := setBookingEnd(tx, b, end, map[string]any{"released_at": utc(now)}, now); err != nil {
 			return fmt.Errorf("store: release booking: %w", err)
 		}
 		return auditBooking(tx, actor, models.AuditBookingRelease, b, map[string]any{"old_ends_at": b.EndsAt, "ends_at": end})
@@ -72,7 +67,7 @@ func (db *DB) ExtendBooking(ctx context.Context, id int64, actor *models.User, n
 		if len(cs) > 0 {
 			return models.ExtendConflictError(b, cs)
 		}
-		if err := setBookingEnd(tx, id, end, nil, now); err != nil {
+		if err := setBookingEnd(tx, b, end, nil, now); err != nil {
 			return err
 		}
 		return auditBooking(tx, actor, models.AuditBookingExtend, b, map[string]any{"old_ends_at": b.EndsAt, "ends_at": end})
@@ -139,16 +134,32 @@ func (db *DB) lockBooking(tx *gorm.DB, id int64) error {
 	return nil
 }
 
-// setBookingEnd moves a booking's end, in bookings and booking_gpus alike.
-func setBookingEnd(tx *gorm.DB, id int64, end time.Time, extra map[string]any, now time.Time) error {
+// setBookingEnd moves b's end, in bookings and booking_gpus alike, and
+// restamps the usage minutes between the old end and the new.
+func setBookingEnd(tx *gorm.DB, b *models.Booking, end time.Time, extra map[string]any, now time.Time) error {
 	set := map[string]any{"ends_at": utc(end), "updated_at": utc(now)}
 	for k, v := range extra {
 		set[k] = v
 	}
-	if err := tx.Model(&bookingRow{}).Where("id = ?", id).Updates(set).Error; err != nil {
+	if err := tx.Model(&bookingRow{}).Where("id = ?", b.ID).Updates(set).Error; err != nil {
 		return err
 	}
-	return tx.Model(&bookingGPURow{}).Where("booking_id = ?", id).Update("ends_at", utc(end)).Error
+	if err := tx.Model(&bookingGPURow{}).Where("booking_id = ?", b.ID).Update("ends_at", utc(end)).Error; err != nil {
+		return err
+	}
+	return restampBooking(tx, b.GPUIDs, b.EndsAt, end, now)
+}
+
+// cancelHold cancels b: it stays on record but holds its GPUs no more.
+func cancelHold(tx *gorm.DB, b *models.Booking, now time.Time) error {
+	err := tx.Model(&bookingRow{}).Where("id = ?", b.ID).Updates(map[string]any{"status": models.StatusCancelled, "updated_at": utc(now)}).Error
+	if err != nil {
+		return fmt.Errorf("store: cancel booking %d: %w", b.ID, err)
+	}
+	if err := tx.Model(&bookingGPURow{}).Where("booking_id = ?", b.ID).Update("blocking", false).Error; err != nil {
+		return fmt.Errorf("store: cancel booking gpus %d: %w", b.ID, err)
+	}
+	return restampBooking(tx, b.GPUIDs, b.StartsAt, b.EndsAt, now)
 }
 
 // auditBooking records a change to b by actor. The event's actor is who

@@ -235,7 +235,7 @@ func insertBooking(tx *gorm.DB, req models.NewBooking, nodeID int64, kind string
 	if err := tx.Create(&links).Error; err != nil {
 		return 0, err
 	}
-	return row.ID, nil
+	return row.ID, restampBooking(tx, req.GPUIDs, req.StartsAt, req.EndsAt, now)
 }
 
 // explainOverlap turns the database's refusal into a conflict that names the

@@ -150,15 +150,11 @@ func preempt(tx *gorm.DB, r *models.PriorityRequest, p models.Preemption, actor 
 	b := p.Booking
 	details := map[string]any{"request_id": r.ID, "cancelled": p.Cancel}
 	if p.Cancel {
-		err := tx.Model(&bookingRow{}).Where("id = ?", b.ID).Updates(map[string]any{"status": models.StatusCancelled, "updated_at": utc(now)}).Error
-		if err == nil {
-			err = tx.Model(&bookingGPURow{}).Where("booking_id = ?", b.ID).Update("blocking", false).Error
-		}
-		if err != nil {
-			return fmt.Errorf("store: pre-empt booking %d: %w", b.ID, err)
+		if err := cancelHold(tx, &b, now); err != nil {
+			return fmt.Errorf("store: pre-empt: %w", err)
 		}
 	} else {
-		if err := setBookingEnd(tx, b.ID, p.NewEnd, nil, now); err != nil {
+		if err := setBookingEnd(tx, &b, p.NewEnd, nil, now); err != nil {
 			return fmt.Errorf("store: trim booking %d: %w", b.ID, err)
 		}
 		details["old_ends_at"], details["ends_at"] = b.EndsAt, p.NewEnd

@@ -25,12 +25,12 @@ type figureQuery struct {
 	put  func(f *models.Figures, a, b int64)
 }
 
-// figureQueries lists every per-user figure the database computes. Each
-// is defined once, in report_sql.go; the email, the pages and the CSV all
-// read them through ReportWeek.
+// figureQueries lists the per-user figures the database computes from the
+// bookings and the user rows; minutesFigures adds those read from the
+// GPU-minutes. Each is defined once, in report_sql.go; the email, the
+// pages and the CSV all read them through ReportWeek.
 var figureQueries = []figureQuery{
 	{"booked", reportSQL.bookedSQL, func(f *models.Figures, a, _ int64) { f.BookedSec = a }},
-	{"busy and no-shows", reportSQL.busyNoShowSQL, func(f *models.Figures, a, b int64) { f.BusyMin, f.NoShows = a, b }},
 	{"unbooked", reportSQL.unbookedSQL, func(f *models.Figures, a, _ int64) { f.UnbookedMin = a }},
 	{"given back", reportSQL.givenBackSQL, func(f *models.Figures, a, b int64) { f.GivenBackSec, f.AutoGivenBackSec = a, b }},
 	{"priority", reportSQL.prioritySQL, func(f *models.Figures, a, b int64) { f.PriorityMade, f.PriorityApproved = a, b }},
@@ -51,7 +51,7 @@ func (db *DB) ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 				return err
 			}
 		}
-		if err := clusterHours(g, q, d); err != nil {
+		if err := minutesFigures(g, q, d); err != nil {
 			return err
 		}
 		return reportContext(g, d)
@@ -131,21 +131,40 @@ func figure(g *gorm.DB, q reportSQL, d *models.WeekData, fq figureQuery) error {
 	return nil
 }
 
-func clusterHours(g *gorm.DB, q reportSQL, d *models.WeekData) error {
-	args := map[string]any{}
-	var rows []struct {
-		I int   `gorm:"column:i"`
-		H int64 `gorm:"column:h"`
-		V int64 `gorm:"column:v"`
-	}
-	if err := g.Raw(q.clusterHoursSQL(args, d.Spans), args).Scan(&rows).Error; err != nil {
-		return fmt.Errorf("store: report cluster hours: %w", err)
-	}
+// minutesFigures reads the figures of the one pass over the GPU-minutes
+// (minutesSQL): each user's busy minutes and no-shows, and the cluster's
+// busy minutes per span and UTC hour.
+func minutesFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 	d.ClusterBusyMin = make([]int64, len(d.Spans))
 	d.HourBusyMin = map[int64]int64{}
+	if lo, hi := bounds(d.Spans); !lo.Before(hi) {
+		return nil // nothing of the week has happened yet
+	}
+	args := map[string]any{}
+	var rows []struct {
+		Kind string `gorm:"column:kind"`
+		UID  int64  `gorm:"column:uid"`
+		I    int    `gorm:"column:i"`
+		H    int64  `gorm:"column:h"`
+		A    int64  `gorm:"column:a"`
+		B    int64  `gorm:"column:b"`
+	}
+	if err := g.Raw(q.minutesSQL(args, d.Spans), args).Scan(&rows).Error; err != nil {
+		return fmt.Errorf("store: report minutes: %w", err)
+	}
 	for _, r := range rows {
-		d.ClusterBusyMin[r.I] += r.V
-		d.HourBusyMin[r.H] += r.V
+		if r.Kind == "c" {
+			d.ClusterBusyMin[r.I] += r.A
+			d.HourBusyMin[r.H] += r.A
+			continue
+		}
+		figs, ok := d.ByUser[r.UID]
+		if !ok {
+			figs = make([]models.Figures, len(d.Spans))
+			d.ByUser[r.UID] = figs
+		}
+		figs[r.I].BusyMin += r.A
+		figs[r.I].NoShows += r.B
 	}
 	return nil
 }

@@ -52,10 +52,18 @@ func mustZone(name string) *time.Location {
 func local(day, hh, mm int) time.Time { return time.Date(2026, 11, day, hh, mm, 0, 0, berlin) }
 
 // fixture builds rows with plain SQL so that the test controls every value.
+// Each write restamps the usage minutes it touches, as the store does.
 type reportFixture struct {
 	t    *testing.T
 	db   *store.DB
 	gpus []int64
+}
+
+func (f *reportFixture) restamp(from, to time.Time) {
+	f.t.Helper()
+	if err := f.db.RestampUsage(context.Background(), from, to); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 func (f *reportFixture) exec(q string, args ...any) {
@@ -126,6 +134,7 @@ func (f *reportFixture) book(user int64, status string, from, to time.Time, gpus
 		f.exec("INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at, blocking) VALUES (?, ?, ?, ?, ?)",
 			id, f.gpus[g], from.UTC(), to.UTC(), status == models.StatusConfirmed)
 	}
+	f.restamp(from, to)
 	return id
 }
 
@@ -134,6 +143,7 @@ func (f *reportFixture) book(user int64, status string, from, to time.Time, gpus
 func (f *reportFixture) release(id int64, at time.Time) {
 	f.exec("UPDATE bookings SET ends_at = ?, released_at = ?, updated_at = ? WHERE id = ?", at.UTC(), at.UTC(), at.UTC(), id)
 	f.exec("UPDATE booking_gpus SET ends_at = ? WHERE booking_id = ?", at.UTC(), id)
+	f.restamp(at, at.Add(30*24*time.Hour))
 }
 
 // idleReleased records the agent's idle report that the idle rule acted on.
@@ -173,6 +183,7 @@ func (f *reportFixture) use(g int, from, to time.Time, util float64, user string
 		f.exec("INSERT INTO gpu_user_usage_minutes (gpu_id, minute, user_name, user_id, memory_mib, processes, busy) VALUES "+
 			strings.Join(urows, ", "), uargs...)
 	}
+	f.restamp(from, to)
 }
 
 // ids of the synthetic week's users and teams.

@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gpubook/gpubook/models"
 )
@@ -64,31 +65,13 @@ func (q reportSQL) spans(spans []models.Span, args map[string]any) string {
 }
 
 // busyMinute is THE definition of a busy GPU-minute, for the row m of
-// gpu_usage_minutes: utilisation at or above the threshold (busyByUtil),
-// or processes of one user holding at least the memory threshold on it
-// (busyByMemory). userExpr names whose processes count ("b.user_id" for
-// the booker); "" means anyone's.
-func (q reportSQL) busyMinute(userExpr string, args map[string]any) string {
-	return "(" + q.busyByUtil(args) + " OR " + q.busyByMemory(userExpr, args) + ")"
-}
-
-func (q reportSQL) busyByUtil(args map[string]any) string {
-	args["busy_util"] = q.rules.BusyUtilPct
-	return "m.util_avg_pct >= @busy_util"
-}
-
-// busyByMemory tests the GPU's own used memory first only as a shortcut: a
-// user's processes never hold more than the GPU has in use (both are the
-// most seen in the minute's samples), so an idle GPU with free memory
-// needs no look at the per-user rows.
-func (q reportSQL) busyByMemory(userExpr string, args map[string]any) string {
-	args["busy_mem"] = q.rules.BusyMemMiB
-	who := ""
-	if userExpr != "" {
-		who = " AND uu.user_id = " + userExpr
-	}
-	return "(m.mem_used_mib >= @busy_mem AND EXISTS (SELECT 1 FROM gpu_user_usage_minutes uu" +
-		" WHERE uu.gpu_id = m.gpu_id AND uu.minute = m.minute AND uu.memory_mib >= @busy_mem" + who + "))"
+// gpu_usage_minutes: utilisation at or above the threshold, or processes
+// of one user holding at least the memory threshold on it. Whose processes
+// count is a stamp on the row (usage_stamps.go): memCol is
+// "m.booker_mem_mib" for the booker's own, "m.top_mem_mib" for anyone's.
+func (q reportSQL) busyMinute(memCol string, args map[string]any) string {
+	args["busy_util"], args["busy_mem"] = q.rules.BusyUtilPct, q.rules.BusyMemMiB
+	return "(m.util_avg_pct >= @busy_util OR " + memCol + " >= @busy_mem)"
 }
 
 // spanOf is the index of the span that col falls in, as a CASE over the
@@ -111,16 +94,26 @@ func (q reportSQL) spanOf(col string, spans []models.Span, args map[string]any, 
 }
 
 func window(spans []models.Span, args map[string]any) {
-	lo, hi := spans[0].Start, spans[0].End
+	lo, hi := bounds(spans)
+	args["lo"], args["hi"] = utc(lo), utc(hi)
+}
+
+// bounds is the smallest range that holds every non-empty span (a day
+// after now is clipped to an empty span at its start, and must not stretch
+// the window past now).
+func bounds(spans []models.Span) (lo, hi time.Time) {
 	for _, s := range spans {
-		if s.Start.Before(lo) {
+		if !s.Start.Before(s.End) {
+			continue
+		}
+		if lo.IsZero() || s.Start.Before(lo) {
 			lo = s.Start
 		}
 		if s.End.After(hi) {
 			hi = s.End
 		}
 	}
-	args["lo"], args["hi"] = utc(lo), utc(hi)
+	return lo, hi
 }
 
 const confirmed = "b.status = 'confirmed'"
@@ -133,35 +126,87 @@ func (q reportSQL) bookedSQL(args map[string]any, spans []models.Span) string {
 		" ON bg.starts_at < k.e AND bg.ends_at > k.s WHERE " + confirmed + " GROUP BY b.user_id, k.i"
 }
 
-// busyNoShowSQL: busy GPU-minutes inside the user's own bookings (a), and
-// bookings that ended in the span without a single busy minute (b). One
-// pass over the booked minutes serves both: "per" counts each booking's
-// busy minutes per span, and a no-show is a booking missing from it. Only
-// bookings that started inside the window can be no-shows (the minutes of
-// an older one are not read).
-func (q reportSQL) busyNoShowSQL(args map[string]any, spans []models.Span) string {
+// minutesSQL is the one pass over the GPU-minutes, for two figures at
+// once. Per (booking, bucket of minutes) it counts the minutes busy for the
+// booker (busy) and busy for anyone (anyone); the unbooked minutes group
+// under a NULL booking. From that small table come kind 'u' rows: per
+// (user, span) the busy minutes inside their bookings (a) and the bookings
+// that ended in the span without a single busy minute (b, no-shows: only
+// bookings that started inside the window, whose minutes were all read);
+// and kind 'c' rows: per (span, UTC hour) the busy minutes of the whole
+// cluster (a), for the utilisation and the heat map. Buckets are whole
+// minutes since 1970 (unix_minute), as large as the spans' bounds allow
+// (an hour, unless a zone's midnight falls between hours).
+func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
-	per := "SELECT bg.booking_id AS booking_id, " + q.spanOf("m.minute", spans, args, false) + " AS i, COUNT(*) AS busy" +
-		" FROM booking_gpus bg JOIN bookings b ON b.id = bg.booking_id" +
-		" JOIN gpu_usage_minutes m ON m.gpu_id = bg.gpu_id AND m.minute >= bg.starts_at AND m.minute < bg.ends_at" +
-		" WHERE " + confirmed + " AND bg.starts_at < @hi AND bg.ends_at > @lo AND m.minute >= @lo AND m.minute < @hi AND " +
-		q.busyMinute("b.user_id", args) + " GROUP BY bg.booking_id, 2"
-	return "WITH per AS (" + per + ") SELECT uid, i, SUM(a) AS a, SUM(b) AS b FROM (" +
-		"SELECT b.user_id AS uid, per.i AS i, per.busy AS a, 0 AS b FROM per JOIN bookings b ON b.id = per.booking_id" +
-		" UNION ALL SELECT b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 1 FROM bookings b WHERE " + confirmed +
-		" AND b.ends_at > @lo AND b.ends_at <= @hi AND b.starts_at >= @lo AND NOT EXISTS (SELECT 1 FROM per WHERE per.booking_id = b.id)" +
-		") x GROUP BY uid, i"
+	size := bucketMinutes(spans)
+	args["bucket"] = size
+	busyAnyone := q.busyMinute("m.top_mem_mib", args)
+	per := "SELECT m.booking_id AS booking_id, m.unix_minute / @bucket AS q," +
+		" COUNT(*) FILTER (WHERE m.booking_id IS NOT NULL AND " + q.busyMinute("m.booker_mem_mib", args) + ") AS busy," +
+		" COUNT(*) AS anyone FROM gpu_usage_minutes m WHERE m.minute >= @lo AND m.minute < @hi AND " + busyAnyone +
+		" GROUP BY 1, 2"
+	span := q.spanOfSeconds("per.q * @bucket * 60", spans, args)
+	users := "SELECT 'u' AS kind, b.user_id AS uid, " + span + " AS i, 0 AS h, SUM(per.busy) AS a, 0 AS b" +
+		" FROM per JOIN bookings b ON b.id = per.booking_id WHERE per.busy > 0 GROUP BY b.user_id, 3"
+	noShows := "SELECT 'u', b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 0, 1 FROM bookings b WHERE " + confirmed +
+		" AND b.ends_at > @lo AND b.ends_at <= @hi AND b.starts_at >= @lo" +
+		" AND NOT EXISTS (SELECT 1 FROM per WHERE per.booking_id = b.id AND per.busy > 0)"
+	cluster := "SELECT 'c', 0, " + span + ", per.q * @bucket / 60, SUM(per.anyone), 0 FROM per GROUP BY 3, 4"
+	return "WITH per AS MATERIALIZED (" + per + ") SELECT kind, uid, i, h, SUM(a) AS a, SUM(b) AS b FROM (" +
+		users + " UNION ALL " + noShows + " UNION ALL " + cluster + ") x GROUP BY kind, uid, i, h"
+}
+
+// bucketMinutes is the largest bucket of minutes, at most an hour, whose
+// multiples include every bound of the non-empty spans but the window's
+// end (the clip to now, after which no minute is read): all minutes of
+// one bucket then fall in the span its first minute falls in.
+func bucketMinutes(spans []models.Span) int64 {
+	_, hi := bounds(spans)
+	size := int64(60)
+	for _, s := range spans {
+		if !s.Start.Before(s.End) {
+			continue
+		}
+		for _, t := range []time.Time{s.Start, s.End} {
+			if t.Equal(hi) {
+				continue
+			}
+			if t.Unix()%60 != 0 {
+				return 1
+			}
+			size = gcd(size, t.Unix()/60%60)
+		}
+	}
+	return size
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// spanOfSeconds is spanOf for a column of Unix seconds.
+func (q reportSQL) spanOfSeconds(col string, spans []models.Span, args map[string]any) string {
+	var b strings.Builder
+	b.WriteString("CASE")
+	for i, s := range spans {
+		n := fmt.Sprint(i)
+		args["se"+n], args["ee"+n] = s.Start.Unix(), s.End.Unix()
+		fmt.Fprintf(&b, " WHEN %s >= @se%s AND %s < @ee%s THEN %d", col, n, col, n, i)
+	}
+	return b.String() + " END"
 }
 
 // unbookedSQL: GPU-minutes on which the user's processes ran on a GPU
-// they had no confirmed booking of at that minute.
+// they had no confirmed booking of at that minute (the row's booked stamp).
 func (q reportSQL) unbookedSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
 	return "SELECT u.user_id AS uid, " + q.spanOf("u.minute", spans, args, false) + " AS i, COUNT(*) AS a, 0 AS b" +
-		" FROM gpu_user_usage_minutes u WHERE u.minute >= @lo AND u.minute < @hi AND u.user_id IS NOT NULL" +
-		" AND NOT EXISTS (SELECT 1 FROM booking_gpus bg JOIN bookings b ON b.id = bg.booking_id" +
-		" WHERE bg.gpu_id = u.gpu_id AND bg.starts_at <= u.minute AND bg.ends_at > u.minute AND b.user_id = u.user_id AND " +
-		confirmed + ") GROUP BY u.user_id, 2"
+		" FROM gpu_user_usage_minutes u WHERE u.minute >= @lo AND u.minute < @hi AND u.user_id IS NOT NULL AND NOT u.booked" +
+		" GROUP BY u.user_id, 2"
 }
 
 // givenBackSQL: GPU-seconds between the end a booking had and the end its
@@ -174,22 +219,6 @@ func (q reportSQL) givenBackSQL(args map[string]any, spans []models.Span) string
 		" ELSE 0 END) AS b FROM bookings b JOIN booking_gpus bg ON bg.booking_id = b.id JOIN " + q.spans(spans, args) +
 		" ON b.released_at >= k.s AND b.released_at < k.e WHERE " + confirmed +
 		" AND b.ends_before_release > b.ends_at GROUP BY b.user_id, k.i"
-}
-
-// clusterHoursSQL: the whole cluster's busy GPU-minutes per span and UTC
-// hour, booked or not, for the utilisation and the heat map. It counts
-// busyMinute as its two disjoint halves — busy by utilisation, and not so
-// but busy by memory — because PostgreSQL runs an EXISTS on its own as a
-// parallel semi-join, but one under OR as a per-row subplan (twice the
-// time on the benchmark). Per minute first, then per span and hour.
-func (q reportSQL) clusterHoursSQL(args map[string]any, spans []models.Span) string {
-	window(spans, args)
-	from := " FROM gpu_usage_minutes m WHERE m.minute >= @lo AND m.minute < @hi AND "
-	byUtil := "SELECT m.minute AS minute, COUNT(*) AS n" + from + q.busyByUtil(args) + " GROUP BY m.minute"
-	byMem := "SELECT m.minute AS minute, COUNT(*) AS n" + from + "NOT (COALESCE(m.util_avg_pct, -1) >= @busy_util) AND " +
-		q.busyByMemory("", args) + " GROUP BY m.minute"
-	return "SELECT " + q.spanOf("x.minute", spans, args, false) + " AS i, " + q.epoch("x.minute") + " / 3600 AS h, SUM(x.n) AS v FROM (" +
-		byUtil + " UNION ALL " + byMem + ") x GROUP BY 1, 2"
 }
 
 // prioritySQL: priority requests made in the span, and how many of those

@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// Usage stamps (migration 00007, models/usage_stamp.go): every stored
+// GPU-minute carries the confirmed booking that held it and the memory its
+// booker's processes held; every user row says whether its user was the
+// booker. IngestUsage writes them with the rows (models.StampMinute); the
+// statements below recompute them for minutes already stored, after a
+// booking's range or status changed, or for rows written with plain SQL
+// (tests, the report benchmark). Both follow the one rule of a booking's
+// range: a minute is held when its start lies in [starts_at, ends_at).
+
+// usageHolders reads the confirmed bookings' holds on gpuIDs that overlap
+// [from, to).
+func usageHolders(tx *gorm.DB, gpuIDs []int64, from, to time.Time) ([]models.UsageHolder, error) {
+	var rows []struct {
+		GPUID     int64     `gorm:"column:gpu_id"`
+		BookingID int64     `gorm:"column:booking_id"`
+		UserID    int64     `gorm:"column:user_id"`
+		StartsAt  time.Time `gorm:"column:starts_at"`
+		EndsAt    time.Time `gorm:"column:ends_at"`
+	}
+	err := tx.Table("booking_gpus bg").Select("bg.gpu_id, bg.booking_id, b.user_id, bg.starts_at, bg.ends_at").
+		Joins("JOIN bookings b ON b.id = bg.booking_id").
+		Where("b.status = ? AND bg.gpu_id IN ? AND bg.starts_at < ? AND bg.ends_at > ?", models.StatusConfirmed, gpuIDs, utc(to), utc(from)).
+		Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: usage holders: %w", err)
+	}
+	out := make([]models.UsageHolder, len(rows))
+	for i, r := range rows {
+		out[i] = models.UsageHolder{GPUID: r.GPUID, BookingID: r.BookingID, UserID: r.UserID, StartsAt: r.StartsAt.UTC(), EndsAt: r.EndsAt.UTC()}
+	}
+	return out, nil
+}
+
+// restampSQL recomputes the stamps of the stored minutes in the window the
+// caller binds (@from, @to and, unless all GPUs, @gpus): first the minute's
+// number, which booking held it and the most any user held, then the
+// booker's memory and the user rows' booked flag from that booking.
+func restampSQL(pg bool) []string {
+	epoch := "CAST(strftime('%s', minute) AS INTEGER) / 60"
+	if pg {
+		epoch = "CAST(EXTRACT(EPOCH FROM minute) AS BIGINT) / 60"
+	}
+	return []string{`UPDATE gpu_usage_minutes SET
+	    unix_minute = ` + epoch + `,
+	    booking_id = (SELECT bg.booking_id FROM booking_gpus bg JOIN bookings b ON b.id = bg.booking_id
+	        WHERE bg.gpu_id = gpu_usage_minutes.gpu_id AND bg.starts_at <= gpu_usage_minutes.minute
+	          AND bg.ends_at > gpu_usage_minutes.minute AND b.status = 'confirmed' LIMIT 1),
+	    top_mem_mib = COALESCE((SELECT MAX(uu.memory_mib) FROM gpu_user_usage_minutes uu
+	        WHERE uu.gpu_id = gpu_usage_minutes.gpu_id AND uu.minute = gpu_usage_minutes.minute), 0)
+	  WHERE minute >= @from AND minute < @to`,
+	`UPDATE gpu_usage_minutes SET
+	    booker_mem_mib = COALESCE((SELECT MAX(uu.memory_mib) FROM gpu_user_usage_minutes uu JOIN bookings b ON b.id = gpu_usage_minutes.booking_id
+	        WHERE uu.gpu_id = gpu_usage_minutes.gpu_id AND uu.minute = gpu_usage_minutes.minute AND uu.user_id = b.user_id), 0)
+	  WHERE minute >= @from AND minute < @to`,
+	`UPDATE gpu_user_usage_minutes SET
+	    booked = CASE WHEN EXISTS (SELECT 1 FROM gpu_usage_minutes m JOIN bookings b ON b.id = m.booking_id
+	        WHERE m.gpu_id = gpu_user_usage_minutes.gpu_id AND m.minute = gpu_user_usage_minutes.minute
+	          AND b.user_id = gpu_user_usage_minutes.user_id) THEN TRUE ELSE FALSE END
+	  WHERE minute >= @from AND minute < @to`,
+	}
+}
+
+// restampUsage recomputes the stamps of the minutes in [from, to) on
+// gpuIDs (nil: every GPU).
+func restampUsage(tx *gorm.DB, gpuIDs []int64, from, to time.Time) error {
+	args := map[string]any{"from": utc(from), "to": utc(to)}
+	for _, q := range restampSQL(tx.Dialector.Name() == Postgres) {
+		if gpuIDs != nil {
+			q += " AND gpu_id IN @gpus"
+			args["gpus"] = gpuIDs
+		}
+		if err := tx.Exec(q, args).Error; err != nil {
+			return fmt.Errorf("store: restamp usage: %w", err)
+		}
+	}
+	return nil
+}
+
+// restampBooking restamps the minutes of gpuIDs in [from, to) after a
+// booking's hold on them changed there. IngestUsage refuses minutes later
+// than now plus the clock skew it allows, so a change that lies wholly
+// beyond that — a new or extended booking in the future, the common
+// case — has nothing stored to restamp and costs no query.
+func restampBooking(tx *gorm.DB, gpuIDs []int64, from, to, now time.Time) error {
+	if from.After(to) {
+		from, to = to, from
+	}
+	if limit := now.Add(models.UsageFutureSkew + time.Minute); to.After(limit) {
+		to = limit
+	}
+	if !from.Before(to) {
+		return nil
+	}
+	return restampUsage(tx, gpuIDs, from, to)
+}
+
+// RestampUsage recomputes the stamps of every GPU's minutes in [from, to).
+// The store keeps them itself; this is for rows written around it with
+// plain SQL (test fixtures, the report benchmark's generated week).
+func (db *DB) RestampUsage(ctx context.Context, from, to time.Time) error {
+	return restampUsage(db.Gorm.WithContext(ctx), nil, from, to)
+}
