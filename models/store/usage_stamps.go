@@ -60,11 +60,11 @@ func restampSQL(pg bool) []string {
 	    top_mem_mib = COALESCE((SELECT MAX(uu.memory_mib) FROM gpu_user_usage_minutes uu
 	        WHERE uu.gpu_id = gpu_usage_minutes.gpu_id AND uu.minute = gpu_usage_minutes.minute), 0)
 	  WHERE minute >= @from AND minute < @to`,
-	`UPDATE gpu_usage_minutes SET
+		`UPDATE gpu_usage_minutes SET
 	    booker_mem_mib = COALESCE((SELECT MAX(uu.memory_mib) FROM gpu_user_usage_minutes uu JOIN bookings b ON b.id = gpu_usage_minutes.booking_id
 	        WHERE uu.gpu_id = gpu_usage_minutes.gpu_id AND uu.minute = gpu_usage_minutes.minute AND uu.user_id = b.user_id), 0)
 	  WHERE minute >= @from AND minute < @to`,
-	`UPDATE gpu_user_usage_minutes SET
+		`UPDATE gpu_user_usage_minutes SET
 	    booked = CASE WHEN EXISTS (SELECT 1 FROM gpu_usage_minutes m JOIN bookings b ON b.id = m.booking_id
 	        WHERE m.gpu_id = gpu_user_usage_minutes.gpu_id AND m.minute = gpu_user_usage_minutes.minute
 	          AND b.user_id = gpu_user_usage_minutes.user_id) THEN TRUE ELSE FALSE END
