@@ -41,13 +41,13 @@ func share(part, whole float64) float64 {
 
 // UserReport builds the report of user u from the week's data.
 func (d *WeekData) UserReport(u User) UserReport {
+	t := d.totals()
 	r := UserReport{Week: d.Week, AsOf: d.AsOf, User: u, Figures: d.WeekFigures(u.ID),
-		Days: d.DaysOf(u.ID), Trend: d.Trend(u.ID), Heat: d.HeatMap()}
-	all := d.clusterWeek()
-	r.ShareBooked = share(r.Figures.BookedHours(), all.BookedHours())
-	r.ShareBusy = share(r.Figures.BusyHours(), all.BusyHours())
-	r.Entitled = EntitledShares(d.Users, d.Memberships, d.TeamQuotas)[u.ID]
-	r.UsageShare = d.usageShares()[u.ID]
+		Days: d.DaysOf(u.ID), Trend: d.Trend(u.ID), Heat: t.heat}
+	r.ShareBooked = share(r.Figures.BookedHours(), t.all.BookedHours())
+	r.ShareBusy = share(r.Figures.BusyHours(), t.all.BusyHours())
+	r.Entitled = t.entitled[u.ID]
+	r.UsageShare = t.usage[u.ID]
 	r.FairShare = FairShareFactor(r.UsageShare, r.Entitled)
 	if t, ok := d.firstTeam(u.ID); ok {
 		ids := d.teamMembers(t.TeamID)
@@ -55,6 +55,24 @@ func (d *WeekData) UserReport(u User) UserReport {
 		r.Rank = Rank(ids, func(id int64) float64 { return d.WeekFigures(id).BusyHours() })[u.ID]
 	}
 	return r
+}
+
+// weekTotals are the cluster-wide numbers every user's report is measured
+// against; the weekly run builds hundreds of reports from one WeekData, so
+// they are worked out once (WeekData is not changed after the store made it).
+type weekTotals struct {
+	all      Figures
+	entitled map[int64]float64
+	usage    map[int64]float64
+	heat     HeatMap
+}
+
+func (d *WeekData) totals() *weekTotals {
+	d.totalsOnce.Do(func() {
+		d.totalsVal = weekTotals{all: d.clusterWeek(), entitled: EntitledShares(d.Users, d.Memberships, d.TeamQuotas),
+			usage: d.usageShares(), heat: d.HeatMap()}
+	})
+	return &d.totalsVal
 }
 
 // usageShares is every user's part of the cluster's decayed usage.

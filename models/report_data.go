@@ -1,6 +1,9 @@
 package models
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // The spans one report reads, in this order: the seven days of the week
 // (indexes 0–6, for the per-day chart; together they are the week), then
@@ -46,6 +49,9 @@ type WeekData struct {
 	HourBusyMin     map[int64]int64
 	GPUCount        int
 	PendingRequests int64
+
+	totalsOnce sync.Once
+	totalsVal  weekTotals
 }
 
 // spanFigures returns uid's figures per span (zeros when inactive).

@@ -9,6 +9,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/views/i18n"
 )
 
 // BenchmarkReportWeek is the report run on the generated week. It needs
@@ -27,13 +28,14 @@ func BenchmarkReportWeek(b *testing.B) {
 	if err := fill(ctx, db, w.Start); err != nil {
 		b.Fatal(err)
 	}
+	bundle := i18n.MustLoad()
 	b.ResetTimer()
 	for b.Loop() {
 		d, err := db.ReportWeek(ctx, w, w.End, models.DefaultReportRules)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := renderAll(d); err != nil {
+		if _, err := renderAll(d, bundle); err != nil {
 			b.Fatal(err)
 		}
 	}

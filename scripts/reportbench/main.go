@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/gpubook/gpubook/models/store"
@@ -29,14 +30,29 @@ func main() {
 	admin := flag.String("admin", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL `URL` to create the scratch database on (127.0.0.1 only)")
 	keep := flag.Bool("keep", false, "keep the scratch database (for EXPLAIN); print its URL")
 	reuse := flag.String("reuse", "", "measure again on a database a -keep run left (its `URL`)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured run to `file`")
 	flag.Parse()
 	var err error
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "reportbench:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "reportbench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *reuse != "" {
 		err = remeasure(context.Background(), *reuse)
 	} else {
 		err = run(context.Background(), *admin, *keep)
 	}
 	if err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "reportbench:", err)
 		os.Exit(1)
 	}

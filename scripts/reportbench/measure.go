@@ -52,8 +52,9 @@ func measure(ctx context.Context, db *store.DB, w models.Week) (result, error) {
 		return r, err
 	}
 	r.queries = time.Since(t0)
+	bundle := i18n.MustLoad() // loaded once per process, as in the server
 	t1 := time.Now()
-	if r.reports, err = renderAll(d); err != nil {
+	if r.reports, err = renderAll(d, bundle); err != nil {
 		return r, err
 	}
 	r.render = time.Since(t1)
@@ -97,8 +98,7 @@ func plainScan(ctx context.Context, db *store.DB, setup string) (time.Duration, 
 
 // renderAll builds and renders every user's email, as the weekly run does
 // (without the outbox writes).
-func renderAll(d *models.WeekData) (int, error) {
-	bundle := i18n.MustLoad()
+func renderAll(d *models.WeekData, bundle *i18n.Bundle) (int, error) {
 	links := views.ReportLinks{Web: "https://gpubook.example.org/usage", Preferences: "https://gpubook.example.org/profile#email"}
 	for _, u := range d.Users {
 		e := views.EmailEnv{T: bundle.For("en"), BaseURL: "https://gpubook.example.org", Location: time.UTC, Name: u.Name}
