@@ -191,3 +191,63 @@ func TestReportEntitledByQuota(t *testing.T) {
 		}
 	})
 }
+
+// TestReportZoneOffHours: in Asia/Kathmandu (UTC+5:45) local midnight falls
+// at 18:15 UTC, between whole hours. alice books g1 Tue 23:00 to Wed 01:00
+// local, all busy: the minutes must split 60/60 between Tuesday and
+// Wednesday, not by the UTC hour they fall in.
+func TestReportZoneOffHours(t *testing.T) {
+	kathmandu := mustZone("Asia/Kathmandu")
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := &reportFixture{t: t, db: db}
+		f.node(1)
+		alice := f.user("alice")
+		from := time.Date(2026, 12, 1, 23, 0, 0, 0, kathmandu)
+		to := from.Add(2 * time.Hour)
+		f.book(alice, models.StatusConfirmed, from, to, 0)
+		f.use(0, from, to, 90, "alice", alice, 1000)
+		w, err := models.ParseWeek("2026-W49", kathmandu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := db.ReportWeek(context.Background(), w, w.End, models.DefaultReportRules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		days := d.DaysOf(alice)
+		if days[1].Figures.BusyMin != 60 || days[2].Figures.BusyMin != 60 || d.WeekFigures(alice).BusyMin != 120 {
+			t.Errorf("Tue %+v Wed %+v", days[1].Figures, days[2].Figures)
+		}
+		if d.ClusterBusyMin[1] != 60 || d.ClusterBusyMin[2] != 60 {
+			t.Errorf("cluster per day %v, want 60 on Tuesday and on Wednesday", d.ClusterBusyMin)
+		}
+	})
+}
+
+// TestReportWeekInProgress: on Wednesday 12:00 of W49, a booking of bob's
+// that ends on Friday has not been missed yet (no no-show), and the minutes
+// the agent delivered for the rest of the hour do not count.
+func TestReportWeekInProgress(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := &reportFixture{t: t, db: db}
+		f.node(2)
+		alice, bob := f.user("alice"), f.user("bob")
+		f.book(alice, models.StatusConfirmed, local(32, 11, 0), local(32, 14, 0), 0)
+		f.use(0, local(32, 11, 0), local(32, 12, 5), 50, "alice", alice, 1000) // five minutes past "now"
+		f.book(bob, models.StatusConfirmed, local(32, 10, 0), local(34, 18, 0), 1)
+		w, err := models.ParseWeek("2026-W49", berlin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := db.ReportWeek(context.Background(), w, local(32, 12, 0), models.DefaultReportRules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.WeekFigures(alice); got.BusyMin != 60 || got.BookedSec != 3600 {
+			t.Errorf("alice %+v, want 1 h booked and busy so far", got)
+		}
+		if got := d.WeekFigures(bob); got.NoShows != 0 || got.BookedSec != 2*3600 {
+			t.Errorf("bob %+v, want 2 h booked so far and no no-show", got)
+		}
+	})
+}
