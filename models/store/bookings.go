@@ -165,7 +165,9 @@ func conflicts(tx *gorm.DB, gpuIDs []int64, start, end time.Time, except int64) 
 
 func gpusByID(tx *gorm.DB, ids []int64) (map[int64]models.GPU, error) {
 	var rows []gpuRow
-	if err := tx.Table("gpus g").Select("g.*").Where("g.id IN ?", ids).Find(&rows).Error; err != nil {
+	err := tx.Table("gpus g").Select("g.*, n.name AS node_name").Joins("JOIN nodes n ON n.id = g.node_id").
+		Where("g.id IN ?", ids).Find(&rows).Error
+	if err != nil {
 		return nil, fmt.Errorf("store: gpus by id: %w", err)
 	}
 	m := make(map[int64]models.GPU, len(rows))
@@ -175,12 +177,14 @@ func gpusByID(tx *gorm.DB, ids []int64) (map[int64]models.GPU, error) {
 	return m, nil
 }
 
-// CreateBooking validates req, evaluates the booking policy, checks for
-// conflicts and inserts the booking in one transaction. On SQLite the transaction begins IMMEDIATE (one writer
-// at a time); on PostgreSQL the exclusion constraint refuses the loser of a
-// race, whose error is then explained with the bookings that won.
+// CreateBooking validates req, evaluates the booking policy and inserts the
+// booking in one transaction. Overlaps are the database's to refuse (the
+// PostgreSQL exclusion constraint, the SQLite triggers, inside a BEGIN
+// IMMEDIATE transaction there); the refusal is then explained with the
+// bookings in the way. The booking returned is built from what the
+// transaction read and wrote, so that nothing is read back.
 func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim models.BookingLimits, now time.Time, by models.Actor) (*models.Booking, error) {
-	var id int64
+	var b *models.Booking
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		gpus, err := gpusByID(tx, req.GPUIDs)
 		if err != nil {
@@ -189,27 +193,23 @@ func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim mode
 		if req, err = models.ValidateNewBooking(req, gpus, lim, now); err != nil {
 			return err
 		}
-		if err := lockUser(tx, db.Dialect, req.UserID); err != nil {
-			return err
-		}
-		breaches, err := evaluate(tx, req, gpus, lim, now) // on data read in this tx
+		// The user's row is locked (PostgreSQL) as it is read, before what
+		// they hold is read: the policy is judged on data read in this tx.
+		breaches, u, err := evaluate(tx, req, gpus, lim, now, true)
 		if err != nil {
 			return err
 		}
 		if len(breaches) > 0 {
 			return models.PolicyError(breaches)
 		}
-		cs, err := conflicts(tx, req.GPUIDs, req.StartsAt, req.EndsAt, 0)
+		g := gpus[req.GPUIDs[0]]
+		id, err := insertBooking(tx, req, g.NodeID, models.KindStandard, now)
 		if err != nil {
 			return err
 		}
-		if len(cs) > 0 {
-			return models.ConflictError(cs)
-		}
-		id, err = insertBooking(tx, req, gpus[req.GPUIDs[0]].NodeID, models.KindStandard, now)
-		if err != nil {
-			return err
-		}
+		b = &models.Booking{ID: id, UserID: req.UserID, NodeID: g.NodeID, GPUIDs: req.GPUIDs, StartsAt: utc(req.StartsAt),
+			EndsAt: utc(req.EndsAt), Note: req.Note, Kind: models.KindStandard, Status: models.StatusConfirmed,
+			CreatedAt: utc(now), UpdatedAt: utc(now), UserName: u.Name, UserEmail: u.Email, NodeName: g.NodeName}
 		return audit(tx, by, models.AuditBookingCreate, "booking", id, map[string]any{
 			"gpu_ids": req.GPUIDs, "starts_at": req.StartsAt, "ends_at": req.EndsAt, "user_id": req.UserID})
 	})
@@ -219,7 +219,7 @@ func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim mode
 	if err != nil {
 		return nil, mapErr(err, "booking")
 	}
-	return db.Booking(ctx, id)
+	return b, nil
 }
 
 func insertBooking(tx *gorm.DB, req models.NewBooking, nodeID int64, kind string, now time.Time) (int64, error) {

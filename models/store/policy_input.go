@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/gpubook/gpubook/models"
 )
@@ -29,19 +31,22 @@ func (db *DB) CheckBooking(ctx context.Context, req models.NewBooking, lim model
 	if req, err = models.ValidateNewBooking(req, gpus, lim, now); err != nil {
 		return nil, err
 	}
-	return evaluate(tx, req, gpus, lim, now)
+	breaches, _, err := evaluate(tx, req, gpus, lim, now, false)
+	return breaches, err
 }
 
-// evaluate runs the pure evaluator on the data loaded in tx.
-func evaluate(tx *gorm.DB, req models.NewBooking, gpus map[int64]models.GPU, lim models.BookingLimits, now time.Time) ([]models.PolicyBreach, error) {
-	in, err := policyInput(tx, req.UserID, req.StartsAt, req.EndsAt, lim)
+// evaluate runs the pure evaluator on the data loaded in tx (taking the
+// user's lock first if lock is set). It also returns the user as read
+// there, so that the caller need not read it again.
+func evaluate(tx *gorm.DB, req models.NewBooking, gpus map[int64]models.GPU, lim models.BookingLimits, now time.Time, lock bool) ([]models.PolicyBreach, *models.User, error) {
+	in, u, err := loadPolicyInput(tx, req.UserID, req.StartsAt, req.EndsAt, lim, inputOpts{lock: lock})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, id := range req.GPUIDs {
 		in.GPUModels = append(in.GPUModels, gpus[id].Model)
 	}
-	return models.EvaluatePolicy(req, in, now), nil
+	return models.EvaluatePolicy(req, in, now), u, nil
 }
 
 // checkExtendPolicy refuses an extension that would break the policy.
@@ -68,7 +73,7 @@ func evaluateExtend(tx *gorm.DB, b *models.Booking, end time.Time, lim models.Bo
 	if err != nil {
 		return nil, err
 	}
-	in, err := policyInput(tx, b.UserID, b.StartsAt, end, lim)
+	in, _, err := loadPolicyInput(tx, b.UserID, b.StartsAt, end, lim, inputOpts{})
 	if err != nil {
 		return nil, err
 	}
@@ -80,42 +85,134 @@ func evaluateExtend(tx *gorm.DB, b *models.Booking, end time.Time, lim models.Bo
 }
 
 func policyInput(tx *gorm.DB, userID int64, from, to time.Time, lim models.BookingLimits) (models.PolicyInput, error) {
+	in, _, err := loadPolicyInput(tx, userID, from, to, lim, inputOpts{allUsage: true})
+	return in, err
+}
+
+// inputOpts says what loadPolicyInput does besides reading the policy.
+type inputOpts struct {
+	// lock takes the user's row FOR UPDATE on PostgreSQL, in the statement
+	// that reads the user, so that one user's policy checks run one at a time.
+	lock bool
+	// allUsage reads the held bookings and loans even when no limit counts
+	// them (pages show them); the evaluator alone needs them only then.
+	allUsage bool
+}
+
+// loadPolicyInput reads the policy input in three queries (the user with
+// their teams, the policy, then the held bookings and loans when needed) and
+// returns the user it read.
+func loadPolicyInput(tx *gorm.DB, userID int64, from, to time.Time, lim models.BookingLimits, o inputOpts) (models.PolicyInput, *models.User, error) {
 	loc := lim.Location
 	if loc == nil {
 		loc = time.UTC
 	}
 	in := models.PolicyInput{UserID: userID, System: lim, Location: loc, TeamNames: map[int64]string{}}
-	var u userRow
-	if err := tx.Take(&u, "id = ?", userID).Error; err != nil {
-		return in, mapErr(err, "user")
-	}
-	in.IsAdmin, in.UserName = u.IsAdmin, u.Name
-	var ms []membershipRow
-	err := tx.Table("memberships m").Select("m.*, t.name AS team_name").Joins("JOIN teams t ON t.id = m.team_id").
-		Where("m.user_id = ?", userID).Order("m.team_id").Find(&ms).Error
+	u, err := policyUser(tx, &in, o.lock)
 	if err != nil {
-		return in, fmt.Errorf("store: policy teams: %w", err)
+		return in, nil, err
 	}
-	for _, m := range ms {
-		in.TeamIDs = append(in.TeamIDs, m.TeamID)
-		in.TeamNames[m.TeamID] = m.TeamName
+	if err := policyConfig(tx, &in); err != nil {
+		return in, nil, err
 	}
-	if in.Limits, err = limitsWhere(tx, "scope = 'global' OR (scope = 'team' AND scope_id IN ?) OR (scope = 'user' AND scope_id = ?)",
-		append(in.TeamIDs, 0), userID); err != nil {
-		return in, err
-	}
-	if in.Settings, err = policySettings(tx); err != nil {
-		return in, err
-	}
-	if in.ModelTeams, err = modelTeams(tx); err != nil {
-		return in, err
+	if !o.allUsage && !in.NeedsUsage() {
+		return in, u, nil
 	}
 	ws, we := models.WeekStart(from, loc), models.NextWeek(models.WeekStart(to, loc))
 	if in.Held, err = heldBookings(tx, userID, ws, we); err != nil {
-		return in, err
+		return in, nil, err
 	}
-	in.Loans, err = loansBetween(tx, ws, we, userID)
-	return in, err
+	if in.Loans, err = loansBetween(tx, ws, we, userID); err != nil {
+		return in, nil, err
+	}
+	return in, u, nil
+}
+
+// policyUser reads the user and their teams in one query, locking the
+// user's row when asked (PostgreSQL only; SQLite's BEGIN IMMEDIATE already
+// admits one writer).
+func policyUser(tx *gorm.DB, in *models.PolicyInput, lock bool) (*models.User, error) {
+	var rows []struct {
+		User     userRow `gorm:"embedded"`
+		TeamID   *int64  `gorm:"column:m_team_id"`
+		TeamName *string `gorm:"column:m_team_name"`
+	}
+	q := tx.Table("users u").Select("u.*, m.team_id AS m_team_id, t.name AS m_team_name").
+		Joins("LEFT JOIN memberships m ON m.user_id = u.id").Joins("LEFT JOIN teams t ON t.id = m.team_id").
+		Where("u.id = ?", in.UserID).Order("m.team_id")
+	if lock && tx.Dialector.Name() == Postgres {
+		q = q.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate, Table: clause.Table{Name: "u"}})
+	}
+	if err := q.Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: policy user: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, mapErr(gorm.ErrRecordNotFound, "user")
+	}
+	for _, r := range rows {
+		if r.TeamID != nil {
+			in.TeamIDs = append(in.TeamIDs, *r.TeamID)
+			in.TeamNames[*r.TeamID] = derefString(r.TeamName)
+		}
+	}
+	u := rows[0].User.model()
+	in.IsAdmin, in.UserName = u.IsAdmin, u.Name
+	return u, nil
+}
+
+func derefString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// policyConfigSQL reads, in one statement, the limits that may apply to a
+// user (global, their teams', their own), the settings and the model
+// restrictions; kind tells the three apart.
+const policyConfigSQL = `SELECT 'l' AS kind, scope AS name, scope_id AS ref, rule AS text1, period AS text2, value AS num, updated_at AS at
+FROM policy_limits WHERE scope = 'global' OR (scope = 'team' AND scope_id IN ?) OR (scope = 'user' AND scope_id = ?)
+UNION ALL SELECT 's', key, 0, value, '', 0, updated_at FROM policy_settings
+UNION ALL SELECT 'm', model, team_id, '', '', 0, NULL FROM policy_model_teams
+ORDER BY 1, 2, 3`
+
+// policyConfig fills in's limits, settings and model restrictions, as
+// limitsWhere, policySettings and modelTeams would, in one round trip.
+func policyConfig(tx *gorm.DB, in *models.PolicyInput) error {
+	var rows []struct {
+		Kind  string     `gorm:"column:kind"`
+		Name  string     `gorm:"column:name"`
+		Ref   int64      `gorm:"column:ref"`
+		Text1 string     `gorm:"column:text1"`
+		Text2 string     `gorm:"column:text2"`
+		Num   int64      `gorm:"column:num"`
+		At    *time.Time `gorm:"column:at"`
+	}
+	if err := tx.Raw(policyConfigSQL, append(slices.Clone(in.TeamIDs), 0), in.UserID).Scan(&rows).Error; err != nil {
+		return fmt.Errorf("store: policy: %w", err)
+	}
+	var settings []policySettingRow
+	in.ModelTeams = map[string][]int64{}
+	for _, r := range rows {
+		switch r.Kind {
+		case "l":
+			l := models.PolicyLimit{Scope: r.Name, ScopeID: r.Ref, Rule: r.Text1, Period: r.Text2, Value: r.Num}
+			if r.At != nil {
+				l.UpdatedAt = r.At.UTC()
+			}
+			in.Limits = append(in.Limits, l)
+		case "s":
+			settings = append(settings, policySettingRow{Key: r.Name, Value: r.Text1})
+		case "m":
+			in.ModelTeams[r.Name] = append(in.ModelTeams[r.Name], r.Ref)
+		}
+	}
+	models.SortLimits(in.Limits)
+	if in.Limits == nil {
+		in.Limits = []models.PolicyLimit{}
+	}
+	in.Settings = settingsFrom(settings)
+	return nil
 }
 
 // heldBookings returns the user's blocking bookings overlapping [from, to),
