@@ -34,7 +34,6 @@ type DB struct {
 	SQL     *sql.DB
 	Gorm    *gorm.DB
 	Dialect string
-	stmts   *stmtPool // SQLite's statement cache; nil on PostgreSQL
 }
 
 // ParseURL splits a GPUBOOK_DATABASE_URL into a dialect and a driver DSN.
@@ -91,12 +90,10 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, fmt.Errorf("store: connect to %s: %w", redact(url), err)
 	}
 	var dialector gorm.Dialector
-	var stmts *stmtPool
 	if dialect == Postgres {
 		dialector = postgres.New(postgres.Config{Conn: sqlDB})
 	} else {
-		stmts = newStmtPool(sqlDB)
-		dialector = sqlite.Dialector{Conn: stmts}
+		dialector = sqlite.Dialector{Conn: newWriterPool(sqlDB)}
 	}
 	g, err := gorm.Open(dialector, &gorm.Config{
 		SkipDefaultTransaction: true,
@@ -107,7 +104,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("store: gorm: %w", err)
 	}
-	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect, stmts: stmts}, nil
+	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect}, nil
 }
 
 func configurePool(db *sql.DB, dialect string) {
@@ -122,13 +119,8 @@ func configurePool(db *sql.DB, dialect string) {
 	db.SetConnMaxIdleTime(5 * time.Minute)
 }
 
-// Close closes the cached statements and the underlying connections.
-func (db *DB) Close() error {
-	if db.stmts != nil {
-		db.stmts.close()
-	}
-	return db.SQL.Close()
-}
+// Close closes the underlying connections.
+func (db *DB) Close() error { return db.SQL.Close() }
 
 // Ping reports whether the database answers; /readyz uses it.
 func (db *DB) Ping(ctx context.Context) error { return db.SQL.PingContext(ctx) }
