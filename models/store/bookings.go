@@ -188,22 +188,23 @@ func gpusByID(tx *gorm.DB, ids []int64) (map[int64]models.GPU, error) {
 func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim models.BookingLimits, now time.Time, by models.Actor) (*models.Booking, error) {
 	var b *models.Booking
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		gpus, err := gpusByID(tx, req.GPUIDs)
+		// One statement reads the GPUs, the user (locking their row on
+		// PostgreSQL) and the policy; what they hold is read after it.
+		r, err := readPolicy(tx, req.UserID, req.GPUIDs, lim, true)
 		if err != nil {
 			return err
 		}
-		if req, err = models.ValidateNewBooking(req, gpus, lim, now); err != nil {
+		if req, err = models.ValidateNewBooking(req, r.gpus, lim, now); err != nil {
 			return err
 		}
-		// The user's row is locked (PostgreSQL) as it is read, before what
-		// they hold is read: the policy is judged on data read in this tx.
-		breaches, u, err := evaluate(tx, req, gpus, lim, now, true)
+		breaches, err := evaluate(tx, req, r, now) // on data read in this tx
 		if err != nil {
 			return err
 		}
 		if len(breaches) > 0 {
 			return models.PolicyError(breaches)
 		}
+		u, gpus := r.user, r.gpus
 		g := gpus[req.GPUIDs[0]]
 		ev, err := newAuditRow(by, models.AuditBookingCreate, "booking", 0, map[string]any{
 			"gpu_ids": req.GPUIDs, "starts_at": req.StartsAt, "ends_at": req.EndsAt, "user_id": req.UserID})

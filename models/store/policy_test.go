@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"reflect"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
@@ -198,6 +200,45 @@ func TestPolicyInputReadsWhatThePartsRead(t *testing.T) {
 		}
 		if _, err := db.PolicyInputFor(ctx, 1<<40, changeClock, changeClock, models.DefaultBookingLimits); models.ErrorCode(err) != models.ENOTFOUND {
 			t.Errorf("unknown user: %v", err)
+		}
+	})
+}
+
+// TestQuotaUnderConcurrency books GPUs for one user from many goroutines at
+// once against a limit of one GPU at a time: the user's lock (PostgreSQL) or
+// the single writer (SQLite) lets exactly one through.
+func TestQuotaUnderConcurrency(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const n = 8
+		u, node := fixture(t, db, n)
+		if err := db.SaveScopeLimits(ctx, models.ScopeGlobal, 0, []models.PolicyLimit{{Rule: models.RuleMaxGPUs, Value: 1}}, changeClock, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		start := now.Add(time.Hour).Truncate(time.Minute)
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{node.GPUs[i].ID},
+					StartsAt: start, EndsAt: start.Add(time.Hour)}, models.DefaultBookingLimits, now, models.CLIActor)
+			}()
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			switch models.ErrorCode(err) {
+			case "":
+				ok++
+			case models.EPOLICY:
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("successful bookings = %d, want exactly 1", ok)
 		}
 	})
 }
