@@ -54,6 +54,24 @@ func EvaluatePolicy(req NewBooking, in PolicyInput, now time.Time) []PolicyBreac
 	return worstPerField(out)
 }
 
+// NeedsUsage reports whether EvaluatePolicy would look at Held or Loans:
+// only the max-GPUs and the weekly GPU-hours rules count what the user
+// already holds, so without them the store need not read it.
+func (in PolicyInput) NeedsUsage() bool {
+	if in.IsAdmin && in.Settings.AdminExempt {
+		return false
+	}
+	for _, rule := range []string{RuleMaxGPUs, RuleMaxGPUHours} {
+		spec, _ := SpecOf(rule)
+		for _, p := range spec.Periods {
+			if _, ok := in.Effective(rule, p); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // worstPerField keeps one breach per rule and period, the one that exceeds
 // its limit most, in the order the rules were checked.
 func worstPerField(bs []PolicyBreach) []PolicyBreach {

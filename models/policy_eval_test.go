@@ -121,3 +121,30 @@ func TestEvaluateLending(t *testing.T) {
 			want:  map[string][2]int64{"max_gpu_hours_week": {600, 780}}},
 	})
 }
+
+func TestNeedsUsage(t *testing.T) {
+	cases := []struct {
+		name   string
+		limits []models.PolicyLimit
+		exempt bool
+		want   bool
+	}{
+		{name: "default policy", want: false},
+		{name: "length and timing only", limits: []models.PolicyLimit{lim("global", 0, "max_length", "", 60), lim("global", 0, "min_notice", "", 30)}, want: false},
+		{name: "max gpus at peak", limits: []models.PolicyLimit{lim("team", 3, "max_gpus", "peak", 2)}, want: true},
+		{name: "weekly gpu hours", limits: []models.PolicyLimit{lim("user", 7, "max_gpu_hours_week", "", 600)}, want: true},
+		{name: "another team's max gpus", limits: []models.PolicyLimit{lim("team", 99, "max_gpus", "", 2)}, want: false},
+		{name: "exempt admin", limits: []models.PolicyLimit{lim("global", 0, "max_gpus", "", 2)}, exempt: true, want: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := baseInput(shanghai, tc.limits...)
+			if tc.exempt {
+				in.IsAdmin, in.Settings.AdminExempt = true, true
+			}
+			if got := in.NeedsUsage(); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -119,6 +120,13 @@ func runBreachCases(t *testing.T, cases []breachCase) {
 			}
 			req := models.NewBooking{UserID: 7, GPUIDs: gpus(tc.gpus), StartsAt: at(loc, tc.start), EndsAt: at(loc, tc.end)}
 			got := models.EvaluatePolicy(req, in, at(loc, tc.now))
+			if !in.NeedsUsage() { // the store then leaves Held and Loans out
+				lean := in
+				lean.Held, lean.Loans = nil, nil
+				if leanGot := models.EvaluatePolicy(req, lean, at(loc, tc.now)); !reflect.DeepEqual(leanGot, got) {
+					t.Errorf("NeedsUsage false, but without usage: %+v, with: %+v", leanGot, got)
+				}
+			}
 			if len(got) != len(tc.want) {
 				t.Fatalf("got %d breaches %+v, want %v", len(got), got, tc.want)
 			}

@@ -16,7 +16,8 @@ import (
 func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	https := strings.HasPrefix(cfg.BaseURL, "https://")
 	e.Use(middleware.RequestID(), accessLog(cfg.Logger), recoverPanics(cfg.Logger), securityHeaders(https),
-		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: isAgentAPI}), middleware.Gzip())
+		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: isAgentAPI}),
+		middleware.GzipWithConfig(middleware.GzipConfig{Skipper: isAPIWrite}))
 
 	pages := &handlers.Pages{Base: base}
 	health := &handlers.Health{Base: base}
@@ -167,6 +168,14 @@ func (r guarded) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)
 }
 
 // isAgentAPI skips the global body limit for the agent API, which has its own.
+// isAPIWrite reports a JSON API call that changes something: its answer is
+// one small object, which gzip would make no smaller but cost a compressor
+// reset per request.
+func isAPIWrite(c echo.Context) bool {
+	m := c.Request().Method
+	return isAPI(c) && m != http.MethodGet && m != http.MethodHead
+}
+
 func isAgentAPI(c echo.Context) bool {
 	return strings.HasPrefix(c.Request().URL.Path, models.AgentAPIPrefix+"/") && c.Request().URL.Path != models.AgentPathEnroll
 }

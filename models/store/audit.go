@@ -34,6 +34,19 @@ func (r auditRow) model() models.AuditEvent {
 
 // audit writes one event inside tx, so that a change and its record land together.
 func audit(tx *gorm.DB, by models.Actor, action, targetType string, targetID int64, details any) error {
+	row, err := newAuditRow(by, action, targetType, targetID, details)
+	if err != nil {
+		return err
+	}
+	if err := tx.Create(&row).Error; err != nil {
+		return fmt.Errorf("store: audit %s: %w", action, err)
+	}
+	return nil
+}
+
+// newAuditRow builds the event audit writes, for writers that insert it
+// in a statement of their own (bookings.go).
+func newAuditRow(by models.Actor, action, targetType string, targetID int64, details any) (auditRow, error) {
 	row := auditRow{At: utc(time.Now()), ActorLabel: by.Label, Action: action, TargetType: targetType, IP: by.IP}
 	if by.UserID != 0 {
 		id := by.UserID
@@ -45,14 +58,11 @@ func audit(tx *gorm.DB, by models.Actor, action, targetType string, targetID int
 	if details != nil {
 		b, err := json.Marshal(details)
 		if err != nil {
-			return fmt.Errorf("store: audit details: %w", err)
+			return row, fmt.Errorf("store: audit details: %w", err)
 		}
 		row.Details = string(b)
 	}
-	if err := tx.Create(&row).Error; err != nil {
-		return fmt.Errorf("store: audit %s: %w", action, err)
-	}
-	return nil
+	return row, nil
 }
 
 // RecordAudit writes one event on its own, for actions that change nothing

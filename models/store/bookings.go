@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -165,7 +164,9 @@ func conflicts(tx *gorm.DB, gpuIDs []int64, start, end time.Time, except int64) 
 
 func gpusByID(tx *gorm.DB, ids []int64) (map[int64]models.GPU, error) {
 	var rows []gpuRow
-	if err := tx.Table("gpus g").Select("g.*").Where("g.id IN ?", ids).Find(&rows).Error; err != nil {
+	err := tx.Table("gpus g").Select("g.*, n.name AS node_name").Joins("JOIN nodes n ON n.id = g.node_id").
+		Where("g.id IN ?", ids).Find(&rows).Error
+	if err != nil {
 		return nil, fmt.Errorf("store: gpus by id: %w", err)
 	}
 	m := make(map[int64]models.GPU, len(rows))
@@ -173,53 +174,6 @@ func gpusByID(tx *gorm.DB, ids []int64) (map[int64]models.GPU, error) {
 		m[r.ID] = r.model()
 	}
 	return m, nil
-}
-
-// CreateBooking validates req, evaluates the booking policy, checks for
-// conflicts and inserts the booking in one transaction. On SQLite the transaction begins IMMEDIATE (one writer
-// at a time); on PostgreSQL the exclusion constraint refuses the loser of a
-// race, whose error is then explained with the bookings that won.
-func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim models.BookingLimits, now time.Time, by models.Actor) (*models.Booking, error) {
-	var id int64
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		gpus, err := gpusByID(tx, req.GPUIDs)
-		if err != nil {
-			return err
-		}
-		if req, err = models.ValidateNewBooking(req, gpus, lim, now); err != nil {
-			return err
-		}
-		if err := lockUser(tx, db.Dialect, req.UserID); err != nil {
-			return err
-		}
-		breaches, err := evaluate(tx, req, gpus, lim, now) // on data read in this tx
-		if err != nil {
-			return err
-		}
-		if len(breaches) > 0 {
-			return models.PolicyError(breaches)
-		}
-		cs, err := conflicts(tx, req.GPUIDs, req.StartsAt, req.EndsAt, 0)
-		if err != nil {
-			return err
-		}
-		if len(cs) > 0 {
-			return models.ConflictError(cs)
-		}
-		id, err = insertBooking(tx, req, gpus[req.GPUIDs[0]].NodeID, models.KindStandard, now)
-		if err != nil {
-			return err
-		}
-		return audit(tx, by, models.AuditBookingCreate, "booking", id, map[string]any{
-			"gpu_ids": req.GPUIDs, "starts_at": req.StartsAt, "ends_at": req.EndsAt, "user_id": req.UserID})
-	})
-	if isOverlap(err) {
-		return nil, db.explainOverlap(ctx, req, err)
-	}
-	if err != nil {
-		return nil, mapErr(err, "booking")
-	}
-	return db.Booking(ctx, id)
 }
 
 func insertBooking(tx *gorm.DB, req models.NewBooking, nodeID int64, kind string, now time.Time) (int64, error) {
@@ -236,16 +190,4 @@ func insertBooking(tx *gorm.DB, req models.NewBooking, nodeID int64, kind string
 		return 0, err
 	}
 	return row.ID, restampBooking(tx, req.GPUIDs, req.StartsAt, req.EndsAt, now)
-}
-
-// explainOverlap turns the database's refusal into a conflict that names the
-// bookings in the way, read after the winner committed.
-func (db *DB) explainOverlap(ctx context.Context, req models.NewBooking, cause error) error {
-	cs, err := conflicts(db.Gorm.WithContext(ctx), req.GPUIDs, utc(req.StartsAt), utc(req.EndsAt), 0)
-	if err != nil {
-		return errors.Join(cause, err)
-	}
-	ce := models.ConflictError(cs)
-	ce.Err = cause
-	return ce
 }

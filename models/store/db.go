@@ -93,7 +93,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	if dialect == Postgres {
 		dialector = postgres.New(postgres.Config{Conn: sqlDB})
 	} else {
-		dialector = sqlite.Dialector{Conn: sqlDB}
+		dialector = sqlite.Dialector{Conn: newWriterPool(sqlDB)}
 	}
 	g, err := gorm.Open(dialector, &gorm.Config{
 		SkipDefaultTransaction: true,

@@ -69,11 +69,16 @@ func (db *DB) PolicySettings(ctx context.Context) (models.PolicySettings, error)
 }
 
 func policySettings(tx *gorm.DB) (models.PolicySettings, error) {
-	s := models.DefaultPolicySettings()
 	var rows []policySettingRow
 	if err := tx.Find(&rows).Error; err != nil {
-		return s, fmt.Errorf("store: policy settings: %w", err)
+		return models.DefaultPolicySettings(), fmt.Errorf("store: policy settings: %w", err)
 	}
+	return settingsFrom(rows), nil
+}
+
+// settingsFrom reads the settings rows, defaults filling what no admin set.
+func settingsFrom(rows []policySettingRow) models.PolicySettings {
+	s := models.DefaultPolicySettings()
 	for _, r := range rows {
 		switch r.Key {
 		case settingPeak:
@@ -84,7 +89,7 @@ func policySettings(tx *gorm.DB) (models.PolicySettings, error) {
 			s.AdminExempt = r.Value == "true"
 		}
 	}
-	return s, nil
+	return s
 }
 
 // ModelTeams returns, per restricted GPU model, the teams that may book it.

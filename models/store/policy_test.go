@@ -1,7 +1,10 @@
 package store_test
 
 import (
+	"reflect"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
@@ -133,6 +136,109 @@ func TestExtendEnforcesPolicy(t *testing.T) {
 		wantCode(t, err, models.EPOLICY)
 		if m := models.AsError(err).Fields; len(m) != 1 || m["max_length"].Key == "" {
 			t.Errorf("breaches = %v", m)
+		}
+	})
+}
+
+// TestPolicyInputReadsWhatThePartsRead checks the one-statement read of the
+// policy (policy_input.go) against the store's separate readers.
+func TestPolicyInputReadsWhatThePartsRead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newPrioFixture(t, db)
+		other := &models.Team{Name: "nlp"}
+		if err := db.CreateTeam(ctx, other, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []struct {
+			scope string
+			id    int64
+			l     []models.PolicyLimit
+		}{
+			{models.ScopeGlobal, 0, []models.PolicyLimit{{Rule: models.RuleMaxGPUs, Value: 8}, {Rule: models.RuleMaxLength, Period: models.PeriodPeak, Value: 120}}},
+			{models.ScopeTeam, f.team.ID, []models.PolicyLimit{{Rule: models.RuleMaxGPUs, Value: 4}}},
+			{models.ScopeTeam, other.ID, []models.PolicyLimit{{Rule: models.RuleMaxGPUs, Value: 16}}},
+			{models.ScopeUser, f.owner.ID, []models.PolicyLimit{{Rule: models.RuleMaxGPUHours, Value: 600}}},
+			{models.ScopeUser, f.other.ID, []models.PolicyLimit{{Rule: models.RuleMaxGPUHours, Value: 60}}},
+		} {
+			if err := db.SaveScopeLimits(ctx, s.scope, s.id, s.l, changeClock, models.CLIActor); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.SetModelTeams(ctx, "H100", []int64{other.ID, f.team.ID}, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		s := models.DefaultPolicySettings()
+		s.Peak.From, s.AdminExempt = 8*60, true
+		if err := db.SavePolicySettings(ctx, s, changeClock, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		in, err := db.PolicyInputFor(ctx, f.owner.ID, changeClock, changeClock, models.DefaultBookingLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := db.PolicyLimits(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []models.PolicyLimit
+		for _, l := range all {
+			if l.Scope == models.ScopeGlobal || l.Scope == models.ScopeTeam && l.ScopeID == f.team.ID || l.Scope == models.ScopeUser && l.ScopeID == f.owner.ID {
+				want = append(want, l)
+			}
+		}
+		if !reflect.DeepEqual(in.Limits, want) {
+			t.Errorf("limits\n got %+v\nwant %+v", in.Limits, want)
+		}
+		if got, _ := db.PolicySettings(ctx); !reflect.DeepEqual(in.Settings, got) {
+			t.Errorf("settings = %+v, want %+v", in.Settings, got)
+		}
+		if got, _ := db.ModelTeams(ctx); !reflect.DeepEqual(in.ModelTeams, got) {
+			t.Errorf("model teams = %v, want %v", in.ModelTeams, got)
+		}
+		if !reflect.DeepEqual(in.TeamIDs, []int64{f.team.ID}) || in.TeamNames[f.team.ID] != "vision" || in.UserName != f.owner.Name || in.IsAdmin {
+			t.Errorf("user part = %v %v %q %v", in.TeamIDs, in.TeamNames, in.UserName, in.IsAdmin)
+		}
+		if _, err := db.PolicyInputFor(ctx, 1<<40, changeClock, changeClock, models.DefaultBookingLimits); models.ErrorCode(err) != models.ENOTFOUND {
+			t.Errorf("unknown user: %v", err)
+		}
+	})
+}
+
+// TestQuotaUnderConcurrency books GPUs for one user from many goroutines at
+// once against a limit of one GPU at a time: the user's lock (PostgreSQL) or
+// the single writer (SQLite) lets exactly one through.
+func TestQuotaUnderConcurrency(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const n = 8
+		u, node := fixture(t, db, n)
+		if err := db.SaveScopeLimits(ctx, models.ScopeGlobal, 0, []models.PolicyLimit{{Rule: models.RuleMaxGPUs, Value: 1}}, changeClock, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		start := now.Add(time.Hour).Truncate(time.Minute)
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{node.GPUs[i].ID},
+					StartsAt: start, EndsAt: start.Add(time.Hour)}, models.DefaultBookingLimits, now, models.CLIActor)
+			}()
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			switch models.ErrorCode(err) {
+			case "":
+				ok++
+			case models.EPOLICY:
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("successful bookings = %d, want exactly 1", ok)
 		}
 	})
 }

@@ -15,7 +15,7 @@ import (
 var ctx = context.Background()
 
 // fixture makes a user and a node with n GPUs.
-func fixture(t *testing.T, db *store.DB, n int) (*models.User, *models.Node) {
+func fixture(t testing.TB, db *store.DB, n int) (*models.User, *models.Node) {
 	t.Helper()
 	u := &models.User{Email: "Ada@Example.org", Name: "Ada"}
 	if err := db.CreateUser(ctx, u, models.CLIActor); err != nil {

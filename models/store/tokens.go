@@ -86,17 +86,24 @@ func (db *DB) RevokeToken(ctx context.Context, id int64, now time.Time, by model
 }
 
 // UserByToken returns the user a valid token belongs to and notes its use
-// (at most once a minute, so that API calls do not all write).
+// (at most once a minute, so that API calls do not all write). The token
+// and its user come in one query.
 func (db *DB) UserByToken(ctx context.Context, plain string, now time.Time) (*models.User, error) {
-	var r tokenRow
-	err := db.Gorm.WithContext(ctx).Where("token_hash = ? AND revoked_at IS NULL", models.HashToken(plain)).Take(&r).Error
+	var r struct {
+		User          userRow    `gorm:"embedded"`
+		TokenID       int64      `gorm:"column:token_id"`
+		TokenLastUsed *time.Time `gorm:"column:token_last_used_at"`
+	}
+	err := db.Gorm.WithContext(ctx).Table("api_tokens t").
+		Select("u.*, t.id AS token_id, t.last_used_at AS token_last_used_at").Joins("JOIN users u ON u.id = t.user_id").
+		Where("t.token_hash = ? AND t.revoked_at IS NULL", models.HashToken(plain)).Take(&r).Error
 	if err != nil {
 		return nil, &models.Error{Code: models.EUNAUTHORIZED, Msg: models.M("err.token_invalid"), Err: err}
 	}
-	if r.LastUsedAt == nil || now.Sub(*r.LastUsedAt) > time.Minute {
-		if err := db.Gorm.WithContext(ctx).Model(&tokenRow{}).Where("id = ?", r.ID).Update("last_used_at", utc(now)).Error; err != nil {
+	if r.TokenLastUsed == nil || now.Sub(*r.TokenLastUsed) > time.Minute {
+		if err := db.Gorm.WithContext(ctx).Model(&tokenRow{}).Where("id = ?", r.TokenID).Update("last_used_at", utc(now)).Error; err != nil {
 			return nil, fmt.Errorf("store: token last used: %w", err)
 		}
 	}
-	return db.User(ctx, r.UserID)
+	return r.User.model(), nil
 }

@@ -41,6 +41,7 @@ type options struct {
 	maxTime  time.Duration
 	pgAdmin  string
 	gpus     int
+	quota    bool
 }
 
 func main() {
@@ -57,6 +58,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	n := fs.Int("n", 2000, "bookings per client count (at most 20000)")
 	maxTime := fs.Duration("max-time", 30*time.Second, "stop a level after this long")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file`")
+	quota := fs.Bool("quota", false, "set a global weekly GPU-hours limit no request reaches, so that every booking also reads what its user holds")
 	pgAdmin := fs.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (127.0.0.1 only)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -72,7 +74,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	o := options{dialects: strings.Split(*dbs, ","), n: min(max(*n, 1), 20000), maxTime: *maxTime, pgAdmin: *pgAdmin, gpus: 64}
+	o := options{dialects: strings.Split(*dbs, ","), n: min(max(*n, 1), 20000), maxTime: *maxTime, pgAdmin: *pgAdmin, gpus: 64, quota: *quota}
 	for _, s := range strings.Split(*clients, ",") {
 		c, err := strconv.Atoi(s)
 		if err != nil || c < 1 || c > 256 {
@@ -106,6 +108,12 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 	defer db.Close()
 	if _, err := db.MigrateUp(ctx); err != nil {
 		return err
+	}
+	if o.quota {
+		big := []models.PolicyLimit{{Rule: models.RuleMaxGPUHours, Value: 1 << 40}}
+		if err := db.SaveScopeLimits(ctx, models.ScopeGlobal, 0, big, time.Now(), models.CLIActor); err != nil {
+			return err
+		}
 	}
 	target, err := newTarget(ctx, db, o.gpus)
 	if err != nil {
