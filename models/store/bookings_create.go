@@ -49,6 +49,9 @@ func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim mode
 		if err != nil {
 			return err
 		}
+		if err := restampBooking(tx, req.GPUIDs, req.StartsAt, req.EndsAt, now); err != nil {
+			return err // usage already stored in its range (only within the clock skew of now)
+		}
 		b = &models.Booking{ID: id, UserID: req.UserID, NodeID: g.NodeID, GPUIDs: req.GPUIDs, StartsAt: utc(req.StartsAt),
 			EndsAt: utc(req.EndsAt), Note: req.Note, Kind: models.KindStandard, Status: models.StatusConfirmed,
 			CreatedAt: utc(now), UpdatedAt: utc(now), UserName: u.Name, UserEmail: u.Email, NodeName: g.NodeName}
