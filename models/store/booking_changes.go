@@ -99,6 +99,9 @@ func (db *DB) UpdateBookingNote(ctx context.Context, id int64, actor *models.Use
 // returns the booking as committed.
 func (db *DB) changeBooking(ctx context.Context, id int64, change func(tx *gorm.DB, b *models.Booking) error) (*models.Booking, error) {
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := db.lockOwner(tx, id); err != nil {
+			return err
+		}
 		if err := db.lockBooking(tx, id); err != nil {
 			return err
 		}
@@ -115,6 +118,21 @@ func (db *DB) changeBooking(ctx context.Context, id int64, change func(tx *gorm.
 		return nil, mapErr(err, "booking")
 	}
 	return db.Booking(ctx, id)
+}
+
+// lockOwner takes the lock of the booking's owner on PostgreSQL before the
+// booking's own, in the order CreateBooking takes it: an extension is
+// judged against what the owner holds, so two at once must not both pass
+// the same allowance (TestExtendQuotaUnderConcurrency).
+func (db *DB) lockOwner(tx *gorm.DB, bookingID int64) error {
+	if db.Dialect != Postgres {
+		return nil
+	}
+	var got []int64
+	if err := tx.Raw("SELECT id FROM users WHERE id = (SELECT user_id FROM bookings WHERE id = ?) FOR UPDATE", bookingID).Scan(&got).Error; err != nil {
+		return fmt.Errorf("store: lock booking owner: %w", err)
+	}
+	return nil
 }
 
 // lockBooking serialises changes to one booking on PostgreSQL, so that two

@@ -242,3 +242,52 @@ func TestQuotaUnderConcurrency(t *testing.T) {
 		}
 	})
 }
+
+// TestExtendQuotaUnderConcurrency: one user extends eight one-hour
+// bookings by an hour each, all at once, against a weekly quota that has
+// room for one more GPU-hour: exactly one extension may pass. The owner's
+// lock (PostgreSQL) or the single writer (SQLite) serialises the checks.
+func TestExtendQuotaUnderConcurrency(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const n = 8
+		u, node := fixture(t, db, n)
+		now := time.Now()
+		start := now.Add(time.Hour).Truncate(time.Minute)
+		ids := make([]int64, n)
+		for i := range n {
+			b, err := db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{node.GPUs[i].ID},
+				StartsAt: start, EndsAt: start.Add(time.Hour)}, models.DefaultBookingLimits, now, models.CLIActor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[i] = b.ID
+		}
+		quota := []models.PolicyLimit{{Rule: models.RuleMaxGPUHours, Value: (n + 1) * 60}}
+		if err := db.SaveScopeLimits(ctx, models.ScopeGlobal, 0, quota, changeClock, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = db.ExtendBooking(ctx, ids[i], u, start.Add(2*time.Hour), models.DefaultBookingLimits, now)
+			}()
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			switch models.ErrorCode(err) {
+			case "":
+				ok++
+			case models.EPOLICY:
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("successful extensions = %d, want exactly 1", ok)
+		}
+	})
+}
