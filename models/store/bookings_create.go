@@ -18,8 +18,33 @@ import (
 // PostgreSQL exclusion constraint, the SQLite triggers, inside a BEGIN
 // IMMEDIATE transaction there); the refusal is then explained with the
 // bookings in the way. The booking returned is built from what the
-// transaction read and wrote, so that nothing is read back.
+// transaction read and wrote, so that nothing is read back. Should the
+// bookings in the way be gone by the time the refusal is explained (one
+// cancelled in that instant), the booking is tried once more rather than
+// answered with a conflict that names nobody.
 func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim models.BookingLimits, now time.Time, by models.Actor) (*models.Booking, error) {
+	b, err := db.createBooking(ctx, req, lim, now, by)
+	if !isOverlap(err) {
+		return b, err
+	}
+	cs, cerr := conflicts(db.Gorm.WithContext(ctx), req.GPUIDs, utc(req.StartsAt), utc(req.EndsAt), 0)
+	switch {
+	case cerr != nil:
+		return nil, errors.Join(err, cerr)
+	case len(cs) > 0:
+		ce := models.ConflictError(cs)
+		ce.Err = err
+		return nil, ce
+	}
+	if b, err = db.createBooking(ctx, req, lim, now, by); !isOverlap(err) {
+		return b, err
+	}
+	return nil, db.explainOverlap(ctx, req, err)
+}
+
+// createBooking is one try of CreateBooking; an overlap is returned as the
+// database's error, unexplained.
+func (db *DB) createBooking(ctx context.Context, req models.NewBooking, lim models.BookingLimits, now time.Time, by models.Actor) (*models.Booking, error) {
 	var b *models.Booking
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// One statement reads the GPUs, the user (locking their row on
@@ -58,7 +83,7 @@ func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim mode
 		return nil
 	})
 	if isOverlap(err) {
-		return nil, db.explainOverlap(ctx, req, err)
+		return nil, err
 	}
 	if err != nil {
 		return nil, mapErr(err, "booking")
