@@ -135,8 +135,17 @@ func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b models.AgentUsage
 			return ins.Error
 		}
 		res.Inserted = int(ins.RowsAffected)
-		if len(users) > 0 {
-			return tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&users, insertChunk).Error
+		if len(users) == 0 {
+			return nil
+		}
+		uins := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&users, insertChunk)
+		if uins.Error != nil {
+			return uins.Error
+		}
+		if res.Inserted < len(rows) && uins.RowsAffected > 0 {
+			// A resend brought user rows for minutes stored before: their
+			// stamps were taken without them.
+			return restampUsage(tx, mapValues(ids), lo, hi)
 		}
 		return nil
 	})

@@ -125,3 +125,31 @@ func TestUsageStampsFollowBookings(t *testing.T) {
 		checkStamps(t, db, "cancelled", map[string]string{"g0": "hh-----", "g1": "-------", "ada": "bb-----"})
 	})
 }
+
+// TestUsageStampsResendWithMoreUsers: a resend of stored minutes that
+// brings a process row the first delivery lacked restamps those minutes.
+func TestUsageStampsResendWithMoreUsers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		fixture(t, db, 1)
+		n1, _ := enrolled(t, db, "gpu22", 1, 1)
+		first := usageBatch(1, at0, 3, 1)
+		if _, err := db.IngestUsage(ctx, n1, first, 0, at0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		again := usageBatch(1, at0, 3, 1)
+		for i := range again.Records {
+			again.Records[i].Users = append(again.Records[i].Users, models.AgentUserUsage{User: "eve", UID: 1003, MemoryMiB: 5000, Processes: 1})
+		}
+		res, err := db.IngestUsage(ctx, n1, again, 0, at0.Add(time.Hour))
+		if err != nil || res.Duplicates != 3 {
+			t.Fatalf("resend = %+v, %v", res, err)
+		}
+		var top []int64
+		if err := db.Gorm.Raw("SELECT top_mem_mib FROM gpu_usage_minutes ORDER BY minute").Scan(&top).Error; err != nil {
+			t.Fatal(err)
+		}
+		if len(top) != 3 || top[0] != 5000 || top[2] != 5000 {
+			t.Errorf("top memory per minute = %v, want 5000 each (eve's rows came with the resend)", top)
+		}
+	})
+}
