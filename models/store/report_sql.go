@@ -76,8 +76,9 @@ func (q reportSQL) busyMinute(memCol string, args map[string]any) string {
 
 // spanOf is the index of the span that col falls in, as a CASE over the
 // spans' bounds ([s, e), or (s, e] for an end time), and window binds @lo
-// and @hi, the bounds of all spans together. The big per-minute scans use
-// these instead of joining the spans, so that each row is read once.
+// and @hi, the bounds of all spans together. Scans of many rows (the user
+// rows of unbooked use) use these instead of joining the spans, so that
+// each row is read once; the GPU-minutes are bucketed first (minutesSQL).
 func (q reportSQL) spanOf(col string, spans []models.Span, args map[string]any, endTime bool) string {
 	var b strings.Builder
 	b.WriteString("CASE")
