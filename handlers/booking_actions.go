@@ -108,7 +108,7 @@ func (h *Bookings) renderRow(c echo.Context, status int, id int64, b *models.Boo
 			return err
 		}
 	}
-	index, err := h.gpuIndex(c)
+	index, err := h.gpuIndex(c.Request().Context())
 	if err != nil {
 		return err
 	}

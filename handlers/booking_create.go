@@ -1,8 +1,8 @@
 package handlers
 
 import (
+	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -97,24 +97,19 @@ func (h *Bookings) allProblems(c echo.Context, req models.NewBooking, fe models.
 	return fe.Err()
 }
 
-// created confirms a booking and shows it on the calendar.
+// created confirms a booking and shows it on the calendar. The booking is
+// made by then, so a failed read of the GPU names only shortens the flash.
 func (h *Bookings) created(c echo.Context, b *models.Booking, loc *time.Location) error {
+	ctx := c.Request().Context()
 	p := &views.Page{T: h.Translator(c), Location: loc}
-	h.Sessions.Put(c.Request().Context(), sessionLastNote, b.Note)
-	idx := make([]string, 0, len(b.GPUIDs))
-	nodes, err := h.Store.Nodes(c.Request().Context())
-	if err == nil {
-		for _, n := range nodes {
-			for _, g := range n.GPUs {
-				for _, id := range b.GPUIDs {
-					if g.ID == id {
-						idx = append(idx, "GPU "+strconv.Itoa(g.Index))
-					}
-				}
-			}
-		}
+	h.Sessions.Put(ctx, sessionLastNote, b.Note)
+	gpus := ""
+	if index, err := h.gpuIndex(ctx); err != nil {
+		slog.WarnContext(ctx, "booking created: GPU names for the flash", "booking_id", b.ID, "err", err)
+	} else {
+		gpus = views.GPUNames(b.GPUIDs, index)
 	}
-	h.Flash(c, "ok", p.Tr("booking.created", "GPUs", strings.Join(idx, ", "), "Node", b.NodeName,
+	h.Flash(c, "ok", p.Tr("booking.created", "GPUs", gpus, "Node", b.NodeName,
 		"When", p.DateTime(b.StartsAt)+" – "+p.DateTime(b.EndsAt)))
 	return RedirectSeeOther(c, "/calendar?date="+b.StartsAt.In(loc).Format("2006-01-02"))
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -25,7 +26,7 @@ func (h *Bookings) List(c echo.Context) error {
 func (h *Bookings) renderList(c echo.Context, status, page int, errFor int64, msg string) error {
 	ctx := c.Request().Context()
 	p := h.NewPage(c)
-	index, err := h.gpuIndex(c)
+	index, err := h.gpuIndex(ctx)
 	if err != nil {
 		return err
 	}
@@ -65,8 +66,8 @@ func (h *Bookings) renderList(c echo.Context, status, page int, errFor int64, ms
 }
 
 // gpuIndex maps GPU IDs to their index on their node, from one query.
-func (h *Bookings) gpuIndex(c echo.Context) (map[int64]int, error) {
-	gpus, err := h.Store.GPUs(c.Request().Context())
+func (b *Base) gpuIndex(ctx context.Context) (map[int64]int, error) {
+	gpus, err := b.Store.GPUs(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,8 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -53,28 +53,18 @@ func (h *Priority) Show(c echo.Context) error {
 func (h *Priority) requestView(ctx context.Context, r models.PriorityRequest, decider bool) (views.RequestView, error) {
 	now := h.Now()
 	v := views.RequestView{R: r, CanDecide: decider && r.Status == models.RequestPending}
-	gpus, err := h.Store.GPUs(ctx)
+	index, err := h.gpuIndex(ctx)
 	if err != nil {
 		return v, err
 	}
-	index := map[int64]int{}
-	var labels []string
-	for _, g := range gpus {
-		index[g.ID] = g.Index
-		for _, id := range r.GPUIDs {
-			if id == g.ID {
-				labels = append(labels, "GPU "+strconv.Itoa(g.Index))
-			}
-		}
-	}
-	v.GPULabels = strings.Join(labels, ", ")
+	v.GPULabels = views.GPUNames(r.GPUIDs, index)
 	inWay, err := h.Store.Bookings(ctx, models.BookingFilter{From: r.StartsAt, To: r.EndsAt, NodeID: r.NodeID})
 	if err != nil {
 		return v, err
 	}
 	for _, b := range inWay {
 		for _, g := range b.GPUIDs {
-			if containsGPU(r.GPUIDs, g) {
+			if slices.Contains(r.GPUIDs, g) {
 				v.InWay = append(v.InWay, views.ConflictLine{GPUIndex: index[g], UserName: b.UserName, Start: b.StartsAt, Stop: b.EndsAt})
 			}
 		}
@@ -94,13 +84,4 @@ func (h *Priority) requestView(ctx context.Context, r models.PriorityRequest, de
 		}
 	}
 	return v, nil
-}
-
-func containsGPU(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }

@@ -31,11 +31,7 @@ type BookingRowView struct {
 
 // NewBookingRow builds a row; index maps GPU IDs to their index on the node.
 func NewBookingRow(b models.Booking, index map[int64]int, now time.Time, loc *time.Location) BookingRowView {
-	names := make([]string, len(b.GPUIDs))
-	for i, id := range b.GPUIDs {
-		names[i] = "GPU " + strconv.Itoa(index[id])
-	}
-	return BookingRowView{B: b, Phase: b.Phase(now), GPUs: strings.Join(names, ", "),
+	return BookingRowView{B: b, Phase: b.Phase(now), GPUs: GPUNames(b.GPUIDs, index),
 		ExtendTo: LocalInput(b.EndsAt.Add(time.Hour), loc)}
 }
 
@@ -50,6 +46,16 @@ func (v MyBookingsView) Older() string { return "/bookings?page=" + strconv.Itoa
 
 // Newer is the page of more recent past bookings.
 func (v MyBookingsView) Newer() string { return "/bookings?page=" + strconv.Itoa(v.Page-1) + "#past" }
+
+// GPUNames names GPUs by their index on the node, "GPU 0, GPU 3", in the
+// order of ids; index maps GPU IDs to those indices (one GPUs query).
+func GPUNames(ids []int64, index map[int64]int) string {
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = "GPU " + strconv.Itoa(index[id])
+	}
+	return strings.Join(names, ", ")
+}
 
 func bookingAction(id int64, action string) string {
 	return "/bookings/" + strconv.FormatInt(id, 10) + "/" + action

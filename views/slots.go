@@ -1,8 +1,6 @@
 package views
 
 import (
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gpubook/gpubook/models"
@@ -24,13 +22,7 @@ type SlotsView struct {
 }
 
 // SlotGPUs names a result's GPUs: "GPU 0, GPU 3".
-func (v SlotsView) SlotGPUs(s models.Slot) string {
-	names := make([]string, len(s.GPUIDs))
-	for i, id := range s.GPUIDs {
-		names[i] = "GPU " + strconv.Itoa(v.GPUIndex[id])
-	}
-	return strings.Join(names, ", ")
-}
+func (v SlotsView) SlotGPUs(s models.Slot) string { return GPUNames(s.GPUIDs, v.GPUIndex) }
 
 // rfc3339 is how a one-click form carries a time: unambiguous in any zone.
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
