@@ -19,13 +19,11 @@ func (h *Bookings) Create(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := models.UserFromContext(ctx)
 	loc := u.Location(h.Location)
-	form, _ := c.FormParams()
-	f := views.BookingForm{Start: c.FormValue("starts_at"), End: c.FormValue("ends_at"), Duration: c.FormValue("duration"), Note: c.FormValue("note")}
-	fe := models.FieldErrors{}
-	f.GPUIDs = parseIDs(form["gpu"], "gpu_ids", fe)
-	req := h.parseRange(f, loc, fe)
-	req.UserID, req.GPUIDs, req.Note = u.ID, f.GPUIDs, f.Note
-	var err error
+	form, err := formParams(c)
+	if err != nil {
+		return err
+	}
+	f, req, fe := bookingForm(form, u, loc)
 	if len(fe) > 0 {
 		err = h.allProblems(c, req, fe)
 	} else {
@@ -51,7 +49,7 @@ func (h *Bookings) Create(c echo.Context) error {
 }
 
 // parseRange reads start and end (or start and duration) in the viewer's zone.
-func (h *Bookings) parseRange(f views.BookingForm, loc *time.Location, fe models.FieldErrors) models.NewBooking {
+func parseRange(f views.BookingForm, loc *time.Location, fe models.FieldErrors) models.NewBooking {
 	var req models.NewBooking
 	var ok bool
 	if strings.TrimSpace(f.Start) != "" {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,28 @@ func parseFormTime(s string, loc *time.Location) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// formParams is the request's form; a body that cannot be parsed is a bad
+// request, not an empty form that then reports every field missing.
+func formParams(c echo.Context) (url.Values, error) {
+	form, err := c.FormParams()
+	if err != nil {
+		return nil, models.NewError(models.EINVALID, models.M("err.bad_request"))
+	}
+	return form, nil
+}
+
+// bookingForm reads the booking fields (gpu, starts_at, ends_at or
+// duration, note) of a form or link query: as typed, for showing again,
+// and as u's request with times in loc; every problem goes in the errors.
+func bookingForm(vals url.Values, u *models.User, loc *time.Location) (views.BookingForm, models.NewBooking, models.FieldErrors) {
+	f := views.BookingForm{Start: vals.Get("starts_at"), End: vals.Get("ends_at"), Duration: vals.Get("duration"), Note: vals.Get("note")}
+	fe := models.FieldErrors{}
+	f.GPUIDs = parseIDs(vals["gpu"], "gpu_ids", fe)
+	req := parseRange(f, loc, fe)
+	req.UserID, req.GPUIDs, req.Note = u.ID, f.GPUIDs, f.Note
+	return f, req, fe
 }
 
 // parseIDs reads repeated numeric values (?gpu=1&gpu=2); a bad one is a problem for field.

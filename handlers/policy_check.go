@@ -17,13 +17,11 @@ import (
 func (h *Policies) Check(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := models.UserFromContext(ctx)
-	b := &Bookings{Base: h.Base}
-	form, _ := c.FormParams()
-	f := views.BookingForm{Start: c.FormValue("starts_at"), End: c.FormValue("ends_at"), Duration: c.FormValue("duration"), Note: c.FormValue("note")}
-	fe := models.FieldErrors{}
-	f.GPUIDs = parseIDs(form["gpu"], "gpu_ids", fe)
-	req := b.parseRange(f, u.Location(h.Location), fe)
-	req.UserID, req.GPUIDs, req.Note = u.ID, f.GPUIDs, f.Note
+	form, err := formParams(c)
+	if err != nil {
+		return err
+	}
+	f, req, fe := bookingForm(form, u, u.Location(h.Location))
 	p := h.NewPage(c)
 	v := views.PolicyCheckView{}
 	if len(fe) > 0 || len(req.GPUIDs) == 0 || req.StartsAt.IsZero() || req.EndsAt.IsZero() {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -20,7 +21,7 @@ type Priority struct {
 // New is the request form, filled from the refused booking's values
 // (/requests/new?gpu=…&starts_at=…) and showing the rules it breaks.
 func (h *Priority) New(c echo.Context) error {
-	f, req, fe := h.readForm(c)
+	f, req, fe := h.readForm(c, c.QueryParams())
 	v := views.PriorityFormView{Form: f}
 	if len(fe) == 0 && len(req.GPUIDs) > 0 && !req.StartsAt.IsZero() && !req.EndsAt.IsZero() {
 		if bs, err := h.Store.CheckBooking(c.Request().Context(), req, h.Limits, h.Now()); err == nil {
@@ -30,21 +31,15 @@ func (h *Priority) New(c echo.Context) error {
 	return h.renderForm(c, http.StatusOK, v)
 }
 
-// readForm reads the booking part of the form, or of the query for New.
-func (h *Priority) readForm(c echo.Context) (views.BookingForm, models.NewBooking, models.FieldErrors) {
+// readForm reads the booking part of the form, or of the query for New;
+// a request given a duration shows the end it comes to.
+func (h *Priority) readForm(c echo.Context, vals url.Values) (views.BookingForm, models.NewBooking, models.FieldErrors) {
 	u := models.UserFromContext(c.Request().Context())
-	vals, _ := c.FormParams()
-	if c.Request().Method == http.MethodGet {
-		vals = c.QueryParams()
-	}
-	f := views.BookingForm{Start: vals.Get("starts_at"), End: vals.Get("ends_at"), Duration: vals.Get("duration"), Note: vals.Get("note")}
-	fe := models.FieldErrors{}
-	f.GPUIDs = parseIDs(vals["gpu"], "gpu_ids", fe)
-	req := (&Bookings{Base: h.Base}).parseRange(f, u.Location(h.Location), fe)
+	loc := u.Location(h.Location)
+	f, req, fe := bookingForm(vals, u, loc)
 	if strings.TrimSpace(f.End) == "" && !req.EndsAt.IsZero() {
-		f.End = views.LocalInput(req.EndsAt, u.Location(h.Location))
+		f.End = views.LocalInput(req.EndsAt, loc)
 	}
-	req.UserID, req.GPUIDs, req.Note = u.ID, f.GPUIDs, f.Note
 	return f, req, fe
 }
 
@@ -60,11 +55,15 @@ func (h *Priority) renderForm(c echo.Context, status int, v views.PriorityFormVi
 
 // Create files the request. It holds nothing; the team's leads are told.
 func (h *Priority) Create(c echo.Context) error {
-	f, req, fe := h.readForm(c)
+	form, err := formParams(c)
+	if err != nil {
+		return err
+	}
+	f, req, fe := h.readForm(c, form)
 	r := &models.PriorityRequest{UserID: req.UserID, GPUIDs: req.GPUIDs, StartsAt: req.StartsAt, EndsAt: req.EndsAt, Note: req.Note,
-		Purpose: c.FormValue("purpose"), Urgency: c.FormValue("urgency"), Plan: c.FormValue("plan"), GiveBack: c.FormValue("give_back"),
-		Preempt: c.FormValue("preempt") != ""}
-	err := fe.Err()
+		Purpose: form.Get("purpose"), Urgency: form.Get("urgency"), Plan: form.Get("plan"), GiveBack: form.Get("give_back"),
+		Preempt: form.Get("preempt") != ""}
+	err = fe.Err()
 	if err == nil {
 		err = h.Store.CreateRequest(c.Request().Context(), r, h.Limits, h.Now(), Actor(c), h.Mailer())
 	}

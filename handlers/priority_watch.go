@@ -9,7 +9,11 @@ import (
 // Watch records "notify me when this frees" for each GPU of the form over
 // its range; a job mails the user once none of it is booked any more.
 func (h *Priority) Watch(c echo.Context) error {
-	f, req, fe := h.readForm(c)
+	form, err := formParams(c)
+	if err != nil {
+		return err
+	}
+	f, req, fe := h.readForm(c, form)
 	if err := fe.Err(); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -154,5 +155,27 @@ func TestBookingCreateRefusesBadInput(t *testing.T) {
 	}
 	if bs, _ := f.env.DB.Bookings(t.Context(), models.BookingFilter{}); len(bs) != 0 {
 		t.Errorf("bookings = %d, want none", len(bs))
+	}
+}
+
+// A form body that cannot be parsed is a bad request, not an empty form
+// that reports every field missing.
+func TestBookingFormUnreadableBody(t *testing.T) {
+	f := newCalFixture(t, store.SQLite)
+	c := f.signedIn(f.bob)
+	c.Get("/bookings/new")
+	for _, path := range []string{"/bookings", "/bookings/check", "/requests"} {
+		t.Run(path, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader("gpu=%zz"))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("X-CSRF-Token", c.CSRF)
+			res := c.Do(req)
+			if res.Code != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d, want 422: %s", res.Code, res.Body.String())
+			}
+			if got := res.Body.String(); !strings.Contains(got, "The request could not be read.") {
+				t.Errorf("body lacks the bad-request message: %s", got)
+			}
+		})
 	}
 }
