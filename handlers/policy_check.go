@@ -1,8 +1,9 @@
 package handlers
 
 import (
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -35,9 +36,7 @@ func (h *Policies) Check(c echo.Context) error {
 			v.Request = views.RequestLink(f)
 		}
 	case models.EINVALID:
-		for _, m := range sortedFields(p.T.Fields(err)) {
-			v.Problems = append(v.Problems, m)
-		}
+		v.Problems = SortedFields(p.T.Fields(err))
 	default:
 		return err
 	}
@@ -48,27 +47,19 @@ func (h *Policies) Check(c echo.Context) error {
 // field order, for the form that was refused.
 func BreachesOf(err error) []models.PolicyBreach {
 	e := models.AsError(err)
-	keys := make([]string, 0, len(e.Fields))
-	for k := range e.Fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]models.PolicyBreach, len(keys))
-	for i, k := range keys {
-		out[i] = models.PolicyBreach{Rule: k, Msg: e.Fields[k]}
+	var out []models.PolicyBreach
+	for _, k := range slices.Sorted(maps.Keys(e.Fields)) {
+		out = append(out, models.PolicyBreach{Rule: k, Msg: e.Fields[k]})
 	}
 	return out
 }
 
-func sortedFields(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = m[k]
+// SortedFields lists translated field problems in field order, so that a
+// page that runs them together says them in the same order every time.
+func SortedFields(m map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[k])
 	}
 	return out
 }

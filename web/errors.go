@@ -122,10 +122,8 @@ func renderErrorPage(base *handlers.Base, c echo.Context, status int, de *models
 	case http.StatusInternalServerError:
 		v.Message = p.Tr("error.500.text", "ID", p.RequestID)
 	}
-	if fields := p.T.Fields(de); len(fields) > 0 {
-		for _, m := range fields {
-			v.Message += " " + m
-		}
+	for _, m := range handlers.SortedFields(p.T.Fields(de)) {
+		v.Message += " " + m
 	}
 	if err := handlers.Render(c, status, views.ErrorPage(p, v)); err != nil {
 		logger.ErrorContext(c.Request().Context(), "render error page", "err", err)
