@@ -71,18 +71,26 @@ func toGPUJSON(g models.GPU) gpuJSON {
 }
 
 func toBookingJSON(b *models.Booking, now time.Time) bookingJSON {
-	var rel *time.Time
-	if b.ReleasedAt != nil {
-		t := b.ReleasedAt.UTC()
-		rel = &t
-	}
-	ids := b.GPUIDs
-	if ids == nil {
-		ids = []int64{}
-	}
-	return bookingJSON{ID: b.ID, UserID: b.UserID, UserName: b.UserName, NodeID: b.NodeID, Node: b.NodeName, GPUIDs: ids,
+	return bookingJSON{ID: b.ID, UserID: b.UserID, UserName: b.UserName, NodeID: b.NodeID, Node: b.NodeName, GPUIDs: idList(b.GPUIDs),
 		StartsAt: b.StartsAt.UTC(), EndsAt: b.EndsAt.UTC(), Note: b.Note, Kind: b.Kind, Status: b.Status,
-		Phase: string(b.Phase(now)), ReleasedAt: rel, CreatedAt: b.CreatedAt.UTC(), UpdatedAt: b.UpdatedAt.UTC()}
+		Phase: string(b.Phase(now)), ReleasedAt: utcPtr(b.ReleasedAt), CreatedAt: b.CreatedAt.UTC(), UpdatedAt: b.UpdatedAt.UTC()}
+}
+
+// utcPtr is an optional time in UTC, as every time on the wire is.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// idList is a list of IDs that is [] on the wire when empty, never null.
+func idList(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
+	}
+	return ids
 }
 
 func toSlotJSON(s models.Slot) slotJSON {

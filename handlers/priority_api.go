@@ -33,9 +33,9 @@ type requestJSON struct {
 }
 
 func toRequestJSON(r *models.PriorityRequest) requestJSON {
-	return requestJSON{ID: r.ID, UserID: r.UserID, TeamID: r.TeamID, NodeID: r.NodeID, GPUIDs: r.GPUIDs, StartsAt: r.StartsAt.UTC(),
+	return requestJSON{ID: r.ID, UserID: r.UserID, TeamID: r.TeamID, NodeID: r.NodeID, GPUIDs: idList(r.GPUIDs), StartsAt: r.StartsAt.UTC(),
 		EndsAt: r.EndsAt.UTC(), Note: r.Note, Purpose: r.Purpose, Urgency: r.Urgency, Plan: r.Plan, GiveBack: r.GiveBack,
-		Preempt: r.Preempt, Status: r.Status, Comment: r.Comment, BookingID: r.BookingID, DecidedAt: r.DecidedAt, CreatedAt: r.CreatedAt.UTC()}
+		Preempt: r.Preempt, Status: r.Status, Comment: r.Comment, BookingID: r.BookingID, DecidedAt: utcPtr(r.DecidedAt), CreatedAt: r.CreatedAt.UTC()}
 }
 
 // CreateAPIRequest answers POST /api/v1/requests: a booking refused with
