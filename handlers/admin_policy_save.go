@@ -70,9 +70,12 @@ func aboveSystem(rule string, v int64, lim models.BookingLimits) bool {
 
 // SaveSettings writes the peak schedule and the admin exemption.
 func (h *Policies) SaveSettings(c echo.Context) error {
-	form, _ := c.FormParams()
-	pf := views.PeakForm{Enabled: c.FormValue("peak_enabled") != "", AdminExempt: c.FormValue("admin_exempt") != "",
-		From: c.FormValue("peak_from"), To: c.FormValue("peak_to")}
+	form, err := formParams(c)
+	if err != nil {
+		return err
+	}
+	pf := views.PeakForm{Enabled: form.Get("peak_enabled") != "", AdminExempt: form.Get("admin_exempt") != "",
+		From: form.Get("peak_from"), To: form.Get("peak_to")}
 	s := models.PolicySettings{AdminExempt: pf.AdminExempt, Peak: models.PeakSchedule{Enabled: pf.Enabled}}
 	fe := models.FieldErrors{}
 	for _, d := range form["peak_day"] {
@@ -110,7 +113,10 @@ func (h *Policies) SaveSettings(c echo.Context) error {
 
 // SaveModels sets which teams may book one GPU model.
 func (h *Policies) SaveModels(c echo.Context) error {
-	form, _ := c.FormParams()
+	form, err := formParams(c)
+	if err != nil {
+		return err
+	}
 	var teams []int64
 	for _, s := range form["team"] {
 		id, err := strconv.ParseInt(s, 10, 64)
@@ -119,7 +125,7 @@ func (h *Policies) SaveModels(c echo.Context) error {
 		}
 		teams = append(teams, id)
 	}
-	if err := h.Store.SetModelTeams(c.Request().Context(), c.FormValue("model"), teams, Actor(c)); err != nil {
+	if err := h.Store.SetModelTeams(c.Request().Context(), form.Get("model"), teams, Actor(c)); err != nil {
 		return err
 	}
 	h.Flash(c, "ok", h.Translator(c).T("policy.saved"))
