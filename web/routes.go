@@ -167,7 +167,6 @@ func (r guarded) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)
 	r.g.POST(path, h, append(r.mw, m...)...)
 }
 
-// isAgentAPI skips the global body limit for the agent API, which has its own.
 // isAPIWrite reports a JSON API call that changes something: its answer is
 // one small object, which gzip would make no smaller but cost a compressor
 // reset per request.
@@ -176,6 +175,7 @@ func isAPIWrite(c echo.Context) bool {
 	return isAPI(c) && m != http.MethodGet && m != http.MethodHead
 }
 
+// isAgentAPI skips the global body limit for the agent API, which has its own.
 func isAgentAPI(c echo.Context) bool {
 	return strings.HasPrefix(c.Request().URL.Path, models.AgentAPIPrefix+"/") && c.Request().URL.Path != models.AgentPathEnroll
 }
