@@ -5,6 +5,7 @@ package handlers
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -109,9 +110,12 @@ func (b *Base) NewPage(c echo.Context) *views.Page {
 	}
 	if u != nil {
 		// One query: the requests this user may decide (none for most users).
-		if n, err := b.Store.CountPendingFor(ctx, u, p.Now); err == nil {
-			p.PendingApprovals = n
+		// A failure costs only the badge, but is logged, not hidden.
+		n, err := b.Store.CountPendingFor(ctx, u, p.Now)
+		if err != nil {
+			slog.WarnContext(ctx, "page: pending approvals for the nav badge", "user_id", u.ID, "err", err)
 		}
+		p.PendingApprovals = n
 	}
 	if b.hasSession(c) {
 		p.CSRF = b.CSRFToken(ctx)
