@@ -67,7 +67,7 @@ func (c *cli) webConfig(cfg Config, log *slog.Logger) web.Config {
 		Listen: cfg.Listen, BaseURL: cfg.BaseURL, Location: cfg.Location, DevLogin: cfg.DevLogin, Limits: limits,
 		Now: c.now, Logger: log, SSO: ssoConfig(cfg), I18n: c.bundle,
 		SessionIdle: cfg.SSO.SessionIdle, SessionMaxAge: cfg.SSO.SessionMaxAge,
-		IdlePolicy: cfg.Agent.IdlePolicy, UsageRetention: cfg.Agent.Retention, Reports: webReportRules(c.getenv),
+		IdlePolicy: cfg.Agent.IdlePolicy, UsageRetention: cfg.Agent.Retention, Reports: cfg.Reports,
 	}
 }
 
