@@ -301,6 +301,14 @@ func (cf *configFlags) resolveSlot(getenv func(string) string, cfg *Config) erro
 	return fmt.Errorf("%s: %q is not one of 5, 10, 15, 20, 30, 60, 120", name, raw)
 }
 
+// bookingLimits is the domain's default booking limits on this
+// installation's slot grid: what serve's handlers and the demo both obey.
+func (cfg Config) bookingLimits() models.BookingLimits {
+	limits := models.DefaultBookingLimits
+	limits.Slot = time.Duration(cfg.SlotMinutes) * time.Minute
+	return limits
+}
+
 // machineZone is the machine's own zone under its IANA name where it can be
 // found (TZ, then /etc/localtime's link, then /etc/timezone), so that pages
 // say "Asia/Shanghai" rather than "Local"; else time.Local.
