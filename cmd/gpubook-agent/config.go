@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,27 +54,42 @@ func defaultConfig() config {
 	}
 }
 
-// loadConfig reads path (a missing file means defaults) and applies env overrides.
+// loadConfig reads path (a missing file means defaults) and applies env
+// overrides. A bad value is blamed on where it came from (FILE:LINE or the
+// variable), and keys are checked in configKeys order so that the first
+// problem named is the same on every run.
 func loadConfig(path string, getenv func(string) string) (config, error) {
 	c := defaultConfig()
-	kv := map[string]string{}
+	kv := map[string]configValue{}
 	if err := readKV(path, kv); err != nil {
 		return c, err
 	}
 	for _, k := range configKeys {
-		if v := getenv("GPUBOOK_AGENT_" + strings.ToUpper(k)); v != "" {
-			kv[k] = v
+		name := "GPUBOOK_AGENT_" + strings.ToUpper(k)
+		if v := getenv(name); v != "" {
+			kv[k] = configValue{v, name}
 		}
 	}
 	for k, v := range kv {
-		if err := c.set(k, v); err != nil {
-			return c, fmt.Errorf("agent: config: %s: %w", k, err)
+		if !slices.Contains(configKeys, k) {
+			return c, fmt.Errorf("agent: config: %s: unknown key %q", v.from, k)
+		}
+	}
+	for _, k := range configKeys {
+		if v, ok := kv[k]; ok {
+			if err := c.set(k, v.value); err != nil {
+				return c, fmt.Errorf("agent: config: %s: %s = %q: %w", v.from, k, v.value, err)
+			}
 		}
 	}
 	return c, nil
 }
 
-func readKV(path string, kv map[string]string) error {
+// configValue is one key's raw value and where it was read (FILE:LINE or
+// the environment variable), for error messages.
+type configValue struct{ value, from string }
+
+func readKV(path string, kv map[string]configValue) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -92,7 +108,7 @@ func readKV(path string, kv map[string]string) error {
 		if !ok {
 			return fmt.Errorf("agent: config: %s:%d: want key = value", path, n)
 		}
-		kv[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
+		kv[strings.TrimSpace(k)] = configValue{strings.Trim(strings.TrimSpace(v), `"`), fmt.Sprintf("%s:%d", path, n)}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("agent: config: %w", err)
