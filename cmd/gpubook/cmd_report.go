@@ -74,18 +74,19 @@ func (c *cli) report(ctx context.Context, args []string) error {
 	}, []string{"preview", "send"})
 }
 
-// reportSetup parses the week flag (default: the latest week due) and opens the store.
-func (c *cli) reportSetup(ctx context.Context, cfg Config, week string) (*store.DB, *handlers.ReportRun, models.Week, error) {
+// reportSetup parses the week flag (default: the latest week due) and opens
+// the store; its errors already name the command (name).
+func (c *cli) reportSetup(ctx context.Context, cfg Config, name, week string) (*store.DB, *handlers.ReportRun, models.Week, error) {
 	w := cfg.Reports.Schedule.DueWeek(c.now(), cfg.Location)
 	if week != "" {
 		var err error
 		if w, err = models.ParseWeek(week, cfg.Location); err != nil {
-			return nil, nil, w, c.explain("--week", err)
+			return nil, nil, w, c.explain(name+": --week", err)
 		}
 	}
 	db, err := c.openStore(ctx, cfg)
 	if err != nil {
-		return nil, nil, w, err
+		return nil, nil, w, fmt.Errorf("cli: %s: %w", name, err)
 	}
 	return db, c.newReportRun(cfg, db, c.logger(cfg)), w, nil
 }
@@ -99,9 +100,12 @@ func (c *cli) reportPreview(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, run, w, err := c.reportSetup(ctx, cfg, *week)
+	if *email == "" {
+		return fmt.Errorf("report preview: --email is required")
+	}
+	db, run, w, err := c.reportSetup(ctx, cfg, "report preview", *week)
 	if err != nil {
-		return fmt.Errorf("cli: report preview: %w", err)
+		return err
 	}
 	defer db.Close()
 	u, err := db.UserByEmail(ctx, *email)
@@ -124,9 +128,9 @@ func (c *cli) reportSend(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, run, w, err := c.reportSetup(ctx, cfg, *week)
+	db, run, w, err := c.reportSetup(ctx, cfg, "report send", *week)
 	if err != nil {
-		return fmt.Errorf("cli: report send: %w", err)
+		return err
 	}
 	defer db.Close()
 	res, err := run.SendWeek(ctx, w)
