@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +35,7 @@ type config struct {
 	ProcRoot       string
 	PasswdFile     string
 	GroupFile      string
-	LogLevel       string
+	LogLevel       slog.Level
 
 	SampleInterval, SyncInterval, DeliverInterval, HeartbeatInterval time.Duration
 	EnvTimeout                                                       time.Duration
@@ -47,7 +48,7 @@ func defaultConfig() config {
 	return config{
 		CredentialFile: "/etc/gpubook/credential.json", StateDir: "/var/lib/gpubook-agent",
 		CacheFile: "/var/lib/gpubook-agent/schedule.json", MetricsAddr: "127.0.0.1:9400",
-		ProcRoot: "/proc", PasswdFile: "/etc/passwd", GroupFile: "/etc/group", LogLevel: "info",
+		ProcRoot: "/proc", PasswdFile: "/etc/passwd", GroupFile: "/etc/group", LogLevel: slog.LevelInfo,
 		SampleInterval: 10 * time.Second, SyncInterval: 30 * time.Second, DeliverInterval: 15 * time.Second,
 		HeartbeatInterval: 60 * time.Second, EnvTimeout: 800 * time.Millisecond,
 		Policy: detect.DefaultPolicy(), Spool: spool.DefaultLimits(),
@@ -125,7 +126,7 @@ var configKeys = []string{"portal_url", "node", "credential_file", "state_dir", 
 func (c *config) set(k, v string) error {
 	strs := map[string]*string{"portal_url": &c.PortalURL, "node": &c.Node, "credential_file": &c.CredentialFile,
 		"state_dir": &c.StateDir, "cache_file": &c.CacheFile, "metrics_addr": &c.MetricsAddr, "proc_root": &c.ProcRoot,
-		"passwd_file": &c.PasswdFile, "group_file": &c.GroupFile, "log_level": &c.LogLevel}
+		"passwd_file": &c.PasswdFile, "group_file": &c.GroupFile}
 	durs := map[string]*time.Duration{"sample_interval": &c.SampleInterval, "sync_interval": &c.SyncInterval,
 		"deliver_interval": &c.DeliverInterval, "heartbeat_interval": &c.HeartbeatInterval, "env_timeout": &c.EnvTimeout,
 		"grace": &c.Policy.Grace, "kill_after": &c.Policy.KillAfter, "overstay_warning": &c.Policy.OverstayWarning,
@@ -148,6 +149,10 @@ func (c *config) set(k, v string) error {
 func (c *config) setOther(k, v string) error {
 	var err error
 	switch k {
+	case "log_level":
+		if c.LogLevel.UnmarshalText([]byte(v)) != nil {
+			err = errors.New("want debug, info, warn or error")
+		}
 	case "exempt_users":
 		c.Policy.Exempt.Users = list(v)
 	case "exempt_groups":

@@ -110,6 +110,7 @@ func TestConfig(t *testing.T) {
 		{"bad duration", "grace = soon\n", `c:1: grace = "soon"`},
 		{"negative duration", "# x\ngrace = -1s\n", `c:2: grace = "-1s": must be positive`},
 		{"no equals", "enforce\n", "c:1: want key = value"},
+		{"bad log level", "log_level = loud\n", `c:1: log_level = "loud": want debug, info, warn or error`},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
