@@ -68,10 +68,10 @@ func (c *cli) registerReports(cfg Config, db *store.DB, runner *jobs.Runner, log
 
 // report runs "gpubook report preview|send".
 func (c *cli) report(ctx context.Context, args []string) error {
-	return c.group(ctx, "report", args, map[string]func(context.Context, []string) error{
-		"preview": c.reportPreview,
-		"send":    c.reportSend,
-	}, []string{"preview", "send"})
+	return c.group(ctx, "report", args, []subcommand{
+		{"preview", c.reportPreview},
+		{"send", c.reportSend},
+	})
 }
 
 // reportSetup parses the week flag (default: the latest week due) and opens
