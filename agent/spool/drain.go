@@ -43,14 +43,14 @@ func (s *Spool) Drain(ctx context.Context, send Sender, permanent func(error) bo
 	}
 }
 
+// reject sets seq aside as .rejected. If the rename fails the entry is
+// still dropped from this run's queue (so later entries flow) and is sent,
+// and rejected, once more after a restart; the failure is logged.
 func (s *Spool) reject(seq uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_ = os.Rename(s.path(seq), s.path(seq)+".rejected")
-	for i, f := range s.files {
-		if f.seq == seq {
-			s.files = append(s.files[:i], s.files[i+1:]...)
-			break
-		}
+	if err := os.Rename(s.path(seq), s.path(seq)+".rejected"); err != nil {
+		s.log.Error("agent: spool: set aside rejected entry", "seq", seq, "err", err)
 	}
+	s.forget(seq)
 }

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,7 +149,9 @@ func (s *Spool) Oldest() (Entry, error) {
 			return e, nil
 		}
 		s.log.Error("agent: spool: unreadable entry set aside", "seq", f.seq, "err", err)
-		_ = os.Rename(s.path(f.seq), s.path(f.seq)+".bad")
+		if err := os.Rename(s.path(f.seq), s.path(f.seq)+".bad"); err != nil {
+			s.log.Error("agent: spool: set aside unreadable entry", "seq", f.seq, "err", err)
+		}
 		s.files = s.files[1:]
 	}
 	return Entry{}, ErrEmpty
@@ -161,11 +164,11 @@ func (s *Spool) Ack(seq uint64) error {
 	if err := os.Remove(s.path(seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("agent: spool: ack %d: %w", seq, err)
 	}
-	for i, f := range s.files {
-		if f.seq == seq {
-			s.files = append(s.files[:i], s.files[i+1:]...)
-			break
-		}
-	}
+	s.forget(seq)
 	return atomicfile.SyncDir(s.dir)
+}
+
+// forget drops seq from the in-memory queue; s.mu must be held.
+func (s *Spool) forget(seq uint64) {
+	s.files = slices.DeleteFunc(s.files, func(f fileInfo) bool { return f.seq == seq })
 }

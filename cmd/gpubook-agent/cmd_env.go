@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/user"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpubook/gpubook/agent/cache"
@@ -71,7 +72,8 @@ func computeEnvTimed(ctx context.Context, cfgPath, userName string, getenv func(
 func computeEnv(ctx context.Context, cfgPath, userName string, getenv func(string) string, now time.Time) loginenv.Result {
 	cfg, err := loadConfig(cfgPath, getenv)
 	if err != nil {
-		return loginenv.Unavailable("bad config")
+		// The hint is the only place a login shows it; name the bad line.
+		return loginenv.Unavailable("bad config: " + strings.TrimPrefix(err.Error(), "agent: config: "))
 	}
 	name, uid := invokingUser(userName, getenv)
 	if name == "" {

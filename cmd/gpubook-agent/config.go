@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +35,7 @@ type config struct {
 	ProcRoot       string
 	PasswdFile     string
 	GroupFile      string
-	LogLevel       string
+	LogLevel       slog.Level
 
 	SampleInterval, SyncInterval, DeliverInterval, HeartbeatInterval time.Duration
 	EnvTimeout                                                       time.Duration
@@ -46,34 +48,49 @@ func defaultConfig() config {
 	return config{
 		CredentialFile: "/etc/gpubook/credential.json", StateDir: "/var/lib/gpubook-agent",
 		CacheFile: "/var/lib/gpubook-agent/schedule.json", MetricsAddr: "127.0.0.1:9400",
-		ProcRoot: "/proc", PasswdFile: "/etc/passwd", GroupFile: "/etc/group", LogLevel: "info",
+		ProcRoot: "/proc", PasswdFile: "/etc/passwd", GroupFile: "/etc/group", LogLevel: slog.LevelInfo,
 		SampleInterval: 10 * time.Second, SyncInterval: 30 * time.Second, DeliverInterval: 15 * time.Second,
 		HeartbeatInterval: 60 * time.Second, EnvTimeout: 800 * time.Millisecond,
 		Policy: detect.DefaultPolicy(), Spool: spool.DefaultLimits(),
 	}
 }
 
-// loadConfig reads path (a missing file means defaults) and applies env overrides.
+// loadConfig reads path (a missing file means defaults) and applies env
+// overrides. A bad value is blamed on where it came from (FILE:LINE or the
+// variable), and keys are checked in configKeys order so that the first
+// problem named is the same on every run.
 func loadConfig(path string, getenv func(string) string) (config, error) {
 	c := defaultConfig()
-	kv := map[string]string{}
+	kv := map[string]configValue{}
 	if err := readKV(path, kv); err != nil {
 		return c, err
 	}
 	for _, k := range configKeys {
-		if v := getenv("GPUBOOK_AGENT_" + strings.ToUpper(k)); v != "" {
-			kv[k] = v
+		name := "GPUBOOK_AGENT_" + strings.ToUpper(k)
+		if v := getenv(name); v != "" {
+			kv[k] = configValue{v, name}
 		}
 	}
 	for k, v := range kv {
-		if err := c.set(k, v); err != nil {
-			return c, fmt.Errorf("agent: config: %s: %w", k, err)
+		if !slices.Contains(configKeys, k) {
+			return c, fmt.Errorf("agent: config: %s: unknown key %q", v.from, k)
+		}
+	}
+	for _, k := range configKeys {
+		if v, ok := kv[k]; ok {
+			if err := c.set(k, v.value); err != nil {
+				return c, fmt.Errorf("agent: config: %s: %s = %q: %w", v.from, k, v.value, err)
+			}
 		}
 	}
 	return c, nil
 }
 
-func readKV(path string, kv map[string]string) error {
+// configValue is one key's raw value and where it was read (FILE:LINE or
+// the environment variable), for error messages.
+type configValue struct{ value, from string }
+
+func readKV(path string, kv map[string]configValue) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -92,7 +109,7 @@ func readKV(path string, kv map[string]string) error {
 		if !ok {
 			return fmt.Errorf("agent: config: %s:%d: want key = value", path, n)
 		}
-		kv[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
+		kv[strings.TrimSpace(k)] = configValue{strings.Trim(strings.TrimSpace(v), `"`), fmt.Sprintf("%s:%d", path, n)}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("agent: config: %w", err)
@@ -109,7 +126,7 @@ var configKeys = []string{"portal_url", "node", "credential_file", "state_dir", 
 func (c *config) set(k, v string) error {
 	strs := map[string]*string{"portal_url": &c.PortalURL, "node": &c.Node, "credential_file": &c.CredentialFile,
 		"state_dir": &c.StateDir, "cache_file": &c.CacheFile, "metrics_addr": &c.MetricsAddr, "proc_root": &c.ProcRoot,
-		"passwd_file": &c.PasswdFile, "group_file": &c.GroupFile, "log_level": &c.LogLevel}
+		"passwd_file": &c.PasswdFile, "group_file": &c.GroupFile}
 	durs := map[string]*time.Duration{"sample_interval": &c.SampleInterval, "sync_interval": &c.SyncInterval,
 		"deliver_interval": &c.DeliverInterval, "heartbeat_interval": &c.HeartbeatInterval, "env_timeout": &c.EnvTimeout,
 		"grace": &c.Policy.Grace, "kill_after": &c.Policy.KillAfter, "overstay_warning": &c.Policy.OverstayWarning,
@@ -132,6 +149,10 @@ func (c *config) set(k, v string) error {
 func (c *config) setOther(k, v string) error {
 	var err error
 	switch k {
+	case "log_level":
+		if c.LogLevel.UnmarshalText([]byte(v)) != nil {
+			err = errors.New("want debug, info, warn or error")
+		}
 	case "exempt_users":
 		c.Policy.Exempt.Users = list(v)
 	case "exempt_groups":

@@ -148,6 +148,26 @@ func TestEnvBrokenCache(t *testing.T) {
 	}
 }
 
+// TestEnvBadConfigNamesTheLine: a broken config hides all GPUs, and the
+// hint (the only thing a login shows) names the file, line and key.
+func TestEnvBadConfigNamesTheLine(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "agent.conf")
+	if err := os.WriteFile(conf, []byte("sample_interval = 10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	getenv := func(k string) string { return map[string]string{"GPUBOOK_AGENT_CONFIG": conf}[k] }
+	if err := run(context.Background(), []string{"gpubook-agent", "env"}, getenv, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalShell(t, out.String()); got != "" {
+		t.Errorf("CUDA_VISIBLE_DEVICES = %q, want empty", got)
+	}
+	if want := "bad config: " + conf + ":1: sample_interval"; !strings.Contains(errb.String(), want) {
+		t.Errorf("hint = %q, want it to contain %q", errb.String(), want)
+	}
+}
+
 func TestEnvBadFlagStillValidShell(t *testing.T) {
 	var out, errb bytes.Buffer
 	if err := run(context.Background(), []string{"gpubook-agent", "env", "--bogus"}, setup(t, goodCache(t)), &out, &errb); err != nil {

@@ -105,21 +105,35 @@ func TestConfig(t *testing.T) {
 		c.Policy.IdleUtilPct != 3 || strings.Join(c.Policy.Exempt.Groups, ",") != "gpuadmins,ops" || c.Policy.IdleAfter != 30*time.Minute {
 		t.Errorf("config = %+v", c)
 	}
-	bad := []struct{ name, body string }{
-		{"unknown key", "colour = blue\n"},
-		{"bad duration", "grace = soon\n"},
-		{"negative duration", "grace = -1s\n"},
-		{"no equals", "enforce\n"},
+	bad := []struct{ name, body, want string }{
+		{"unknown key", "colour = blue\n", `c:1: unknown key "colour"`},
+		{"bad duration", "grace = soon\n", `c:1: grace = "soon"`},
+		{"negative duration", "# x\ngrace = -1s\n", `c:2: grace = "-1s": must be positive`},
+		{"no equals", "enforce\n", "c:1: want key = value"},
+		{"bad log level", "log_level = loud\n", `c:1: log_level = "loud": want debug, info, warn or error`},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "c")
-			_ = os.WriteFile(p, []byte(tt.body), 0o644)
-			if _, err := loadConfig(p, func(string) string { return "" }); err == nil {
-				t.Error("loadConfig succeeded, want error")
+			if err := os.WriteFile(p, []byte(tt.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := loadConfig(p, func(string) string { return "" })
+			if err == nil {
+				t.Fatal("loadConfig succeeded, want error")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %q, want it to name %q", err, tt.want)
 			}
 		})
 	}
+	t.Run("bad variable is named", func(t *testing.T) {
+		env := map[string]string{"GPUBOOK_AGENT_GRACE": "soon"}
+		_, err := loadConfig(path, func(k string) string { return env[k] })
+		if err == nil || !strings.Contains(err.Error(), `GPUBOOK_AGENT_GRACE: grace = "soon"`) {
+			t.Errorf("error = %v, want it to name GPUBOOK_AGENT_GRACE", err)
+		}
+	})
 	if _, err := loadConfig(filepath.Join(t.TempDir(), "missing"), func(string) string { return "" }); err != nil {
 		t.Errorf("missing config file: %v, want defaults", err)
 	}

@@ -33,9 +33,7 @@ func (c *cli) demo(ctx context.Context, args []string) error {
 		return fmt.Errorf("demo: the database already has %d user(s); refusing to add demo data (use --force to add it beside them)", n)
 	}
 	now := c.now()
-	limits := models.DefaultBookingLimits
-	limits.Slot = time.Duration(cfg.SlotMinutes) * time.Minute
-	s := &seeder{db: db, now: now, limits: limits, force: *force, users: map[string]int64{}, gpus: map[string]int64{}}
+	s := &seeder{db: db, now: now, limits: cfg.bookingLimits(), force: *force, users: map[string]int64{}, gpus: map[string]int64{}}
 	plan := demoPlan(*seed, now, cfg.Location)
 	for _, step := range []func(context.Context, demoData) error{s.seedUsers, s.seedTeams, s.seedNodes, s.seedBookings, s.seedUsage} {
 		if err := step(ctx, plan); err != nil {

@@ -19,10 +19,10 @@ import (
 
 // mail runs "gpubook mail": check the SMTP settings and look at the outbox.
 func (c *cli) mail(ctx context.Context, args []string) error {
-	return c.group(ctx, "mail", args, map[string]func(context.Context, []string) error{
-		"test":   c.mailTest,
-		"status": c.mailStatus,
-	}, []string{"test", "status"})
+	return c.group(ctx, "mail", args, []subcommand{
+		{"test", c.mailTest},
+		{"status", c.mailStatus},
+	})
 }
 
 func (c *cli) mailTest(ctx context.Context, args []string) error {

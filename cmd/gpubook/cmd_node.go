@@ -13,10 +13,10 @@ import (
 // node runs "gpubook node add|list". Registering by hand lets people book
 // before the node's agent is installed; the agent later reports the real GPUs.
 func (c *cli) node(ctx context.Context, args []string) error {
-	return c.group(ctx, "node", args, map[string]func(context.Context, []string) error{
-		"add":  c.nodeAdd,
-		"list": c.nodeList,
-	}, []string{"add", "list"})
+	return c.group(ctx, "node", args, []subcommand{
+		{"add", c.nodeAdd},
+		{"list", c.nodeList},
+	})
 }
 
 func (c *cli) nodeAdd(ctx context.Context, args []string) error {

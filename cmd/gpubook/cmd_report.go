@@ -44,64 +44,51 @@ func reportRules(getenv func(string) string) (models.ReportRules, error) {
 	return r, nil
 }
 
-// webReportRules is reportRules for the web pages; a bad setting is
-// reported (and stops serve) by registerReports, right after.
-func webReportRules(getenv func(string) string) models.ReportRules {
-	r, _ := reportRules(getenv)
-	return r
+// resolveReports is reportRules as a step of Config's resolve, so that a bad
+// value stops every command at start-up, like every other setting.
+func resolveReports(getenv func(string) string, cfg *Config) error {
+	r, err := reportRules(getenv)
+	cfg.Reports = r
+	return err
 }
 
 // newReportRun builds the report run that serve schedules and the CLI calls.
-func (c *cli) newReportRun(cfg Config, db *store.DB, rules models.ReportRules, log *slog.Logger) (*handlers.ReportRun, error) {
-	return &handlers.ReportRun{Store: db, I18n: c.bundle, BaseURL: cfg.BaseURL, Location: cfg.Location, Rules: rules, Now: c.now, Log: log}, nil
+func (c *cli) newReportRun(cfg Config, db *store.DB, log *slog.Logger) *handlers.ReportRun {
+	return &handlers.ReportRun{Store: db, I18n: c.bundle, BaseURL: cfg.BaseURL, Location: cfg.Location, Rules: cfg.Reports, Now: c.now, Log: log}
 }
 
 // registerReports schedules the weekly reports on the job runner: once
 // per week across all replicas (the runner's period claim), and at start-up
 // too, which catches up a Monday the server missed.
 func (c *cli) registerReports(cfg Config, db *store.DB, runner *jobs.Runner, log *slog.Logger) error {
-	rules, err := reportRules(c.getenv)
-	if err != nil {
-		return err
-	}
-	run, err := c.newReportRun(cfg, db, rules, log)
-	if err != nil {
-		return err
-	}
-	s := rules.Schedule
+	run := c.newReportRun(cfg, db, log)
+	s := cfg.Reports.Schedule
 	return runner.RegisterPeriodic(reportJob, jobs.WeeklyPeriod(cfg.Location, s.Weekday, s.Hour, s.Minute), run.Job)
 }
 
 // report runs "gpubook report preview|send".
 func (c *cli) report(ctx context.Context, args []string) error {
-	return c.group(ctx, "report", args, map[string]func(context.Context, []string) error{
-		"preview": c.reportPreview,
-		"send":    c.reportSend,
-	}, []string{"preview", "send"})
+	return c.group(ctx, "report", args, []subcommand{
+		{"preview", c.reportPreview},
+		{"send", c.reportSend},
+	})
 }
 
-// reportSetup parses the week flag (default: the latest week due) and opens the store.
-func (c *cli) reportSetup(ctx context.Context, cfg Config, week string) (*store.DB, *handlers.ReportRun, models.Week, error) {
-	rules, err := reportRules(c.getenv)
-	if err != nil {
-		return nil, nil, models.Week{}, err
-	}
-	w := rules.Schedule.DueWeek(c.now(), cfg.Location)
+// reportSetup parses the week flag (default: the latest week due) and opens
+// the store; its errors already name the command (name).
+func (c *cli) reportSetup(ctx context.Context, cfg Config, name, week string) (*store.DB, *handlers.ReportRun, models.Week, error) {
+	w := cfg.Reports.Schedule.DueWeek(c.now(), cfg.Location)
 	if week != "" {
+		var err error
 		if w, err = models.ParseWeek(week, cfg.Location); err != nil {
-			return nil, nil, w, c.explain("--week", err)
+			return nil, nil, w, c.explain(name+": --week", err)
 		}
 	}
 	db, err := c.openStore(ctx, cfg)
 	if err != nil {
-		return nil, nil, w, err
+		return nil, nil, w, fmt.Errorf("cli: %s: %w", name, err)
 	}
-	run, err := c.newReportRun(cfg, db, rules, c.logger(cfg))
-	if err != nil {
-		db.Close()
-		return nil, nil, w, err
-	}
-	return db, run, w, nil
+	return db, c.newReportRun(cfg, db, c.logger(cfg)), w, nil
 }
 
 func (c *cli) reportPreview(ctx context.Context, args []string) error {
@@ -113,9 +100,12 @@ func (c *cli) reportPreview(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, run, w, err := c.reportSetup(ctx, cfg, *week)
+	if *email == "" {
+		return fmt.Errorf("report preview: --email is required")
+	}
+	db, run, w, err := c.reportSetup(ctx, cfg, "report preview", *week)
 	if err != nil {
-		return fmt.Errorf("cli: report preview: %w", err)
+		return err
 	}
 	defer db.Close()
 	u, err := db.UserByEmail(ctx, *email)
@@ -138,9 +128,9 @@ func (c *cli) reportSend(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, run, w, err := c.reportSetup(ctx, cfg, *week)
+	db, run, w, err := c.reportSetup(ctx, cfg, "report send", *week)
 	if err != nil {
-		return fmt.Errorf("cli: report send: %w", err)
+		return err
 	}
 	defer db.Close()
 	res, err := run.SendWeek(ctx, w)

@@ -72,6 +72,12 @@ func TestReportPreviewAndSend(t *testing.T) {
 		if _, _, err := gpubook(t, url, "report", "preview", "--email", "ann@example.org", "--week", "2026-49"); err == nil || !strings.Contains(err.Error(), "2026-W49") {
 			t.Errorf("bad week: %v", err)
 		}
+		if _, _, err := gpubook(t, url, "report", "preview", "--email", "ann@example.org", "--week", "2026-49"); err == nil || strings.HasPrefix(err.Error(), "cli:") {
+			t.Errorf("bad week: %v, want a message for people, without the internal cli: prefix", err)
+		}
+		if _, _, err := gpubook(t, url, "report", "preview"); err == nil || err.Error() != "report preview: --email is required" {
+			t.Errorf("no --email: %v", err)
+		}
 	})
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/handlers"
-	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/web"
 	"github.com/gpubook/gpubook/web/jobs"
@@ -61,13 +60,11 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 
 // webConfig is the server's part of the configuration.
 func (c *cli) webConfig(cfg Config, log *slog.Logger) web.Config {
-	limits := models.DefaultBookingLimits
-	limits.Slot = time.Duration(cfg.SlotMinutes) * time.Minute
 	return web.Config{
-		Listen: cfg.Listen, BaseURL: cfg.BaseURL, Location: cfg.Location, DevLogin: cfg.DevLogin, Limits: limits,
+		Listen: cfg.Listen, BaseURL: cfg.BaseURL, Location: cfg.Location, DevLogin: cfg.DevLogin, Limits: cfg.bookingLimits(),
 		Now: c.now, Logger: log, SSO: ssoConfig(cfg), I18n: c.bundle,
 		SessionIdle: cfg.SSO.SessionIdle, SessionMaxAge: cfg.SSO.SessionMaxAge,
-		IdlePolicy: cfg.Agent.IdlePolicy, UsageRetention: cfg.Agent.Retention, Reports: webReportRules(c.getenv),
+		IdlePolicy: cfg.Agent.IdlePolicy, UsageRetention: cfg.Agent.Retention, Reports: cfg.Reports,
 	}
 }
 

@@ -12,11 +12,11 @@ import (
 // token runs "gpubook token create|list|revoke". Tokens are stored hashed,
 // so create is the only moment the secret exists in readable form.
 func (c *cli) token(ctx context.Context, args []string) error {
-	return c.group(ctx, "token", args, map[string]func(context.Context, []string) error{
-		"create": c.tokenCreate,
-		"list":   c.tokenList,
-		"revoke": c.tokenRevoke,
-	}, []string{"create", "list", "revoke"})
+	return c.group(ctx, "token", args, []subcommand{
+		{"create", c.tokenCreate},
+		{"list", c.tokenList},
+		{"revoke", c.tokenRevoke},
+	})
 }
 
 func (c *cli) tokenCreate(ctx context.Context, args []string) error {

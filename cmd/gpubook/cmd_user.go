@@ -12,10 +12,10 @@ import (
 // user runs "gpubook user add|list": the way to create the first admin
 // before SSO is configured.
 func (c *cli) user(ctx context.Context, args []string) error {
-	return c.group(ctx, "user", args, map[string]func(context.Context, []string) error{
-		"add":  c.userAdd,
-		"list": c.userList,
-	}, []string{"add", "list"})
+	return c.group(ctx, "user", args, []subcommand{
+		{"add", c.userAdd},
+		{"list", c.userList},
+	})
 }
 
 func (c *cli) userAdd(ctx context.Context, args []string) error {

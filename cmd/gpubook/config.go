@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 )
 
@@ -32,6 +33,7 @@ type Config struct {
 	SSO         SSOSettings
 	SMTP        SMTPSettings
 	Agent       AgentSettings
+	Reports     models.ReportRules
 }
 
 // Defaults that a fresh checkout runs with, no setup needed.
@@ -115,7 +117,7 @@ func (cf *configFlags) resolve(getenv func(string) string) (Config, error) {
 	var cfg Config
 	steps := []func(func(string) string, *Config) error{
 		cf.resolveDatabase, cf.resolveListen, cf.resolveBaseURL, cf.resolveTimezone,
-		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot, resolveSSO, resolveAgent, resolveSMTP,
+		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot, resolveSSO, resolveAgent, resolveSMTP, resolveReports,
 	}
 	for _, step := range steps {
 		if err := step(getenv, &cfg); err != nil {
@@ -297,6 +299,14 @@ func (cf *configFlags) resolveSlot(getenv func(string) string, cfg *Config) erro
 		}
 	}
 	return fmt.Errorf("%s: %q is not one of 5, 10, 15, 20, 30, 60, 120", name, raw)
+}
+
+// bookingLimits is the domain's default booking limits on this
+// installation's slot grid: what serve's handlers and the demo both obey.
+func (cfg Config) bookingLimits() models.BookingLimits {
+	limits := models.DefaultBookingLimits
+	limits.Slot = time.Duration(cfg.SlotMinutes) * time.Minute
+	return limits
 }
 
 // machineZone is the machine's own zone under its IANA name where it can be

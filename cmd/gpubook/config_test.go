@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpubook/gpubook/models"
 )
 
 func envOf(kv map[string]string) func(string) string {
@@ -34,6 +36,9 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	if !cfg.DevLogin || cfg.OIDCIssuer != "" || cfg.SlotMinutes != 30 {
 		t.Errorf("dev login %v, issuer %q, slot %d; want on, none, 30", cfg.DevLogin, cfg.OIDCIssuer, cfg.SlotMinutes)
+	}
+	if cfg.Reports != models.DefaultReportRules {
+		t.Errorf("reports = %+v, want the defaults %+v", cfg.Reports, models.DefaultReportRules)
 	}
 }
 
@@ -75,8 +80,9 @@ func TestParseConfigValues(t *testing.T) {
 				t.Fatal("no location")
 			}
 			got.Location = nil
-			got.SSO = SSOSettings{}     // checked in TestSSOConfig
-			got.Agent = AgentSettings{} // checked in TestAgentConfig
+			got.SSO = SSOSettings{}            // checked in TestSSOConfig
+			got.Agent = AgentSettings{}        // checked in TestAgentConfig
+			got.Reports = models.ReportRules{} // checked in TestParseConfigDefaults and TestReportRulesFromEnv
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
@@ -118,6 +124,7 @@ func TestParseConfigBadValues(t *testing.T) {
 		{map[string]string{"GPUBOOK_DATABASE_URL": "sqlite:a.db", "GPUBOOK_DATABASE_URL_FILE": "/run/secrets/db"}, nil,
 			"GPUBOOK_DATABASE_URL and GPUBOOK_DATABASE_URL_FILE are both set; set only one"},
 		{map[string]string{"GPUBOOK_DATABASE_URL_FILE": "/nonexistent/secret"}, nil, "GPUBOOK_DATABASE_URL_FILE: open /nonexistent/secret"},
+		{map[string]string{"GPUBOOK_REPORT_SCHEDULE": "monday"}, nil, `GPUBOOK_REPORT_SCHEDULE: "monday" is not like`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

@@ -181,17 +181,30 @@ func isBoolFlag(fl *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// group dispatches a command with sub-commands ("user add", "user list").
-func (c *cli) group(ctx context.Context, name string, args []string, subs map[string]func(context.Context, []string) error, order []string) error {
+// subcommand is one verb of a command group ("add" of "user add").
+type subcommand struct {
+	name string
+	run  func(context.Context, []string) error
+}
+
+// group dispatches a command with sub-commands ("user add", "user list");
+// subs are listed in the order usage shows them.
+func (c *cli) group(ctx context.Context, name string, args []string, subs []subcommand) error {
+	names := make([]string, len(subs))
+	for i, s := range subs {
+		names[i] = s.name
+	}
 	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "Usage: gpubook %s <%s> [flags]\n\nRun 'gpubook %s <sub-command> --help' for its flags.\n", name, strings.Join(order, "|"), name)
+		fmt.Fprintf(w, "Usage: gpubook %s <%s> [flags]\n\nRun 'gpubook %s <sub-command> --help' for its flags.\n", name, strings.Join(names, "|"), name)
 	}
 	if len(args) == 0 {
 		usage(c.stderr)
-		return fmt.Errorf("%s: missing sub-command (%s)", name, strings.Join(order, ", "))
+		return fmt.Errorf("%s: missing sub-command (%s)", name, strings.Join(names, ", "))
 	}
-	if fn, ok := subs[args[0]]; ok {
-		return fn(ctx, args[1:])
+	for _, s := range subs {
+		if s.name == args[0] {
+			return s.run(ctx, args[1:])
+		}
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":

@@ -58,10 +58,20 @@ func (t *target) load(ctx context.Context, clients, n int, maxTime time.Duration
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	base := t.next
 	t.next += n
+	return drive(clients, n, maxTime, func(k int) error {
+		return t.post(ctx, hc, t.tokens[(base+k)%len(t.tokens)], t.body(base+k))
+	})
+}
+
+// drive calls op from clients goroutines, op(0), op(1), … up to n calls
+// (n <= 0: no limit) or until d has passed, and records each call's latency
+// and whether it failed. Both the API load and the SQLite baseline use it,
+// so their figures are taken the same way.
+func drive(clients, n int, d time.Duration, op func(k int) error) result {
 	var next atomic.Int64
 	var mu sync.Mutex
 	res := result{}
-	deadline := time.Now().Add(maxTime)
+	deadline := time.Now().Add(d)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range clients {
@@ -70,13 +80,15 @@ func (t *target) load(ctx context.Context, clients, n int, maxTime time.Duration
 			defer wg.Done()
 			for {
 				k := int(next.Add(1)) - 1
-				if k >= n || time.Now().After(deadline) {
+				if (n > 0 && k >= n) || time.Now().After(deadline) {
 					return
 				}
-				d, ok := t.post(ctx, hc, t.tokens[(base+k)%len(t.tokens)], t.body(base+k))
+				t0 := time.Now()
+				err := op(k)
+				lat := time.Since(t0)
 				mu.Lock()
-				res.lat = append(res.lat, d)
-				if !ok {
+				res.lat = append(res.lat, lat)
+				if err != nil {
 					res.errors++
 				}
 				mu.Unlock()
@@ -88,18 +100,26 @@ func (t *target) load(ctx context.Context, clients, n int, maxTime time.Duration
 	return res
 }
 
-func (t *target) post(ctx context.Context, hc *http.Client, token, body string) (time.Duration, bool) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, t.url+"/api/v1/bookings", strings.NewReader(body))
+// post creates one booking; anything but 201 Created is a failure.
+func (t *target) post(ctx context.Context, hc *http.Client, token, body string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url+"/api/v1/bookings", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
 	res, err := hc.Do(req)
 	if err != nil {
-		return time.Since(start), false
+		return err
 	}
-	io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	return time.Since(start), res.StatusCode == http.StatusCreated
+	defer res.Body.Close()
+	if _, err := io.Copy(io.Discard, res.Body); err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusCreated {
+		return fmt.Errorf("status %d", res.StatusCode)
+	}
+	return nil
 }
 
 // rawInserts measures the database's own rate for one transaction that
@@ -121,40 +141,17 @@ func rawInserts(ctx context.Context, dialect string, db *store.DB, dbURL string,
 // sqliteLoop is the SQLite baseline: each client runs BEGIN IMMEDIATE (the
 // DSN's _txlock), one INSERT, COMMIT, through the same pool gpubook uses.
 func sqliteLoop(ctx context.Context, sqlDB *sql.DB, clients int, d time.Duration) result {
-	var mu sync.Mutex
-	res := result{}
-	deadline := time.Now().Add(d)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				t0 := time.Now()
-				err := func() error {
-					tx, err := sqlDB.BeginTx(ctx, nil)
-					if err != nil {
-						return err
-					}
-					if _, err := tx.ExecContext(ctx, "INSERT INTO bench_raw (gpu_id, starts_at, note) VALUES (?, ?, ?)", 1, time.Now().UTC(), "raw"); err != nil {
-						tx.Rollback()
-						return err
-					}
-					return tx.Commit()
-				}()
-				mu.Lock()
-				res.lat = append(res.lat, time.Since(t0))
-				if err != nil {
-					res.errors++
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	res.wall = time.Since(start)
-	return res
+	return drive(clients, 0, d, func(int) error {
+		tx, err := sqlDB.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO bench_raw (gpu_id, starts_at, note) VALUES (?, ?, ?)", 1, time.Now().UTC(), "raw"); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
 }
 
 var tpsRE = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
