@@ -66,19 +66,21 @@ func (c *cli) userList(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("cli: user list: %w", err)
 	}
+	all, err := db.AllMemberships(ctx) // one query, by team name, as MembershipsOf orders them
+	if err != nil {
+		return fmt.Errorf("cli: user list: %w", err)
+	}
+	byUser := map[int64][]string{}
+	for _, m := range all {
+		name := m.TeamName
+		if m.Role == models.RoleLead {
+			name += " (lead)"
+		}
+		byUser[m.UserID] = append(byUser[m.UserID], name)
+	}
 	rows := make([][]string, 0, len(users))
 	for _, u := range users {
-		ms, err := db.MembershipsOf(ctx, u.ID)
-		if err != nil {
-			return fmt.Errorf("cli: user list: %w", err)
-		}
-		teams := make([]string, len(ms))
-		for i, m := range ms {
-			teams[i] = m.TeamName
-			if m.Role == models.RoleLead {
-				teams[i] += " (lead)"
-			}
-		}
+		teams := byUser[u.ID]
 		rows = append(rows, []string{strconv.FormatInt(u.ID, 10), u.Email, u.Name, yesNo(u.IsAdmin), dash(strings.Join(teams, ", "))})
 	}
 	return table(c.stdout, []string{"ID", "EMAIL", "NAME", "ADMIN", "TEAMS"}, rows)
