@@ -12,6 +12,18 @@ import (
 // Write replaces path with data: temp file in the same directory, fsync,
 // chmod, rename, fsync of the directory (so the rename survives a power cut).
 func Write(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, true)
+}
+
+// Replace is Write without the two fsyncs: readers still never see a torn
+// file, but a power cut may bring back the previous content. For files
+// rewritten every few seconds whose loss costs nothing (the daemon's
+// status), where two fsyncs per write would only stall the writer.
+func Replace(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, false)
+}
+
+func write(path string, data []byte, perm os.FileMode, durable bool) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -32,9 +44,11 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		_ = f.Close()
 		return fmt.Errorf("agent: atomicfile: chmod %s: %w", tmp, err)
 	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("agent: atomicfile: fsync %s: %w", tmp, err)
+	if durable {
+		if err := f.Sync(); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("agent: atomicfile: fsync %s: %w", tmp, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("agent: atomicfile: close %s: %w", tmp, err)
@@ -43,6 +57,9 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("agent: atomicfile: rename: %w", err)
 	}
 	ok = true
+	if !durable {
+		return nil
+	}
 	return SyncDir(dir)
 }
 

@@ -11,16 +11,18 @@ func TestWrite(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.json")
 	tests := []struct {
-		name string
-		data string
-		perm fs.FileMode
+		name  string
+		write func(string, []byte, fs.FileMode) error
+		data  string
+		perm  fs.FileMode
 	}{
-		{"create private", "one", 0o600},
-		{"replace world-readable", "two", 0o644},
+		{"create private", Write, "one", 0o600},
+		{"replace world-readable", Write, "two", 0o644},
+		{"replace without fsync", Replace, "three", 0o600},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := Write(path, []byte(tt.data), tt.perm); err != nil {
+			if err := tt.write(path, []byte(tt.data), tt.perm); err != nil {
 				t.Fatal(err)
 			}
 			got, err := os.ReadFile(path)

@@ -79,7 +79,7 @@ func (d *Daemon) writeStatus() {
 	}
 	data, err := json.MarshalIndent(d.CurrentStatus(), "", "  ")
 	if err == nil {
-		err = atomicfile.Write(d.cfg.StatusPath, data, 0o644)
+		err = atomicfile.Replace(d.cfg.StatusPath, data, 0o644) // rewritten every sample: no fsyncs
 	}
 	if err != nil {
 		d.log.Warn("agent: write status", "err", err)
