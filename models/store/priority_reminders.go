@@ -29,7 +29,7 @@ func (db *DB) SendReminders(ctx context.Context, now time.Time, mail models.Mail
 	}
 	sent := 0
 	for _, id := range ids {
-		b, err := bookingByID(tx, id)
+		b, err := bookingByID(tx, id, false)
 		if err != nil {
 			return sent, err
 		}
