@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -40,6 +41,21 @@ func TestReminders(t *testing.T) {
 		}
 		if got[starting.ID] != models.NoticeReminderStart || got[ending.ID] != models.NoticeReminderEnd || got[quiet.ID] != "" {
 			t.Errorf("reminders = %v", got)
+		}
+		booked := map[int64]*models.Booking{starting.ID: starting, ending.ID: ending}
+		for _, s := range sent {
+			if b := booked[s.Booking.ID]; b == nil || !slices.Equal(s.Booking.GPUIDs, b.GPUIDs) || s.Booking.UserEmail != b.UserEmail {
+				t.Errorf("reminder of booking %d: GPUs %v, owner %q; want %+v", s.Booking.ID, s.Booking.GPUIDs, s.Booking.UserEmail, b)
+			}
+		}
+		var to []string
+		if err := db.Gorm.Table("outbox").Where("kind LIKE 'reminder_%'").Order("to_email").Pluck("to_email", &to).Error; err != nil {
+			t.Fatal(err)
+		}
+		want := []string{f.other.Email, f.owner.Email}
+		slices.Sort(want)
+		if !slices.Equal(to, want) {
+			t.Errorf("reminders went to %v, want %v", to, want)
 		}
 		// A second run in the same window queues nothing new.
 		if _, err := db.SendReminders(ctx, hours(1.02), recordingMailer(&sent)); err != nil {
