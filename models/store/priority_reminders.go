@@ -156,6 +156,7 @@ func (db *DB) NotifyFreed(ctx context.Context, now time.Time, mail models.Mailer
 	for _, r := range rows {
 		w := r.model()
 		from := later(w.StartsAt, now)
+		notified := false
 		err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			cs, err := conflicts(tx, []int64{w.GPUID}, from, w.EndsAt, 0)
 			if err != nil || len(cs) > 0 {
@@ -169,11 +170,14 @@ func (db *DB) NotifyFreed(ctx context.Context, now time.Time, mail models.Mailer
 			if err != nil {
 				return err
 			}
-			n++
+			notified = true
 			return notify(tx, mail, models.Notice{Kind: models.NoticeFreed, Watch: &w, DedupKey: "gpu_freed:watch:" + strconv.FormatInt(w.ID, 10)}, []*models.User{owner})
 		})
 		if err != nil {
 			return n, mapErr(err, "watch")
+		}
+		if notified {
+			n++ // counted once committed
 		}
 	}
 	return n, nil

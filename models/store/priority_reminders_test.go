@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -97,6 +98,28 @@ func TestWatchFreed(t *testing.T) {
 		ws, err := db.Watches(ctx, f.owner.ID, changeClock)
 		if err != nil || len(ws) != 1 || ws[0].NotifiedAt == nil {
 			t.Errorf("watches = %+v, %v", ws, err)
+		}
+	})
+}
+
+// TestWatchFreedMailFails: a notice that cannot be rendered rolls its watch
+// back, and NotifyFreed counts only what committed.
+func TestWatchFreedMailFails(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newChangeFixture(t, db)
+		w := &models.Watch{UserID: f.owner.ID, GPUID: f.node.GPUs[0].ID, StartsAt: hours(2), EndsAt: hours(3)}
+		if err := db.CreateWatch(ctx, w, changeClock, models.ActorFor(f.owner, "")); err != nil {
+			t.Fatal(err)
+		}
+		broken := func(models.Notice, *models.User) (models.OutboxMessage, error) {
+			return models.OutboxMessage{}, errors.New("template broke")
+		}
+		if n, err := db.NotifyFreed(ctx, changeClock, broken); err == nil || n != 0 {
+			t.Errorf("NotifyFreed = %d, %v; want 0 and an error", n, err)
+		}
+		ws, err := db.Watches(ctx, f.owner.ID, changeClock)
+		if err != nil || len(ws) != 1 || ws[0].NotifiedAt != nil {
+			t.Errorf("watches = %+v, %v; want one, not notified", ws, err)
 		}
 	})
 }
