@@ -297,6 +297,11 @@ func TestTokens(t *testing.T) {
 		if err != nil || got.ID != u.ID {
 			t.Fatalf("by token: %v %v", got, err)
 		}
+		gone, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := db.UserByToken(gone, plain, now); models.ErrorCode(err) != models.EINTERNAL {
+			t.Errorf("token read failing: %v, want an internal error, not a refused token", err)
+		}
 		list, _ := db.Tokens(ctx, u.ID)
 		if len(list) != 1 || list[0].LastUsedAt == nil || list[0].Name != "laptop" {
 			t.Errorf("tokens = %+v", list)
