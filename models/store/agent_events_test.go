@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,26 @@ func TestAgentIdleAutoRelease(t *testing.T) {
 			if err != nil || !got.EndsAt.Equal(at0.Add(35*time.Minute)) {
 				t.Errorf("auto-release: %+v, %v", got, err)
 			}
+		}
+	})
+}
+
+// TestAgentViolationLongUserName: a name longer than the column keeps is
+// clipped at a character boundary, so PostgreSQL stores it too.
+func TestAgentViolationLongUserName(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		n1, _ := enrolled(t, db, "gpu21", 1, 1)
+		v := models.AgentViolation{ID: "n1:unbooked:long", Kind: models.ViolationUnbooked, GPUUUID: realUUID(1, 0),
+			User: strings.Repeat("€", 100), UID: 1001, PID: 42, MemoryMiB: 100, FirstSeen: at0, LastSeen: at0, Action: models.ActionWarned}
+		if err := db.RecordViolations(ctx, n1, models.AgentViolationBatch{Violations: []models.AgentViolation{v}}, at0); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		if err := db.Gorm.Table("agent_violations").Pluck("user_name", &names).Error; err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.Repeat("€", 85); len(names) != 1 || names[0] != want {
+			t.Errorf("user names = %q, want [%q]", names, want)
 		}
 	})
 }

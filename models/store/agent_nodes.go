@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -235,8 +236,11 @@ func (db *DB) RecordHeartbeat(ctx context.Context, nodeID int64, hb models.Agent
 
 // clip bounds a string an agent sends, so that a broken agent cannot fill a row.
 func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // never cut a character in two: PostgreSQL refuses invalid UTF-8
+	}
+	return s[:n]
 }
