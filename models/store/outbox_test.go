@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -195,4 +196,22 @@ func message(t *testing.T, db *store.DB, id int64) *models.OutboxMessage {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestMarkFailedLongError: an SMTP reply longer than last_error keeps is
+// cut at a character boundary, so that recording the failure never fails
+// on PostgreSQL's UTF-8 check and the message stays retryable.
+func TestMarkFailedLongError(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		enqueue(t, db, 1)
+		m := claimOne(t, db, "w1", t0)
+		reply := "451  " + strings.Repeat("请稍后再试", 100) // 5 + 1500 bytes: the limit falls inside a character
+		if err := db.MarkFailed(ctx, m.ID, "w1", errors.New(reply), t0.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		got := message(t, db, m.ID)
+		if want := reply[:5+3*331]; got.Status != models.OutboxPending || got.LastError != want {
+			t.Errorf("after a long failure: status %s, last error %q; want pending, %q", got.Status, got.LastError, want)
+		}
+	})
 }
