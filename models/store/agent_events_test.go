@@ -72,8 +72,8 @@ func TestAgentIdleAutoRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		pol := models.IdlePolicy{AutoRelease: true, Grace: 5 * time.Minute, UtilPct: 5}
-		if due, _ := db.IdleReleaseDue(ctx, n1, pol, at0.Add(34*time.Minute)); len(due) != 0 {
-			t.Errorf("due before the grace ended: %+v", due)
+		if due, err := db.IdleReleaseDue(ctx, n1, pol, at0.Add(34*time.Minute)); err != nil || len(due) != 0 {
+			t.Errorf("due before the grace ended: %+v, %v", due, err)
 		}
 		due, err := db.IdleReleaseDue(ctx, n1, pol, at0.Add(35*time.Minute))
 		if err != nil || len(due) != 1 || due[0].BookingID != b.ID {
@@ -82,8 +82,8 @@ func TestAgentIdleAutoRelease(t *testing.T) {
 		if err := db.MarkIdle(ctx, due[0].ID, true, true, at0.Add(35*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if due, _ := db.IdleReleaseDue(ctx, n1, pol, at0.Add(36*time.Minute)); len(due) != 0 {
-			t.Errorf("released report still due: %+v", due)
+		if due, err := db.IdleReleaseDue(ctx, n1, pol, at0.Add(36*time.Minute)); err != nil || len(due) != 0 {
+			t.Errorf("released report still due: %+v, %v", due, err)
 		}
 		if r, ok := any(db).(releaser); ok {
 			got, err := r.ReleaseBooking(ctx, b.ID, models.AutoReleaseActor, at0.Add(35*time.Minute))

@@ -79,8 +79,8 @@ func TestClaimMailOnlyDue(t *testing.T) {
 		if len(got) != 1 || got[0].DedupKey != "test:002" {
 			t.Fatalf("claim rest: %+v", got)
 		}
-		if got, _ := db.ClaimMail(ctx, "w1", t0.Add(59*time.Minute), 10, time.Minute); len(got) != 0 {
-			t.Fatalf("claimed a message not yet due: %+v", got)
+		if got, err := db.ClaimMail(ctx, "w1", t0.Add(59*time.Minute), 10, time.Minute); err != nil || len(got) != 0 {
+			t.Fatalf("claimed a message not yet due: %+v, %v", got, err)
 		}
 		if got, _ := db.ClaimMail(ctx, "w1", t0.Add(time.Hour), 10, time.Minute); len(got) != 1 || got[0].DedupKey != "later" {
 			t.Fatalf("due message: %+v", got)
@@ -161,8 +161,8 @@ func TestMarkFailedBackoffAndGiveUp(t *testing.T) {
 			got.LastError != "dial tcp: connection refused" || got.LeaseUntil != nil {
 			t.Errorf("after a transient failure: %+v", got)
 		}
-		if got, _ := db.ClaimMail(ctx, "w1", retry.Add(-time.Second), 10, time.Minute); len(got) != 0 {
-			t.Errorf("claimed before its retry time: %+v", got)
+		if got, err := db.ClaimMail(ctx, "w1", retry.Add(-time.Second), 10, time.Minute); err != nil || len(got) != 0 {
+			t.Errorf("claimed before its retry time: %+v, %v", got, err)
 		}
 		m = claimOne(t, db, "w1", retry)
 		if m.Attempts != 2 {
@@ -174,8 +174,8 @@ func TestMarkFailedBackoffAndGiveUp(t *testing.T) {
 		if got := message(t, db, m.ID); got.Status != models.OutboxFailed || got.LastError != "550 no such user" {
 			t.Errorf("after giving up: %+v", got)
 		}
-		if got, _ := db.ClaimMail(ctx, "w1", t0.Add(48*time.Hour), 10, time.Minute); len(got) != 0 {
-			t.Errorf("claimed a failed message: %+v", got)
+		if got, err := db.ClaimMail(ctx, "w1", t0.Add(48*time.Hour), 10, time.Minute); err != nil || len(got) != 0 {
+			t.Errorf("claimed a failed message: %+v, %v", got, err)
 		}
 	})
 }

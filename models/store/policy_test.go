@@ -79,8 +79,8 @@ func TestModelRestrictionAndSettings(t *testing.T) {
 		if err := db.SetModelTeams(ctx, model, nil, models.CLIActor); err != nil {
 			t.Fatal(err)
 		}
-		if mt, _ := db.ModelTeams(ctx); len(mt) != 0 {
-			t.Errorf("model teams after clearing = %v", mt)
+		if mt, err := db.ModelTeams(ctx); err != nil || len(mt) != 0 {
+			t.Errorf("model teams after clearing = %v, %v", mt, err)
 		}
 	})
 }

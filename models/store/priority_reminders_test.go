@@ -28,8 +28,8 @@ func TestReminders(t *testing.T) {
 		if err := db.SetNotifyReminders(ctx, f.admin.ID, false, models.CLIActor); err != nil {
 			t.Fatal(err)
 		}
-		if on, _ := db.NotifyReminders(ctx, f.admin.ID); on {
-			t.Fatal("reminders still on")
+		if on, err := db.NotifyReminders(ctx, f.admin.ID); err != nil || on {
+			t.Fatalf("reminders still on (%v)", err)
 		}
 		var sent []models.Notice
 		n, err := db.SendReminders(ctx, hours(1), recordingMailer(&sent))
@@ -92,8 +92,8 @@ func TestWatchFreed(t *testing.T) {
 		if len(sent) != 1 || sent[0].Kind != models.NoticeFreed || sent[0].Watch.NodeName != "gpu01" {
 			t.Errorf("notices = %+v", sent)
 		}
-		if n, _ := db.NotifyFreed(ctx, changeClock.Add(2*time.Minute), recordingMailer(&sent)); n != 0 {
-			t.Errorf("notified again: %d", n)
+		if n, err := db.NotifyFreed(ctx, changeClock.Add(2*time.Minute), recordingMailer(&sent)); err != nil || n != 0 {
+			t.Errorf("notified again: %d, %v", n, err)
 		}
 		ws, err := db.Watches(ctx, f.owner.ID, changeClock)
 		if err != nil || len(ws) != 1 || ws[0].NotifiedAt == nil {

@@ -52,8 +52,8 @@ func TestMigrations(t *testing.T) {
 			if err != nil || len(applied) != 1 || applied[0] != newest {
 				t.Fatalf("up again = %v, %v; want [%d]", applied, err, newest)
 			}
-			if pending, _ := db.Pending(ctx); pending != 0 {
-				t.Fatalf("pending after up = %d", pending)
+			if pending, err := db.Pending(ctx); err != nil || pending != 0 {
+				t.Fatalf("pending after up = %d, %v", pending, err)
 			}
 			fixture(t, db, 2) // the schema works after the round trip
 		})
