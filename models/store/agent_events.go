@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,13 +28,16 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b models.Agent
 	if err := b.Validate(); err != nil {
 		return err
 	}
-	names, err := db.unixNames(ctx)
-	if err != nil {
-		return err
-	}
-	uuids := make([]string, len(b.Violations))
+	uuids, users := make([]string, len(b.Violations)), make([]string, 0, len(b.Violations))
 	for i, v := range b.Violations {
 		uuids[i] = v.GPUUUID
+		if v.User != "" && !slices.Contains(users, v.User) {
+			users = append(users, v.User)
+		}
+	}
+	names, err := db.unixNames(ctx, users)
+	if err != nil {
+		return err
 	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		ids, err := db.nodeGPUIDs(tx, nodeID, uuids)

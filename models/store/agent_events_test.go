@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,8 +72,8 @@ func TestAgentIdleAutoRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		pol := models.IdlePolicy{AutoRelease: true, Grace: 5 * time.Minute, UtilPct: 5}
-		if due, _ := db.IdleReleaseDue(ctx, n1, pol, at0.Add(34*time.Minute)); len(due) != 0 {
-			t.Errorf("due before the grace ended: %+v", due)
+		if due, err := db.IdleReleaseDue(ctx, n1, pol, at0.Add(34*time.Minute)); err != nil || len(due) != 0 {
+			t.Errorf("due before the grace ended: %+v, %v", due, err)
 		}
 		due, err := db.IdleReleaseDue(ctx, n1, pol, at0.Add(35*time.Minute))
 		if err != nil || len(due) != 1 || due[0].BookingID != b.ID {
@@ -81,14 +82,34 @@ func TestAgentIdleAutoRelease(t *testing.T) {
 		if err := db.MarkIdle(ctx, due[0].ID, true, true, at0.Add(35*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if due, _ := db.IdleReleaseDue(ctx, n1, pol, at0.Add(36*time.Minute)); len(due) != 0 {
-			t.Errorf("released report still due: %+v", due)
+		if due, err := db.IdleReleaseDue(ctx, n1, pol, at0.Add(36*time.Minute)); err != nil || len(due) != 0 {
+			t.Errorf("released report still due: %+v, %v", due, err)
 		}
 		if r, ok := any(db).(releaser); ok {
 			got, err := r.ReleaseBooking(ctx, b.ID, models.AutoReleaseActor, at0.Add(35*time.Minute))
 			if err != nil || !got.EndsAt.Equal(at0.Add(35*time.Minute)) {
 				t.Errorf("auto-release: %+v, %v", got, err)
 			}
+		}
+	})
+}
+
+// TestAgentViolationLongUserName: a name longer than the column keeps is
+// clipped at a character boundary, so PostgreSQL stores it too.
+func TestAgentViolationLongUserName(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		n1, _ := enrolled(t, db, "gpu21", 1, 1)
+		v := models.AgentViolation{ID: "n1:unbooked:long", Kind: models.ViolationUnbooked, GPUUUID: realUUID(1, 0),
+			User: strings.Repeat("€", 100), UID: 1001, PID: 42, MemoryMiB: 100, FirstSeen: at0, LastSeen: at0, Action: models.ActionWarned}
+		if err := db.RecordViolations(ctx, n1, models.AgentViolationBatch{Violations: []models.AgentViolation{v}}, at0); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		if err := db.Gorm.Table("agent_violations").Pluck("user_name", &names).Error; err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.Repeat("€", 85); len(names) != 1 || names[0] != want {
+			t.Errorf("user names = %q, want [%q]", names, want)
 		}
 	})
 }

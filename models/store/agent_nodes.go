@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -89,15 +90,22 @@ func (db *DB) Enroll(ctx context.Context, req models.AgentEnrollRequest, now tim
 	var resp models.AgentEnrollResponse
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var tok enrollTokenRow
-		if err := tx.Take(&tok, "token_hash = ?", models.HashToken(req.Token)).Error; err != nil {
+		err := tx.Take(&tok, "token_hash = ?", models.HashToken(req.Token)).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return models.ErrEnrollToken()
+		}
+		if err != nil {
+			return fmt.Errorf("store: enroll token: %w", err)
 		}
 		if !models.EnrollTokenUsable(tok.ExpiresAt, tok.UsedAt, now) {
 			return models.ErrEnrollToken()
 		}
 		res := tx.Model(&enrollTokenRow{}).Where("id = ? AND used_at IS NULL", tok.ID).Update("used_at", utc(now))
-		if res.Error != nil || res.RowsAffected != 1 {
-			return errors.Join(models.ErrEnrollToken(), res.Error)
+		if res.Error != nil {
+			return fmt.Errorf("store: use enroll token: %w", res.Error)
+		}
+		if res.RowsAffected != 1 {
+			return models.ErrEnrollToken()
 		}
 		var node nodeRow
 		if err := tx.Take(&node, "id = ?", tok.NodeID).Error; err != nil {
@@ -228,8 +236,11 @@ func (db *DB) RecordHeartbeat(ctx context.Context, nodeID int64, hb models.Agent
 
 // clip bounds a string an agent sends, so that a broken agent cannot fill a row.
 func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // never cut a character in two: PostgreSQL refuses invalid UTF-8
+	}
+	return s[:n]
 }

@@ -102,10 +102,7 @@ func (db *DB) changeBooking(ctx context.Context, id int64, change func(tx *gorm.
 		if err := db.lockOwner(tx, id); err != nil {
 			return err
 		}
-		if err := db.lockBooking(tx, id); err != nil {
-			return err
-		}
-		b, err := bookingByID(tx, id)
+		b, err := bookingByID(tx, id, true)
 		if err != nil {
 			return err
 		}
@@ -131,23 +128,6 @@ func (db *DB) lockOwner(tx *gorm.DB, bookingID int64) error {
 	var got []int64
 	if err := tx.Raw("SELECT id FROM users WHERE id = (SELECT user_id FROM bookings WHERE id = ?) FOR UPDATE", bookingID).Scan(&got).Error; err != nil {
 		return fmt.Errorf("store: lock booking owner: %w", err)
-	}
-	return nil
-}
-
-// lockBooking serialises changes to one booking on PostgreSQL, so that two
-// concurrent changes never both pass a rule on the same stale row. SQLite
-// needs nothing: its transactions begin IMMEDIATE, one writer at a time.
-func (db *DB) lockBooking(tx *gorm.DB, id int64) error {
-	if db.Dialect != Postgres {
-		return nil
-	}
-	var got []int64
-	if err := tx.Raw("SELECT id FROM bookings WHERE id = ? FOR UPDATE", id).Scan(&got).Error; err != nil {
-		return fmt.Errorf("store: lock booking: %w", err)
-	}
-	if len(got) == 0 {
-		return gorm.ErrRecordNotFound
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/gpubook/gpubook/models"
 )
@@ -75,6 +76,13 @@ func bookingScope(f models.BookingFilter) func(*gorm.DB) *gorm.DB {
 	}
 }
 
+// bookingQuery selects bookings b with their owner's name and email and
+// their node's name, as bookingRow reads them.
+func bookingQuery(tx *gorm.DB) *gorm.DB {
+	return tx.Table("bookings b").Select("b.*, u.name AS user_name, u.email AS user_email, n.name AS node_name").
+		Joins("JOIN users u ON u.id = b.user_id").Joins("JOIN nodes n ON n.id = b.node_id")
+}
+
 // Bookings returns the bookings that overlap f's range, by start. It runs two
 // queries whatever the number of bookings: the bookings, then their GPUs.
 func (db *DB) Bookings(ctx context.Context, f models.BookingFilter) ([]models.Booking, error) {
@@ -83,10 +91,7 @@ func (db *DB) Bookings(ctx context.Context, f models.BookingFilter) ([]models.Bo
 		limit = 20000
 	}
 	var rows []bookingRow
-	err := db.Gorm.WithContext(ctx).Table("bookings b").
-		Select("b.*, u.name AS user_name, u.email AS user_email, n.name AS node_name").
-		Joins("JOIN users u ON u.id = b.user_id").Joins("JOIN nodes n ON n.id = b.node_id").
-		Scopes(bookingScope(f)).Order("b.starts_at, b.id").Limit(limit).Find(&rows).Error
+	err := bookingQuery(db.Gorm.WithContext(ctx)).Scopes(bookingScope(f)).Order("b.starts_at, b.id").Limit(limit).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: bookings: %w", err)
 	}
@@ -114,15 +119,21 @@ func (db *DB) Bookings(ctx context.Context, f models.BookingFilter) ([]models.Bo
 
 // Booking returns the booking with id, with its GPUs.
 func (db *DB) Booking(ctx context.Context, id int64) (*models.Booking, error) {
-	return bookingByID(db.Gorm.WithContext(ctx), id)
+	return bookingByID(db.Gorm.WithContext(ctx), id, false)
 }
 
-func bookingByID(tx *gorm.DB, id int64) (*models.Booking, error) {
+// bookingByID reads the booking with id and its GPUs. lock takes the
+// booking's row lock on PostgreSQL in the same statement (FOR UPDATE OF b),
+// so that two concurrent changes never both pass a rule on the same stale
+// row; SQLite needs nothing, its transactions begin IMMEDIATE, one writer
+// at a time.
+func bookingByID(tx *gorm.DB, id int64, lock bool) (*models.Booking, error) {
 	var r bookingRow
-	err := tx.Table("bookings b").Select("b.*, u.name AS user_name, u.email AS user_email, n.name AS node_name").
-		Joins("JOIN users u ON u.id = b.user_id").Joins("JOIN nodes n ON n.id = b.node_id").
-		Where("b.id = ?", id).Take(&r).Error
-	if err != nil {
+	q := bookingQuery(tx).Where("b.id = ?", id)
+	if lock && tx.Dialector.Name() == Postgres {
+		q = q.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate, Table: clause.Table{Name: "b"}})
+	}
+	if err := q.Take(&r).Error; err != nil {
 		return nil, mapErr(err, "booking")
 	}
 	var ids []int64

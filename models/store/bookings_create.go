@@ -27,19 +27,14 @@ func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim mode
 	if !isOverlap(err) {
 		return b, err
 	}
-	cs, cerr := conflicts(db.Gorm.WithContext(ctx), req.GPUIDs, utc(req.StartsAt), utc(req.EndsAt), 0)
-	switch {
-	case cerr != nil:
-		return nil, errors.Join(err, cerr)
-	case len(cs) > 0:
-		ce := models.ConflictError(cs)
-		ce.Err = err
+	if retry, ce := db.explainOverlap(ctx, req, err); !retry {
 		return nil, ce
 	}
 	if b, err = db.createBooking(ctx, req, lim, now, by); !isOverlap(err) {
 		return b, err
 	}
-	return nil, db.explainOverlap(ctx, req, err)
+	_, ce := db.explainOverlap(ctx, req, err)
+	return nil, ce
 }
 
 // createBooking is one try of CreateBooking; an overlap is returned as the
@@ -154,13 +149,15 @@ func pgIDArray(ids []int64) string {
 }
 
 // explainOverlap turns the database's refusal into a conflict that names the
-// bookings in the way, read after the winner committed.
-func (db *DB) explainOverlap(ctx context.Context, req models.NewBooking, cause error) error {
+// bookings in the way, read after the winner committed. retry is set when
+// it names nobody (the bookings in the way are gone already), so that
+// another try may pass.
+func (db *DB) explainOverlap(ctx context.Context, req models.NewBooking, cause error) (retry bool, err error) {
 	cs, err := conflicts(db.Gorm.WithContext(ctx), req.GPUIDs, utc(req.StartsAt), utc(req.EndsAt), 0)
 	if err != nil {
-		return errors.Join(cause, err)
+		return false, errors.Join(cause, err)
 	}
 	ce := models.ConflictError(cs)
 	ce.Err = cause
-	return ce
+	return len(cs) == 0, ce
 }

@@ -34,8 +34,8 @@ func TestTryLease(t *testing.T) {
 		if err := db.ReleaseLease(ctx, "maintenance", "a"); err != nil { // not a's: nothing happens
 			t.Fatal(err)
 		}
-		if got, _ := db.TryLease(ctx, "maintenance", "a", t0.Add(101*time.Second), time.Minute); got {
-			t.Fatal("a released b's lease")
+		if got, err := db.TryLease(ctx, "maintenance", "a", t0.Add(101*time.Second), time.Minute); err != nil || got {
+			t.Fatalf("a released b's lease (%v)", err)
 		}
 		if err := db.ReleaseLease(ctx, "maintenance", "b"); err != nil {
 			t.Fatal(err)

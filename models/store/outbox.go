@@ -187,11 +187,7 @@ func errorText(err error) string {
 	if err == nil {
 		return ""
 	}
-	s := err.Error()
-	if len(s) > maxErrorText {
-		s = s[:maxErrorText]
-	}
-	return s
+	return clip(err.Error(), maxErrorText)
 }
 
 // RecoverStaleSends marks every sending row whose lease ran out as

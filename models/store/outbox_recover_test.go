@@ -28,8 +28,8 @@ func TestRecoverStaleSends(t *testing.T) {
 		if got.Status != models.OutboxUnconfirmed || got.LastError == "" || got.SentAt != nil {
 			t.Errorf("stale send: %+v", got)
 		}
-		if got, _ := db.ClaimMail(ctx, "w2", t0.Add(time.Hour), 10, time.Minute); len(got) != 0 {
-			t.Errorf("unconfirmed mail was claimed again: %+v", got)
+		if got, err := db.ClaimMail(ctx, "w2", t0.Add(time.Hour), 10, time.Minute); err != nil || len(got) != 0 {
+			t.Errorf("unconfirmed mail was claimed again: %+v, %v", got, err)
 		}
 		// The slow worker comes back: it knows the server accepted a, and b failed.
 		if err := db.MarkSent(ctx, a.ID, "w1", t0.Add(3*time.Minute)); err != nil {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,8 +79,8 @@ func TestClaimMailOnlyDue(t *testing.T) {
 		if len(got) != 1 || got[0].DedupKey != "test:002" {
 			t.Fatalf("claim rest: %+v", got)
 		}
-		if got, _ := db.ClaimMail(ctx, "w1", t0.Add(59*time.Minute), 10, time.Minute); len(got) != 0 {
-			t.Fatalf("claimed a message not yet due: %+v", got)
+		if got, err := db.ClaimMail(ctx, "w1", t0.Add(59*time.Minute), 10, time.Minute); err != nil || len(got) != 0 {
+			t.Fatalf("claimed a message not yet due: %+v, %v", got, err)
 		}
 		if got, _ := db.ClaimMail(ctx, "w1", t0.Add(time.Hour), 10, time.Minute); len(got) != 1 || got[0].DedupKey != "later" {
 			t.Fatalf("due message: %+v", got)
@@ -160,8 +161,8 @@ func TestMarkFailedBackoffAndGiveUp(t *testing.T) {
 			got.LastError != "dial tcp: connection refused" || got.LeaseUntil != nil {
 			t.Errorf("after a transient failure: %+v", got)
 		}
-		if got, _ := db.ClaimMail(ctx, "w1", retry.Add(-time.Second), 10, time.Minute); len(got) != 0 {
-			t.Errorf("claimed before its retry time: %+v", got)
+		if got, err := db.ClaimMail(ctx, "w1", retry.Add(-time.Second), 10, time.Minute); err != nil || len(got) != 0 {
+			t.Errorf("claimed before its retry time: %+v, %v", got, err)
 		}
 		m = claimOne(t, db, "w1", retry)
 		if m.Attempts != 2 {
@@ -173,8 +174,8 @@ func TestMarkFailedBackoffAndGiveUp(t *testing.T) {
 		if got := message(t, db, m.ID); got.Status != models.OutboxFailed || got.LastError != "550 no such user" {
 			t.Errorf("after giving up: %+v", got)
 		}
-		if got, _ := db.ClaimMail(ctx, "w1", t0.Add(48*time.Hour), 10, time.Minute); len(got) != 0 {
-			t.Errorf("claimed a failed message: %+v", got)
+		if got, err := db.ClaimMail(ctx, "w1", t0.Add(48*time.Hour), 10, time.Minute); err != nil || len(got) != 0 {
+			t.Errorf("claimed a failed message: %+v, %v", got, err)
 		}
 	})
 }
@@ -195,4 +196,22 @@ func message(t *testing.T, db *store.DB, id int64) *models.OutboxMessage {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestMarkFailedLongError: an SMTP reply longer than last_error keeps is
+// cut at a character boundary, so that recording the failure never fails
+// on PostgreSQL's UTF-8 check and the message stays retryable.
+func TestMarkFailedLongError(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		enqueue(t, db, 1)
+		m := claimOne(t, db, "w1", t0)
+		reply := "451  " + strings.Repeat("请稍后再试", 100) // 5 + 1500 bytes: the limit falls inside a character
+		if err := db.MarkFailed(ctx, m.ID, "w1", errors.New(reply), t0.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		got := message(t, db, m.ID)
+		if want := reply[:5+3*331]; got.Status != models.OutboxPending || got.LastError != want {
+			t.Errorf("after a long failure: status %s, last error %q; want pending, %q", got.Status, got.LastError, want)
+		}
+	})
 }

@@ -119,10 +119,7 @@ func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.Use
 			continue
 		}
 		seen[c.BookingID] = true
-		if err := db.lockBooking(tx, c.BookingID); err != nil {
-			return nil, err
-		}
-		b, err := bookingByID(tx, c.BookingID)
+		b, err := bookingByID(tx, c.BookingID, true)
 		if err != nil {
 			return nil, err
 		}

@@ -18,21 +18,13 @@ import (
 // reminder of its new end.
 func (db *DB) SendReminders(ctx context.Context, now time.Time, mail models.Mailer) (int, error) {
 	tx := db.Gorm.WithContext(ctx)
-	soon := utc(now.Add(models.ReminderLead))
-	var ids []int64
-	err := tx.Table("bookings b").Joins("JOIN users u ON u.id = b.user_id").
-		Where("b.status = ? AND u.notify_reminders", models.StatusConfirmed).
-		Where("(b.starts_at > ? AND b.starts_at <= ?) OR (b.ends_at > ? AND b.ends_at <= ? AND b.starts_at < ?)", utc(now), soon, utc(now), soon, utc(now)).
-		Order("b.id").Pluck("b.id", &ids).Error
+	due, owners, err := dueReminders(tx, now)
 	if err != nil {
-		return 0, fmt.Errorf("store: due reminders: %w", err)
+		return 0, err
 	}
 	sent := 0
-	for _, id := range ids {
-		b, err := bookingByID(tx, id)
-		if err != nil {
-			return sent, err
-		}
+	for i := range due {
+		b := &due[i]
 		kind := models.ReminderKind(b, now)
 		if kind == "" {
 			continue
@@ -41,9 +33,9 @@ func (db *DB) SendReminders(ctx context.Context, now time.Time, mail models.Mail
 		if kind == models.NoticeReminderEnd {
 			at = b.EndsAt
 		}
-		owner, err := userInTx(tx, b.UserID)
-		if err != nil {
-			return sent, err
+		owner, ok := owners[b.UserID]
+		if !ok {
+			return sent, mapErr(gorm.ErrRecordNotFound, "user")
 		}
 		n := models.Notice{Kind: kind, Booking: b, DedupKey: kind + ":booking:" + strconv.FormatInt(b.ID, 10) + ":" + strconv.FormatInt(at.Unix(), 10)}
 		if err := notify(tx, mail, n, []*models.User{owner}); err != nil {
@@ -52,6 +44,48 @@ func (db *DB) SendReminders(ctx context.Context, now time.Time, mail models.Mail
 		sent++
 	}
 	return sent, nil
+}
+
+// dueReminders reads the bookings SendReminders may remind of, with their
+// GPUs, and their owners: three queries, whatever the number of bookings.
+func dueReminders(tx *gorm.DB, now time.Time) ([]models.Booking, map[int64]*models.User, error) {
+	soon := utc(now.Add(models.ReminderLead))
+	var rows []bookingRow
+	err := bookingQuery(tx).Where("b.status = ? AND u.notify_reminders", models.StatusConfirmed).
+		Where("(b.starts_at > ? AND b.starts_at <= ?) OR (b.ends_at > ? AND b.ends_at <= ? AND b.starts_at < ?)", utc(now), soon, utc(now), soon, utc(now)).
+		Order("b.id").Find(&rows).Error
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: due reminders: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil, nil
+	}
+	ids, userIDs := make([]int64, len(rows)), make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i], userIDs[i] = r.ID, r.UserID
+	}
+	var links []bookingGPURow
+	if err := tx.Model(&bookingGPURow{}).Where("booking_id IN ?", ids).Order("booking_id, gpu_id").Find(&links).Error; err != nil {
+		return nil, nil, fmt.Errorf("store: due reminders gpus: %w", err)
+	}
+	gpus := map[int64][]int64{}
+	for _, l := range links {
+		gpus[l.BookingID] = append(gpus[l.BookingID], l.GPUID)
+	}
+	var users []userRow
+	if err := tx.Where("id IN ?", userIDs).Find(&users).Error; err != nil {
+		return nil, nil, fmt.Errorf("store: due reminders owners: %w", err)
+	}
+	owners := make(map[int64]*models.User, len(users))
+	for _, u := range users {
+		owners[u.ID] = u.model()
+	}
+	out := make([]models.Booking, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+		out[i].GPUIDs = gpus[r.ID]
+	}
+	return out, owners, nil
 }
 
 type watchRow struct {
@@ -122,6 +156,7 @@ func (db *DB) NotifyFreed(ctx context.Context, now time.Time, mail models.Mailer
 	for _, r := range rows {
 		w := r.model()
 		from := later(w.StartsAt, now)
+		notified := false
 		err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			cs, err := conflicts(tx, []int64{w.GPUID}, from, w.EndsAt, 0)
 			if err != nil || len(cs) > 0 {
@@ -135,11 +170,14 @@ func (db *DB) NotifyFreed(ctx context.Context, now time.Time, mail models.Mailer
 			if err != nil {
 				return err
 			}
-			n++
+			notified = true
 			return notify(tx, mail, models.Notice{Kind: models.NoticeFreed, Watch: &w, DedupKey: "gpu_freed:watch:" + strconv.FormatInt(w.ID, 10)}, []*models.User{owner})
 		})
 		if err != nil {
 			return n, mapErr(err, "watch")
+		}
+		if notified {
+			n++ // counted once committed
 		}
 	}
 	return n, nil

@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,8 +28,8 @@ func TestReminders(t *testing.T) {
 		if err := db.SetNotifyReminders(ctx, f.admin.ID, false, models.CLIActor); err != nil {
 			t.Fatal(err)
 		}
-		if on, _ := db.NotifyReminders(ctx, f.admin.ID); on {
-			t.Fatal("reminders still on")
+		if on, err := db.NotifyReminders(ctx, f.admin.ID); err != nil || on {
+			t.Fatalf("reminders still on (%v)", err)
 		}
 		var sent []models.Notice
 		n, err := db.SendReminders(ctx, hours(1), recordingMailer(&sent))
@@ -40,6 +42,21 @@ func TestReminders(t *testing.T) {
 		}
 		if got[starting.ID] != models.NoticeReminderStart || got[ending.ID] != models.NoticeReminderEnd || got[quiet.ID] != "" {
 			t.Errorf("reminders = %v", got)
+		}
+		booked := map[int64]*models.Booking{starting.ID: starting, ending.ID: ending}
+		for _, s := range sent {
+			if b := booked[s.Booking.ID]; b == nil || !slices.Equal(s.Booking.GPUIDs, b.GPUIDs) || s.Booking.UserEmail != b.UserEmail {
+				t.Errorf("reminder of booking %d: GPUs %v, owner %q; want %+v", s.Booking.ID, s.Booking.GPUIDs, s.Booking.UserEmail, b)
+			}
+		}
+		var to []string
+		if err := db.Gorm.Table("outbox").Where("kind LIKE 'reminder_%'").Order("to_email").Pluck("to_email", &to).Error; err != nil {
+			t.Fatal(err)
+		}
+		want := []string{f.other.Email, f.owner.Email}
+		slices.Sort(want)
+		if !slices.Equal(to, want) {
+			t.Errorf("reminders went to %v, want %v", to, want)
 		}
 		// A second run in the same window queues nothing new.
 		if _, err := db.SendReminders(ctx, hours(1.02), recordingMailer(&sent)); err != nil {
@@ -75,12 +92,34 @@ func TestWatchFreed(t *testing.T) {
 		if len(sent) != 1 || sent[0].Kind != models.NoticeFreed || sent[0].Watch.NodeName != "gpu01" {
 			t.Errorf("notices = %+v", sent)
 		}
-		if n, _ := db.NotifyFreed(ctx, changeClock.Add(2*time.Minute), recordingMailer(&sent)); n != 0 {
-			t.Errorf("notified again: %d", n)
+		if n, err := db.NotifyFreed(ctx, changeClock.Add(2*time.Minute), recordingMailer(&sent)); err != nil || n != 0 {
+			t.Errorf("notified again: %d, %v", n, err)
 		}
 		ws, err := db.Watches(ctx, f.owner.ID, changeClock)
 		if err != nil || len(ws) != 1 || ws[0].NotifiedAt == nil {
 			t.Errorf("watches = %+v, %v", ws, err)
+		}
+	})
+}
+
+// TestWatchFreedMailFails: a notice that cannot be rendered rolls its watch
+// back, and NotifyFreed counts only what committed.
+func TestWatchFreedMailFails(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newChangeFixture(t, db)
+		w := &models.Watch{UserID: f.owner.ID, GPUID: f.node.GPUs[0].ID, StartsAt: hours(2), EndsAt: hours(3)}
+		if err := db.CreateWatch(ctx, w, changeClock, models.ActorFor(f.owner, "")); err != nil {
+			t.Fatal(err)
+		}
+		broken := func(models.Notice, *models.User) (models.OutboxMessage, error) {
+			return models.OutboxMessage{}, errors.New("template broke")
+		}
+		if n, err := db.NotifyFreed(ctx, changeClock, broken); err == nil || n != 0 {
+			t.Errorf("NotifyFreed = %d, %v; want 0 and an error", n, err)
+		}
+		ws, err := db.Watches(ctx, f.owner.ID, changeClock)
+		if err != nil || len(ws) != 1 || ws[0].NotifiedAt != nil {
+			t.Errorf("watches = %+v, %v; want one, not notified", ws, err)
 		}
 	})
 }

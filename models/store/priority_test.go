@@ -70,8 +70,8 @@ func TestApproveRequest(t *testing.T) {
 		if n, err := db.CountPendingFor(ctx, f.lead, changeClock); err != nil || n != 1 {
 			t.Errorf("pending for lead = %d, %v", n, err)
 		}
-		if n, _ := db.CountPendingFor(ctx, f.owner, changeClock); n != 0 {
-			t.Errorf("pending for the requester = %d, want 0", n)
+		if n, err := db.CountPendingFor(ctx, f.owner, changeClock); err != nil || n != 0 {
+			t.Errorf("pending for the requester = %d, %v; want 0", n, err)
 		}
 		_, err := db.ApproveRequest(ctx, r.ID, f.owner, "", changeClock, nil)
 		wantCode(t, err, models.EFORBIDDEN)
@@ -240,8 +240,8 @@ func TestExpireRequests(t *testing.T) {
 		}
 		_, err = db.ApproveRequest(ctx, later.ID, f.lead, "", hours(5), nil)
 		wantCode(t, err, models.ECONFLICT) // its start has come: too late to decide
-		if n, _ := db.ExpireRequests(ctx, hours(1)); n != 0 {
-			t.Errorf("second expiry run expired %d", n)
+		if n, err := db.ExpireRequests(ctx, hours(1)); err != nil || n != 0 {
+			t.Errorf("second expiry run expired %d, %v", n, err)
 		}
 	})
 }

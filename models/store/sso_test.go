@@ -73,15 +73,18 @@ func TestSignInSSO(t *testing.T) {
 			t.Errorf("linking a hand-made admin: %+v, %v", b, err)
 		}
 		// Another subject with a taken email is refused, nothing made.
-		n0, _ := db.CountUsers(ctx)
+		n0, err := db.CountUsers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if _, err := db.SignInSSO(ctx, models.SSOIdentity{Subject: "sub-evil", Email: "li.na@example.org", Name: "X"}, rules, now, ""); models.ErrorCode(err) != models.ECONFLICT {
 			t.Errorf("taken email: %v", err)
 		}
 		if _, err := db.SignInSSO(ctx, models.SSOIdentity{Subject: "sub-2", Name: "No Mail"}, rules, now, ""); models.ErrorCode(err) != models.EINVALID {
 			t.Errorf("no email: %v", err)
 		}
-		if n1, _ := db.CountUsers(ctx); n1 != n0 {
-			t.Errorf("users %d → %d after refused sign-ins", n0, n1)
+		if n1, err := db.CountUsers(ctx); err != nil || n1 != n0 {
+			t.Errorf("users %d → %d after refused sign-ins (%v)", n0, n1, err)
 		}
 	})
 }

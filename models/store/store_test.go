@@ -52,8 +52,8 @@ func TestMigrations(t *testing.T) {
 			if err != nil || len(applied) != 1 || applied[0] != newest {
 				t.Fatalf("up again = %v, %v; want [%d]", applied, err, newest)
 			}
-			if pending, _ := db.Pending(ctx); pending != 0 {
-				t.Fatalf("pending after up = %d", pending)
+			if pending, err := db.Pending(ctx); err != nil || pending != 0 {
+				t.Fatalf("pending after up = %d, %v", pending, err)
 			}
 			fixture(t, db, 2) // the schema works after the round trip
 		})
@@ -296,6 +296,11 @@ func TestTokens(t *testing.T) {
 		got, err := db.UserByToken(ctx, plain, now)
 		if err != nil || got.ID != u.ID {
 			t.Fatalf("by token: %v %v", got, err)
+		}
+		gone, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := db.UserByToken(gone, plain, now); models.ErrorCode(err) != models.EINTERNAL {
+			t.Errorf("token read failing: %v, want an internal error, not a refused token", err)
 		}
 		list, _ := db.Tokens(ctx, u.ID)
 		if len(list) != 1 || list[0].LastUsedAt == nil || list[0].Name != "laptop" {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -97,8 +98,11 @@ func (db *DB) UserByToken(ctx context.Context, plain string, now time.Time) (*mo
 	err := db.Gorm.WithContext(ctx).Table("api_tokens t").
 		Select("u.*, t.id AS token_id, t.last_used_at AS token_last_used_at").Joins("JOIN users u ON u.id = t.user_id").
 		Where("t.token_hash = ? AND t.revoked_at IS NULL", models.HashToken(plain)).Take(&r).Error
-	if err != nil {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, &models.Error{Code: models.EUNAUTHORIZED, Msg: models.M("err.token_invalid"), Err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: user by token: %w", err)
 	}
 	if r.TokenLastUsed == nil || now.Sub(*r.TokenLastUsed) > time.Minute {
 		if err := db.Gorm.WithContext(ctx).Model(&tokenRow{}).Where("id = ?", r.TokenID).Update("last_used_at", utc(now)).Error; err != nil {

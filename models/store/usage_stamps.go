@@ -48,10 +48,7 @@ func usageHolders(tx *gorm.DB, gpuIDs []int64, from, to time.Time) ([]models.Usa
 // number, which booking held it and the most any user held, then the
 // booker's memory and the user rows' booked flag from that booking.
 func restampSQL(pg bool) []string {
-	epoch := "CAST(strftime('%s', minute) AS INTEGER) / 60"
-	if pg {
-		epoch = "CAST(EXTRACT(EPOCH FROM minute) AS BIGINT) / 60"
-	}
+	epoch := reportSQL{pg: pg}.epoch("minute") + " / 60"
 	return []string{`UPDATE gpu_usage_minutes SET
 	    unix_minute = ` + epoch + `,
 	    booking_id = (SELECT bg.booking_id FROM booking_gpus bg JOIN bookings b ON b.id = bg.booking_id

@@ -1,0 +1,55 @@
+package store_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
+)
+
+// TestIngestUsageUnixNames: the user rows of a batch name their gpubook
+// user by the local part of the email, a name two users share names
+// nobody, and a LIKE wildcard in a name matches only itself.
+func TestIngestUsageUnixNames(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		want := map[string]int64{}
+		for _, e := range []string{"ada@example.org", "bob@a.org", "bob@b.org", "axb@example.org", "a_b@example.org"} {
+			u := &models.User{Email: e, Name: e}
+			if err := db.CreateUser(ctx, u, models.CLIActor); err != nil {
+				t.Fatal(err)
+			}
+			want[models.UnixName(e)] = u.ID
+		}
+		want["bob"], want["ghost"] = 0, 0
+		n, _ := enrolled(t, db, "gpu11", 1, 1)
+		r := models.AgentUsageRecord{GPUUUID: realUUID(1, 0), Minute: at0, MemTotalMiB: 81920, Samples: 6}
+		for i, name := range []string{"ada", "bob", "a_b", "axb", "ghost"} {
+			r.Users = append(r.Users, models.AgentUserUsage{User: name, UID: 1001 + i, MemoryMiB: 100, Processes: 1})
+		}
+		b := models.AgentUsageBatch{Node: "x", BatchID: "b", Records: []models.AgentUsageRecord{r}}
+		if _, err := db.IngestUsage(ctx, n, b, 400*24*time.Hour, at0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		var rows []struct {
+			UserName string `gorm:"column:user_name"`
+			UserID   *int64 `gorm:"column:user_id"`
+		}
+		if err := db.Gorm.Table("gpu_user_usage_minutes").Select("user_name, user_id").Scan(&rows).Error; err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 5 {
+			t.Fatalf("user rows = %d, want 5", len(rows))
+		}
+		for _, row := range rows {
+			var got int64
+			if row.UserID != nil {
+				got = *row.UserID
+			}
+			if got != want[row.UserName] {
+				t.Errorf("%s: user id = %d, want %d", row.UserName, got, want[row.UserName])
+			}
+		}
+	})
+}
