@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -87,6 +89,9 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	defer cancel()
 	if err := sqlDB.PingContext(pingCtx); err != nil {
 		sqlDB.Close()
+		if dialect == SQLite {
+			err = explainSQLiteOpen(dsn, err)
+		}
 		return nil, fmt.Errorf("store: connect to %s: %w", redact(url), err)
 	}
 	var dialector gorm.Dialector
@@ -105,6 +110,17 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, fmt.Errorf("store: gorm: %w", err)
 	}
 	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect}, nil
+}
+
+// explainSQLiteOpen says what SQLite's "unable to open database file: out
+// of memory (14)" means when the file's folder is missing or not a folder.
+func explainSQLiteOpen(dsn string, err error) error {
+	path, _, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
+	dir := filepath.Dir(path)
+	if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
+		return fmt.Errorf("the folder %s for the SQLite file does not exist (create it or choose another path): %w", dir, err)
+	}
+	return err
 }
 
 func configurePool(db *sql.DB, dialect string) {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -385,4 +386,14 @@ func TestAllMemberships(t *testing.T) {
 			t.Errorf("got %v, want %v (by team, leads first)", got, want)
 		}
 	})
+}
+
+// TestOpenSQLiteMissingFolder: SQLite's own words for a file in a folder
+// that does not exist are "out of memory (14)"; Open names the folder.
+func TestOpenSQLiteMissingFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "no", "such")
+	_, err := store.Open(ctx, "sqlite:"+filepath.Join(dir, "gpubook.db"))
+	if err == nil || !strings.Contains(err.Error(), "the folder "+dir+" for the SQLite file does not exist") {
+		t.Errorf("Open = %v, want the missing folder named", err)
+	}
 }
