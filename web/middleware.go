@@ -187,7 +187,9 @@ func tokenAuth(base *handlers.Base) echo.MiddlewareFunc {
 			}
 			u, err := base.Store.UserByToken(c.Request().Context(), strings.TrimSpace(plain), base.Now())
 			if err != nil {
-				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="gpubook", error="invalid_token"`)
+				if models.ErrorCode(err) == models.EUNAUTHORIZED { // not when the database failed
+					c.Response().Header().Set("WWW-Authenticate", `Bearer realm="gpubook", error="invalid_token"`)
+				}
 				return err
 			}
 			c.SetRequest(c.Request().WithContext(models.WithUser(c.Request().Context(), u)))
