@@ -29,8 +29,7 @@ func cmdEnv(ctx context.Context, args []string, getenv func(string) string, stdo
 		if helpOK(err) == nil {
 			return nil
 		}
-		fmt.Fprintln(stderr, "gpubook:", err)
-		fmt.Fprint(stdout, loginenv.Unavailable("bad flags").Shell())
+		fmt.Fprint(stdout, loginenv.Unavailable("bad flags").Shell()) // the FlagSet told stderr why
 		return nil
 	}
 	r := computeEnvTimed(ctx, *cfgPath, *userFlag, getenv, time.Now())

@@ -207,3 +207,16 @@ func TestExec(t *testing.T) {
 		})
 	}
 }
+
+// TestBadFlagReportedOnce: the FlagSet prints a bad flag with the usage;
+// the command exits 2 without printing it a second time.
+func TestBadFlagReportedOnce(t *testing.T) {
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"gpubook-agent", "status", "--bogus"}, setup(t, goodCache(t)), &out, &errb)
+	if ec, ok := err.(exitCode); !ok || ec != 2 {
+		t.Errorf("err = %v, want exit status 2", err)
+	}
+	if n := strings.Count(errb.String(), "flag provided but not defined: -bogus"); n != 1 {
+		t.Errorf("the bad flag is reported %d times, want once:\n%s", n, errb.String())
+	}
+}

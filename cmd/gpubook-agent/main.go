@@ -105,12 +105,15 @@ func newFlags(name, summary string, stderr io.Writer, getenv func(string) string
 // errHelp tells a command that --help was printed and it should stop.
 var errHelp = flag.ErrHelp
 
+// parseFlags parses args. A bad flag has already been reported with the
+// usage by the FlagSet, so it comes back as exit status 2, which main does
+// not print again.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
 		}
-		return fmt.Errorf("agent: %w", err)
+		return exitCode(2)
 	}
 	return nil
 }
