@@ -83,6 +83,10 @@ func Open(dir string, lim Limits, now func() time.Time, log *slog.Logger) (*Spoo
 			_ = os.Remove(filepath.Join(dir, name))
 			continue
 		}
+		if setAside(name) {
+			s.pruneSetAside(e)
+			continue
+		}
 		seq, err := strconv.ParseUint(strings.TrimSuffix(name, suffix), 10, 64)
 		if err != nil || !strings.HasSuffix(name, suffix) {
 			continue
@@ -155,6 +159,27 @@ func (s *Spool) Oldest() (Entry, error) {
 		s.files = s.files[1:]
 	}
 	return Entry{}, ErrEmpty
+}
+
+// setAside reports whether name is an entry set aside as undeliverable
+// (.rejected by the portal, .bad when unreadable): kept for the admin to
+// look at, never sent again.
+func setAside(name string) bool {
+	return strings.HasSuffix(name, suffix+".rejected") || strings.HasSuffix(name, suffix+".bad")
+}
+
+// pruneSetAside removes a set-aside entry once it is older than MaxAge, the
+// age at which a queued entry is dropped too, so that they cannot pile up.
+func (s *Spool) pruneSetAside(e os.DirEntry) {
+	info, err := e.Info()
+	if err != nil || s.lim.MaxAge <= 0 || s.now().Sub(info.ModTime()) <= s.lim.MaxAge {
+		return
+	}
+	if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil {
+		s.log.Warn("agent: spool: remove old set-aside entry", "file", e.Name(), "err", err)
+		return
+	}
+	s.log.Info("agent: spool: removed set-aside entry past the age limit", "file", e.Name())
 }
 
 // Ack removes a delivered entry durably.

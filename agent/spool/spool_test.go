@@ -165,3 +165,31 @@ func TestCorruptEntrySetAside(t *testing.T) {
 		t.Errorf("delivered %v, want %v", got, want)
 	}
 }
+
+// TestSetAsideEntriesExpire: entries set aside as .rejected or .bad are kept
+// for the admin, but removed at Open once older than MaxAge.
+func TestSetAsideEntriesExpire(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	files := map[string]time.Time{
+		"00000000000000000001.json.rejected": now.Add(-8 * 24 * time.Hour),
+		"00000000000000000002.json.bad":      now.Add(-8 * 24 * time.Hour),
+		"00000000000000000003.json.rejected": now.Add(-time.Hour),
+	}
+	for name, at := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open(t, dir, spool.DefaultLimits(), &clock{now})
+	for name, at := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if old := now.Sub(at) > 7*24*time.Hour; old != errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s (old %v): stat err %v", name, old, err)
+		}
+	}
+}
