@@ -156,6 +156,7 @@ func sqliteLoop(ctx context.Context, sqlDB *sql.DB, clients int, d time.Duration
 
 var tpsRE = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
 var latRE = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
+var failedRE = regexp.MustCompile(`number of failed transactions: ([0-9]+)`)
 
 // pgbench runs pgbench with a one-line script: one INSERT, its own transaction.
 // Its p50 column shows the average latency (pgbench reports no median).
@@ -175,6 +176,15 @@ func pgbench(ctx context.Context, dbURL string, clients int, d time.Duration) (r
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return result{}, fmt.Errorf("pgbench: %w: %s", err, out)
+	}
+	return parsePgbench(out)
+}
+
+// parsePgbench reads pgbench's rate and average latency from its report;
+// a run with failed transactions is an error (every one should succeed).
+func parsePgbench(out []byte) (result, error) {
+	if f := failedRE.FindSubmatch(out); f != nil && string(f[1]) != "0" {
+		return result{}, fmt.Errorf("pgbench: %s transactions failed: %s", f[1], out)
 	}
 	m := tpsRE.FindSubmatch(out)
 	if m == nil {

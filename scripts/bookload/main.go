@@ -4,6 +4,12 @@
 // (pgbench with a one-line script for PostgreSQL, a Go loop for SQLite), so
 // that the two figures come from the same machine in the same run.
 //
+// Two more figures bound what any implementation could reach there: a bare
+// net/http server that decodes the body and answers 201 with no middleware
+// and no database (ceiling.go), and the SQL floor, the inserts no correct
+// booking can skip, driven with no HTTP and no gpubook code (floor.go).
+// A booking costs at least both, so "bound" is 1/(1/bare + 1/floor).
+//
 //	go run ./scripts/bookload -db sqlite,postgres -clients 1,8,64 -n 2000
 //
 // It only ever talks to 127.0.0.1: the server it starts and the local
@@ -85,7 +91,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := loopbackOnly(o.pgAdmin); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "| database | clients | gpubook bookings/s | p50 ms | p99 ms | errors | raw 1-row tx/s | raw p50 ms | ratio |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(out, "| database | clients | gpubook bookings/s | p50 ms | p99 ms | errors | raw 1-row tx/s | raw p50 ms | ratio | bare HTTP req/s | SQL floor/s | bound/s | bound/raw |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, d := range o.dialects {
 		if err := measureDialect(ctx, d, o, out); err != nil {
 			return fmt.Errorf("%s: %w", d, err)
@@ -120,15 +126,28 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 		return err
 	}
 	defer target.close()
+	bare, err := newCeiling()
+	if err != nil {
+		return err
+	}
+	defer bare.close()
 	for _, c := range o.clients {
 		res := target.load(ctx, c, o.n, o.maxTime)
 		raw, err := rawInserts(ctx, d, db, dbURL, c, o.maxTime/3)
 		if err != nil {
 			return err
 		}
-		ratio := res.perSecond() / raw.perSecond()
-		fmt.Fprintf(out, "| %s | %d | %.0f | %.1f | %.1f | %d | %.0f | %.1f | %.2f |\n", d, c, res.perSecond(),
-			ms(res.quantile(0.5)), ms(res.quantile(0.99)), res.errors, raw.perSecond(), ms(raw.quantile(0.5)), ratio)
+		ceil := bare.load(ctx, target, c, o.maxTime/3)
+		floor, err := sqlFloor(ctx, d, db, dbURL, target, c, o.maxTime/3)
+		if err != nil {
+			return err
+		}
+		// The bound: a booking costs at least a bare HTTP request plus the
+		// SQL floor, so no implementation books faster than this here.
+		bound := 1 / (1/ceil.perSecond() + 1/floor.perSecond())
+		fmt.Fprintf(out, "| %s | %d | %.0f | %.1f | %.1f | %d | %.0f | %.1f | %.2f | %.0f | %.0f | %.0f | %.2f |\n", d, c, res.perSecond(),
+			ms(res.quantile(0.5)), ms(res.quantile(0.99)), res.errors, raw.perSecond(), ms(raw.quantile(0.5)), res.perSecond()/raw.perSecond(),
+			ceil.perSecond(), floor.perSecond(), bound, bound/raw.perSecond())
 	}
 	return nil
 }
@@ -139,6 +158,8 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 type target struct {
 	url    string
 	tokens []string
+	users  []int64 // users[i] owns tokens[i]
+	nodeID int64
 	gpuIDs []int64
 	next   int // the next free (GPU, hour) cell, so that no request conflicts
 	start  time.Time
@@ -147,6 +168,7 @@ type target struct {
 
 func newTarget(ctx context.Context, db *store.DB, gpus int) (*target, error) {
 	var tokens []string
+	var users []int64
 	for i := range loadUsers {
 		u := &models.User{Email: fmt.Sprintf("load%02d@example.org", i), Name: fmt.Sprintf("Load %02d", i)}
 		if err := db.CreateUser(ctx, u, models.CLIActor); err != nil {
@@ -157,6 +179,7 @@ func newTarget(ctx context.Context, db *store.DB, gpus int) (*target, error) {
 			return nil, err
 		}
 		tokens = append(tokens, plain)
+		users = append(users, u.ID)
 	}
 	gs, err := models.NewNodeGPUs("load01", gpus, "NVIDIA A100-SXM4-80GB", 81920)
 	if err != nil {
@@ -182,7 +205,7 @@ func newTarget(ctx context.Context, db *store.DB, gpus int) (*target, error) {
 	}
 	hs := &http.Server{Handler: s.Echo, ReadHeaderTimeout: 5 * time.Second}
 	go hs.Serve(ln)
-	t := &target{url: "http://" + ln.Addr().String(), tokens: tokens, srv: hs, start: time.Now().UTC().Truncate(time.Hour).Add(2 * time.Hour)}
+	t := &target{url: "http://" + ln.Addr().String(), tokens: tokens, users: users, nodeID: node.ID, srv: hs, start: time.Now().UTC().Truncate(time.Hour).Add(2 * time.Hour)}
 	for _, g := range node.GPUs {
 		t.gpuIDs = append(t.gpuIDs, g.ID)
 	}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+)
+
+// The SQL floor is the database work no correct booking can skip, run
+// without HTTP and without gpubook's code: find the token's user, then in
+// one transaction insert the booking, its GPU row (checked by the overlap
+// guard: PostgreSQL's exclusion constraint, SQLite's triggers) and its
+// audit event, on gpubook's real schema. No policy is read and nothing is
+// locked, which gpubook must do as well. On PostgreSQL pgbench drives it
+// (one statement for the token, one for the three inserts, as gpubook
+// sends them); on SQLite a Go loop on the same pool as the raw baseline.
+// Each client books its own GPU in its own hours, far beyond the HTTP load's
+// cells, and the floor's rows are deleted after each level.
+
+const floorNote = "sql floor"
+
+// floorStart is where the floor's bookings begin: two years on, clear of
+// the HTTP load (which books from now on, a few hundred hours at most).
+func (t *target) floorStart() time.Time { return t.start.AddDate(2, 0, 0) }
+
+// sqlFloor measures the floor at clients concurrent clients for d.
+func sqlFloor(ctx context.Context, dialect string, db *store.DB, dbURL string, t *target, clients int, d time.Duration) (result, error) {
+	if clients > len(t.gpuIDs) {
+		return result{}, fmt.Errorf("the SQL floor gives each client its own GPU: at most %d clients", len(t.gpuIDs))
+	}
+	var res result
+	var err error
+	if dialect == store.Postgres {
+		res, err = pgFloor(ctx, dbURL, t, clients, d)
+	} else {
+		res = sqliteFloor(ctx, db, t, clients, d)
+	}
+	if err != nil {
+		return res, err
+	}
+	// Later levels book on the same database; leave it as the HTTP load left it.
+	for _, q := range []string{
+		"DELETE FROM audit_events WHERE action = 'booking.create' AND details = '" + floorNote + "'",
+		"DELETE FROM booking_gpus WHERE booking_id IN (SELECT id FROM bookings WHERE note = '" + floorNote + "')",
+		"DELETE FROM bookings WHERE note = '" + floorNote + "'",
+	} {
+		if _, err := db.SQL.ExecContext(ctx, q); err != nil {
+			return res, fmt.Errorf("sql floor cleanup: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// tokenUserSQL is UserByToken's query (token and user in one statement).
+const tokenUserSQL = `SELECT u.*, t.id AS token_id, t.last_used_at AS token_last_used_at FROM api_tokens t
+	JOIN users u ON u.id = t.user_id WHERE t.token_hash = %s AND t.revoked_at IS NULL LIMIT 1`
+
+// pgFloor runs pgbench with a script of gpubook's two statements, prepared
+// as pgx prepares them; client c books GPU c, hour k of its own for its k-th
+// booking, as one of the load's users (ids and GPU ids are consecutive, so
+// pgbench's arithmetic picks them). The token looked up is always the first
+// user's: the cost of the lookup does not depend on whose it is.
+func pgFloor(ctx context.Context, dbURL string, t *target, clients int, d time.Duration) (result, error) {
+	if !consecutive(t.gpuIDs) || !consecutive(t.users) {
+		return result{}, fmt.Errorf("sql floor: GPU and user ids must be consecutive")
+	}
+	dir, err := os.MkdirTemp("", "bookload")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(dir)
+	start := t.floorStart().Format(time.RFC3339)
+	within := func(slot string) string {
+		return fmt.Sprintf("timestamptz '%s' + %s * interval '1 hour'", start, slot)
+	}
+	script := fmt.Sprintf(`\set k :k + 1
+\set gpu %d + :client_id
+\set uid %d + :client_id %% %d
+`+tokenUserSQL+`;
+WITH b AS (
+	INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
+	VALUES (:uid, %d, %s, %s, '%s', 'standard', 'confirmed', now(), now()) RETURNING id
+), g AS (
+	INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at, blocking) SELECT b.id, :gpu, %s, %s, TRUE FROM b
+), a AS (
+	INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
+	SELECT now(), :uid, 'load', 'booking.create', 'booking', CAST(b.id AS text), '%s', '127.0.0.1' FROM b
+)
+SELECT id FROM b;
+`, t.gpuIDs[0], t.users[0], len(t.users), "'"+models.HashToken(t.tokens[0])+"'",
+		t.nodeID, within(":k"), within("(:k + 1)"), floorNote, within(":k"), within("(:k + 1)"), floorNote)
+	path := filepath.Join(dir, "floor.sql")
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		return result{}, err
+	}
+	secs := max(1, int(d.Seconds()))
+	cmd := exec.CommandContext(ctx, "pgbench", "-n", "-M", "prepared", "-D", "k=0", "-f", path, "-c", strconv.Itoa(clients),
+		"-j", strconv.Itoa(min(clients, 4)), "-T", strconv.Itoa(secs), dbURL)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return result{}, fmt.Errorf("pgbench (sql floor): %w: %s", err, out)
+	}
+	return parsePgbench(out)
+}
+
+func consecutive(ids []int64) bool {
+	for i := range ids {
+		if ids[i] != ids[0]+int64(i) {
+			return false
+		}
+	}
+	return len(ids) > 0
+}
+
+// sqliteFloor is the same work on SQLite, on the pool the raw baseline
+// uses: the token query, then BEGIN IMMEDIATE (the DSN's _txlock), the
+// three inserts gpubook runs there, COMMIT. The k-th booking takes cell k
+// of the (GPU, hour) grid, so no two calls collide.
+func sqliteFloor(ctx context.Context, db *store.DB, t *target, clients int, d time.Duration) result {
+	hash := models.HashToken(t.tokens[0])
+	start := t.floorStart()
+	return drive(clients, 0, d, func(k int) error {
+		rows, err := db.SQL.QueryContext(ctx, fmt.Sprintf(tokenUserSQL, "?"), hash)
+		if err != nil {
+			return err
+		}
+		found := rows.Next() // gpubook reads the row's columns too; here finding it is enough
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("sql floor: token not found")
+		}
+		uid, g := t.users[k%len(t.users)], t.gpuIDs[k%len(t.gpuIDs)]
+		s := start.Add(time.Duration(k/len(t.gpuIDs)) * time.Hour)
+		e, now := s.Add(time.Hour), time.Now().UTC()
+		tx, err := db.SQL.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		var id int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?) RETURNING id`, uid, t.nodeID, s, e, floorNote, now, now).Scan(&id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at, blocking) VALUES (?, ?, ?, ?, TRUE)",
+			id, g, s, e); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
+			VALUES (?, ?, 'load', 'booking.create', 'booking', ?, ?, '127.0.0.1')`, now, uid, strconv.FormatInt(id, 10), floorNote); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+}
