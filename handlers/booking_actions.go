@@ -40,7 +40,7 @@ func (h *Bookings) Extend(c echo.Context) error {
 // UpdateNote changes a booking's note.
 func (h *Bookings) UpdateNote(c echo.Context) error {
 	return h.change(c, "booking.note_saved", func(id int64, u *models.User) (*models.Booking, error) {
-		return h.Store.UpdateBookingNote(c.Request().Context(), id, u, c.FormValue("note"), h.Limits)
+		return h.Store.UpdateBookingNote(c.Request().Context(), id, u, c.FormValue("note"), h.Limits, h.Now())
 	})
 }
 

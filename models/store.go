@@ -56,7 +56,7 @@ type BookingStore interface {
 	CancelBooking(ctx context.Context, id int64, actor *User, now time.Time) (*Booking, error)
 	ReleaseBooking(ctx context.Context, id int64, actor *User, now time.Time) (*Booking, error)
 	ExtendBooking(ctx context.Context, id int64, actor *User, newEnd time.Time, lim BookingLimits, now time.Time) (*Booking, error)
-	UpdateBookingNote(ctx context.Context, id int64, actor *User, note string, lim BookingLimits) (*Booking, error)
+	UpdateBookingNote(ctx context.Context, id int64, actor *User, note string, lim BookingLimits, now time.Time) (*Booking, error)
 	FindSlots(ctx context.Context, q SlotQuery, lim BookingLimits, now time.Time) ([]Slot, error)
 }
 

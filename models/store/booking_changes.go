@@ -80,8 +80,7 @@ func (db *DB) ExtendBooking(ctx context.Context, id int64, actor *models.User, n
 
 // UpdateBookingNote replaces the note of an upcoming or active booking.
 // The signature has no clock, so "past" is judged by the wall clock.
-func (db *DB) UpdateBookingNote(ctx context.Context, id int64, actor *models.User, note string, lim models.BookingLimits) (*models.Booking, error) {
-	now := time.Now()
+func (db *DB) UpdateBookingNote(ctx context.Context, id int64, actor *models.User, note string, lim models.BookingLimits, now time.Time) (*models.Booking, error) {
 	return db.changeBooking(ctx, id, func(tx *gorm.DB, b *models.Booking) error {
 		clean, err := models.CheckNote(b, actor, note, lim, now)
 		if err != nil {

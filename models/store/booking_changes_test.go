@@ -202,19 +202,23 @@ func TestUpdateBookingNote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := db.UpdateBookingNote(ctx, b.ID, f.owner, "  training run 7 ", lim)
+		got, err := db.UpdateBookingNote(ctx, b.ID, f.owner, "  training run 7 ", lim, now)
 		if err != nil || got.Note != "training run 7" {
 			t.Fatalf("note = %q, %v", got.Note, err)
 		}
-		_, err = db.UpdateBookingNote(ctx, b.ID, f.other, "mine now", lim)
+		_, err = db.UpdateBookingNote(ctx, b.ID, f.other, "mine now", lim, now)
 		wantCode(t, err, models.EFORBIDDEN)
 		past, err := db.CreateBooking(ctx, models.NewBooking{UserID: f.owner.ID, GPUIDs: []int64{f.node.GPUs[3].ID},
 			StartsAt: now.Add(-3 * time.Hour), EndsAt: now.Add(-2 * time.Hour)}, lim, now.Add(-4*time.Hour), models.ActorFor(f.owner, ""))
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = db.UpdateBookingNote(ctx, past.ID, f.owner, "rewrite history", lim)
+		_, err = db.UpdateBookingNote(ctx, past.ID, f.owner, "rewrite history", lim, now)
 		wantCode(t, err, models.EINVALID)
+		// The rule is asked at the clock given, not the wall clock's.
+		if got, err := db.UpdateBookingNote(ctx, past.ID, f.owner, "before it ran", lim, now.Add(-150*time.Minute)); err != nil || got.Note != "before it ran" {
+			t.Fatalf("note at an earlier clock = %+v, %v", got, err)
+		}
 		lastAudit(t, db, models.AuditBookingEditNote)
 	})
 }
