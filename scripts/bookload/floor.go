@@ -17,12 +17,12 @@ import (
 // without HTTP and without gpubook's code: find the token's user, then in
 // one transaction insert the booking, its GPU row (checked by the overlap
 // guard: PostgreSQL's exclusion constraint, SQLite's triggers) and its
-// audit event, on gpubook's real schema. No policy is read and nothing is
-// locked, which gpubook must do as well. On PostgreSQL pgbench drives it
-// (one statement for the token, one for the three inserts, as gpubook
-// sends them); on SQLite a Go loop on the same pool as the raw baseline.
-// Each client books its own GPU in its own hours, far beyond the HTTP load's
-// cells, and the floor's rows are deleted after each level.
+// audit event, on gpubook's real schema. It reads no policy and locks no
+// row; gpubook must do both, so a real booking costs more. On PostgreSQL
+// pgbench drives it (one statement for the token, one for the three
+// inserts, as gpubook sends them); on SQLite a Go loop on the same pool as
+// the raw baseline. The bookings lie two years on, clear of the HTTP load's
+// cells, and are deleted after each level.
 
 const floorNote = "sql floor"
 
@@ -32,9 +32,6 @@ func (t *target) floorStart() time.Time { return t.start.AddDate(2, 0, 0) }
 
 // sqlFloor measures the floor at clients concurrent clients for d.
 func sqlFloor(ctx context.Context, dialect string, db *store.DB, dbURL string, t *target, clients int, d time.Duration) (result, error) {
-	if clients > len(t.gpuIDs) {
-		return result{}, fmt.Errorf("the SQL floor gives each client its own GPU: at most %d clients", len(t.gpuIDs))
-	}
 	var res result
 	var err error
 	if dialect == store.Postgres {
@@ -68,6 +65,9 @@ const tokenUserSQL = `SELECT u.*, t.id AS token_id, t.last_used_at AS token_last
 // pgbench's arithmetic picks them). The token looked up is always the first
 // user's: the cost of the lookup does not depend on whose it is.
 func pgFloor(ctx context.Context, dbURL string, t *target, clients int, d time.Duration) (result, error) {
+	if clients > len(t.gpuIDs) {
+		return result{}, fmt.Errorf("the SQL floor gives each pgbench client its own GPU: at most %d clients", len(t.gpuIDs))
+	}
 	if !consecutive(t.gpuIDs) || !consecutive(t.users) {
 		return result{}, fmt.Errorf("sql floor: GPU and user ids must be consecutive")
 	}
