@@ -54,15 +54,19 @@ func (db *DB) ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 		if err := minutesFigures(g, q, d); err != nil {
 			return err
 		}
-		return reportContext(g, d)
+		if err := reportContext(g, d); err != nil {
+			return err
+		}
+		// Users and teams from the same snapshot as the figures, so that
+		// a user added mid-run is either in both or in neither.
+		var err error
+		if d.Users, err = listUsers(g); err != nil {
+			return err
+		}
+		d.Memberships, err = listMemberships(g, "m.team_id > ?", 0)
+		return err
 	})
 	if err != nil {
-		return nil, err
-	}
-	if d.Users, err = db.Users(ctx); err != nil {
-		return nil, err
-	}
-	if d.Memberships, err = db.memberships(ctx, "m.team_id > ?", 0); err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -83,8 +83,13 @@ func (db *DB) CreateTeam(ctx context.Context, t *models.Team, by models.Actor) e
 }
 
 func (db *DB) memberships(ctx context.Context, where string, arg int64) ([]models.Membership, error) {
+	return listMemberships(db.Gorm.WithContext(ctx), where, arg)
+}
+
+// listMemberships is memberships on g (a transaction, or the pool).
+func listMemberships(g *gorm.DB, where string, arg int64) ([]models.Membership, error) {
 	var rows []membershipRow
-	err := db.Gorm.WithContext(ctx).Table("memberships m").
+	err := g.Table("memberships m").
 		Select("m.*, t.name AS team_name, u.name AS user_name, u.email AS user_email").
 		Joins("JOIN teams t ON t.id = m.team_id").Joins("JOIN users u ON u.id = m.user_id").
 		Where(where, arg).Order("t.name, CASE m.role WHEN 'lead' THEN 0 ELSE 1 END, u.name").Find(&rows).Error

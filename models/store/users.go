@@ -58,8 +58,13 @@ func (db *DB) UserByEmail(ctx context.Context, email string) (*models.User, erro
 
 // Users returns every user, by name.
 func (db *DB) Users(ctx context.Context) ([]models.User, error) {
+	return listUsers(db.Gorm.WithContext(ctx))
+}
+
+// listUsers is Users on g (a transaction, or the pool).
+func listUsers(g *gorm.DB) ([]models.User, error) {
 	var rows []userRow
-	if err := db.Gorm.WithContext(ctx).Order("name, id").Find(&rows).Error; err != nil {
+	if err := g.Order("name, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: users: %w", err)
 	}
 	out := make([]models.User, len(rows))
