@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,9 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib"
-
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
 )
 
 // result is one measured level: every request's latency and the wall time.
@@ -212,27 +209,13 @@ func scratchDB(ctx context.Context, dialect, pgAdmin string) (string, func(), er
 	if dialect != store.Postgres {
 		return "", nil, fmt.Errorf("unknown database %q", dialect)
 	}
-	admin, err := sql.Open("pgx", pgAdmin)
+	u, drop, err := storetest.ScratchPostgres(ctx, pgAdmin, "bookload")
 	if err != nil {
 		return "", nil, err
 	}
-	b := make([]byte, 4)
-	rand.Read(b)
-	name := "bookload_" + hex.EncodeToString(b)
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close()
-		return "", nil, err
-	}
-	u := pgAdmin
-	if i := strings.LastIndex(strings.SplitN(u, "?", 2)[0], "/"); i > 0 {
-		rest := ""
-		if q := strings.IndexByte(u, '?'); q >= 0 {
-			rest = u[q:]
-		}
-		u = u[:i] + "/" + name + rest
-	}
 	return u, func() {
-		admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-		admin.Close()
+		if err := drop(); err != nil {
+			fmt.Fprintln(os.Stderr, "bookload:", err)
+		}
 	}, nil
 }

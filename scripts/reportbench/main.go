@@ -13,9 +13,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"net/url"
@@ -24,6 +21,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
 )
 
 func main() {
@@ -114,23 +112,13 @@ func scratchDB(adminURL string) (string, func(), error) {
 	if err != nil || u.Hostname() != "127.0.0.1" {
 		return "", nil, fmt.Errorf("refusing %q: the benchmark runs against 127.0.0.1 only", u.Redacted())
 	}
-	admin, err := sql.Open("pgx", adminURL)
+	dbURL, drop, err := storetest.ScratchPostgres(context.Background(), adminURL, "gpubook_reportbench")
 	if err != nil {
 		return "", nil, err
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "gpubook_reportbench_" + hex.EncodeToString(b)
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		admin.Close()
-		return "", nil, fmt.Errorf("create database: %w", err)
-	}
-	drop := func() {
-		defer admin.Close()
-		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
-			fmt.Fprintln(os.Stderr, "reportbench: drop", name, err)
+	return dbURL, func() {
+		if err := drop(); err != nil {
+			fmt.Fprintln(os.Stderr, "reportbench:", err)
 		}
-	}
-	u.Path = "/" + name
-	return u.String(), drop, nil
+	}, nil
 }

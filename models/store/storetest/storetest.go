@@ -9,6 +9,8 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,33 +79,56 @@ func URL(t testing.TB, dialect string) string {
 
 func freshPostgres(t testing.TB) string {
 	t.Helper()
-	admin, err := sql.Open("pgx", AdminURL())
-	if err != nil {
-		t.Fatalf("postgres: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := admin.PingContext(ctx); err != nil {
-		admin.Close()
+	url, drop, err := ScratchPostgres(context.Background(), AdminURL(), "gpubook_test")
+	if errors.Is(err, ErrNoPostgres) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("PostgreSQL is required under CI=true but not reachable at %s: %v", AdminURL(), err)
 		}
-		t.Skipf("PostgreSQL not reachable (%v); set CI=true to make this a failure", err)
+		t.Skipf("%v; set CI=true to make this a failure", err)
+	}
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Log(err)
+		}
+	})
+	return url
+}
+
+// ErrNoPostgres is ScratchPostgres's answer when the server does not answer.
+var ErrNoPostgres = errors.New("PostgreSQL not reachable")
+
+// ScratchPostgres creates a database named prefix_<random> on the server
+// at adminURL and returns its URL and drop, which removes it (and closes
+// the admin connection). Tests and the load scripts under scripts/ use it.
+func ScratchPostgres(ctx context.Context, adminURL, prefix string) (url string, drop func() error, err error) {
+	admin, err := sql.Open("pgx", adminURL)
+	if err != nil {
+		return "", nil, fmt.Errorf("postgres: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := admin.PingContext(pingCtx); err != nil {
+		admin.Close()
+		return "", nil, fmt.Errorf("%w (%v)", ErrNoPostgres, err)
 	}
 	b := make([]byte, 6)
 	rand.Read(b)
-	name := "gpubook_test_" + hex.EncodeToString(b)
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+	name := prefix + "_" + hex.EncodeToString(b)
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
 		admin.Close()
-		t.Fatalf("create database: %v", err)
+		return "", nil, fmt.Errorf("create database: %w", err)
 	}
-	t.Cleanup(func() {
+	drop = func() error {
 		defer admin.Close()
 		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
-			t.Logf("drop database %s: %v", name, err)
+			return fmt.Errorf("drop database %s: %w", name, err)
 		}
-	})
-	return replaceDBName(AdminURL(), name)
+		return nil
+	}
+	return replaceDBName(adminURL, name), drop, nil
 }
 
 // replaceDBName swaps the database in a postgres:// URL.
