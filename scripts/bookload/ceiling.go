@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// ceiling is the bound on any HTTP JSON API in Go on this machine: a bare
-// net/http server on 127.0.0.1 whose handler decodes the same booking body
-// and answers 201 with a booking-sized JSON body, no middleware, no database,
-// driven by the same client code as the real load. A booking through gpubook
-// costs this plus its database work, so gpubook's rate stays below it.
+// ceiling is the bound for an API on net/http (which gpubook's server is) on
+// this machine: a bare net/http server on 127.0.0.1 whose handler decodes
+// the same booking body and answers 201 with a booking-sized JSON body, no
+// middleware, no database, driven by the same client code as the real load.
+// A booking through gpubook costs this plus its database work.
 type ceiling struct {
 	url string
 	srv *http.Server
@@ -61,10 +61,8 @@ func (c *ceiling) close() { c.srv.Close() }
 
 // load drives the bare server exactly as target.load drives gpubook.
 func (c *ceiling) load(ctx context.Context, t *target, clients int, d time.Duration) result {
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
-	bare := *t
-	bare.url = c.url
+	hc := loadClient(clients)
 	return drive(clients, 0, d, func(k int) error {
-		return bare.post(ctx, hc, t.tokens[k%len(t.tokens)], t.body(k))
+		return post(ctx, hc, c.url, t.tokens[k%len(t.tokens)], t.body(k))
 	})
 }

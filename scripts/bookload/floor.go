@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -71,11 +68,6 @@ func pgFloor(ctx context.Context, dbURL string, t *target, clients int, d time.D
 	if !consecutive(t.gpuIDs) || !consecutive(t.users) {
 		return result{}, fmt.Errorf("sql floor: GPU and user ids must be consecutive")
 	}
-	dir, err := os.MkdirTemp("", "bookload")
-	if err != nil {
-		return result{}, err
-	}
-	defer os.RemoveAll(dir)
 	start := t.floorStart().Format(time.RFC3339)
 	within := func(slot string) string {
 		return fmt.Sprintf("timestamptz '%s' + %s * interval '1 hour'", start, slot)
@@ -96,18 +88,7 @@ WITH b AS (
 SELECT id FROM b;
 `, t.gpuIDs[0], t.users[0], len(t.users), "'"+models.HashToken(t.tokens[0])+"'",
 		t.nodeID, within(":k"), within("(:k + 1)"), floorNote, within(":k"), within("(:k + 1)"), floorNote)
-	path := filepath.Join(dir, "floor.sql")
-	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
-		return result{}, err
-	}
-	secs := max(1, int(d.Seconds()))
-	cmd := exec.CommandContext(ctx, "pgbench", "-n", "-M", "prepared", "-D", "k=0", "-f", path, "-c", strconv.Itoa(clients),
-		"-j", strconv.Itoa(min(clients, 4)), "-T", strconv.Itoa(secs), dbURL)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return result{}, fmt.Errorf("pgbench (sql floor): %w: %s", err, out)
-	}
-	return parsePgbench(out)
+	return runPgbench(ctx, dbURL, script, clients, d, "-M", "prepared", "-D", "k=0")
 }
 
 func consecutive(ids []int64) bool {

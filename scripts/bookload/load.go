@@ -52,12 +52,17 @@ func (r result) quantile(q float64) time.Duration {
 
 // load sends n booking requests from c concurrent clients (or stops after maxTime).
 func (t *target) load(ctx context.Context, clients, n int, maxTime time.Duration) result {
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	hc := loadClient(clients)
 	base := t.next
 	t.next += n
 	return drive(clients, n, maxTime, func(k int) error {
-		return t.post(ctx, hc, t.tokens[(base+k)%len(t.tokens)], t.body(base+k))
+		return post(ctx, hc, t.url, t.tokens[(base+k)%len(t.tokens)], t.body(base+k))
 	})
+}
+
+// loadClient is the HTTP client of a level: one kept-alive connection per client.
+func loadClient(clients int) *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 }
 
 // drive calls op from clients goroutines, op(0), op(1), … up to n calls
@@ -97,9 +102,10 @@ func drive(clients, n int, d time.Duration, op func(k int) error) result {
 	return res
 }
 
-// post creates one booking; anything but 201 Created is a failure.
-func (t *target) post(ctx context.Context, hc *http.Client, token, body string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url+"/api/v1/bookings", strings.NewReader(body))
+// post creates one booking on the server at base; anything but 201 Created
+// is a failure.
+func post(ctx context.Context, hc *http.Client, base, token, body string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/bookings", strings.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -158,19 +164,25 @@ var failedRE = regexp.MustCompile(`number of failed transactions: ([0-9]+)`)
 // pgbench runs pgbench with a one-line script: one INSERT, its own transaction.
 // Its p50 column shows the average latency (pgbench reports no median).
 func pgbench(ctx context.Context, dbURL string, clients int, d time.Duration) (result, error) {
+	return runPgbench(ctx, dbURL, "INSERT INTO bench_raw (gpu_id, starts_at, note) VALUES (1, now(), 'raw');\n", clients, d)
+}
+
+// runPgbench runs script with pgbench for d at clients clients (threads:
+// at most 4), after the flags in extra, and reads its report.
+func runPgbench(ctx context.Context, dbURL, script string, clients int, d time.Duration, extra ...string) (result, error) {
 	dir, err := os.MkdirTemp("", "bookload")
 	if err != nil {
 		return result{}, err
 	}
 	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, "insert.sql")
-	if err := os.WriteFile(script, []byte("INSERT INTO bench_raw (gpu_id, starts_at, note) VALUES (1, now(), 'raw');\n"), 0o600); err != nil {
+	path := filepath.Join(dir, "script.sql")
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
 		return result{}, err
 	}
-	secs := max(1, int(d.Seconds()))
-	cmd := exec.CommandContext(ctx, "pgbench", "-n", "-f", script, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(min(clients, 4)),
-		"-T", strconv.Itoa(secs), dbURL)
-	out, err := cmd.CombinedOutput()
+	args := append([]string{"-n"}, extra...)
+	args = append(args, "-f", path, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(min(clients, 4)),
+		"-T", strconv.Itoa(max(1, int(d.Seconds()))), dbURL)
+	out, err := exec.CommandContext(ctx, "pgbench", args...).CombinedOutput()
 	if err != nil {
 		return result{}, fmt.Errorf("pgbench: %w: %s", err, out)
 	}

@@ -142,6 +142,13 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 		if err != nil {
 			return err
 		}
+		// A comparison figure that counts failed calls overstates itself
+		// (pgbench's own failures are refused by parsePgbench).
+		for name, r := range map[string]result{"raw baseline": raw, "bare HTTP": ceil, "SQL floor": floor} {
+			if r.errors > 0 {
+				return fmt.Errorf("%d clients: %s: %d of %d calls failed", c, name, r.errors, len(r.lat))
+			}
+		}
 		// The bound: a booking costs at least a bare HTTP request plus the
 		// SQL floor, so no implementation books faster than this here.
 		bound := 1 / (1/ceil.perSecond() + 1/floor.perSecond())
