@@ -100,7 +100,8 @@ func freshPostgres(t testing.TB) string {
 // ErrNoPostgres is ScratchPostgres's answer when the server does not answer.
 var ErrNoPostgres = errors.New("PostgreSQL not reachable")
 
-// ScratchPostgres creates a database named prefix_<random> on the server
+// ScratchPostgres creates a database named prefix_<random> (prefix: a
+// constant of lower-case letters and underscores) on the server
 // at adminURL and returns its URL and drop, which removes it (and closes
 // the admin connection). Tests and the load scripts under scripts/ use it.
 func ScratchPostgres(ctx context.Context, adminURL, prefix string) (url string, drop func() error, err error) {
