@@ -74,7 +74,7 @@ func (h *Priority) requestView(ctx context.Context, r models.PriorityRequest, de
 	if err != nil {
 		return v, err
 	}
-	v.RecentUsed = models.UsedGPUMinutes(used, week, now)
+	v.RecentUsed = models.UsedGPUMinutes(models.HoldingsOf(used), week, now)
 	if r.Status == models.RequestPending {
 		// The rules it breaks, for the deciders; a request that no longer
 		// validates (its start passed) simply shows none.

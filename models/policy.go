@@ -154,13 +154,43 @@ type PolicyInput struct {
 	System        BookingLimits      // the hard ceiling; its length and ahead are the defaults
 	ModelTeams    map[string][]int64 // GPU model → teams allowed to book it; absent = everyone
 	GPUModels     []string           // the models of the requested GPUs
-	Held          []Booking          // the user's blocking bookings near the request
+	Held          []Holding          // the user's blocking bookings near the request
 	Loans         []QuotaLoan        // ledger entries of the weeks the request touches
 	Location      *time.Location     // the cluster's zone
 	ExceptBooking int64              // a booking to leave out of Held (when re-checking it)
 	// Extending skips the rules about the start (how far ahead, notice):
 	// an extension keeps the start it was booked with.
 	Extending bool
+}
+
+// Holding is one of the user's bookings as the policy rules see it: when,
+// how many GPUs and whether it still blocks. No rule looks at which GPUs,
+// so the store reads a count instead of every booking's GPU rows.
+type Holding struct {
+	ID       int64
+	UserID   int64
+	StartsAt time.Time
+	EndsAt   time.Time
+	Kind     string
+	Status   string
+	GPUs     int
+}
+
+// Blocking reports whether the holding still holds its GPUs.
+func (h Holding) Blocking() bool { return h.Status == StatusConfirmed }
+
+// HoldingOf is b as the policy rules see it.
+func HoldingOf(b Booking) Holding {
+	return Holding{ID: b.ID, UserID: b.UserID, StartsAt: b.StartsAt, EndsAt: b.EndsAt, Kind: b.Kind, Status: b.Status, GPUs: len(b.GPUIDs)}
+}
+
+// HoldingsOf is HoldingOf for each booking.
+func HoldingsOf(bs []Booking) []Holding {
+	out := make([]Holding, len(bs))
+	for i, b := range bs {
+		out[i] = HoldingOf(b)
+	}
+	return out
 }
 
 func (in PolicyInput) loc() *time.Location {

@@ -152,8 +152,8 @@ func checkHeld(req NewBooking, p PeakPart, in PolicyInput) []PolicyBreach {
 }
 
 // held is the user's blocking bookings, less the one being re-checked.
-func (in PolicyInput) held() []Booking {
-	out := make([]Booking, 0, len(in.Held))
+func (in PolicyInput) held() []Holding {
+	out := make([]Holding, 0, len(in.Held))
 	for _, b := range in.Held {
 		if b.Blocking() && b.ID != in.ExceptBooking && (in.UserID == 0 || b.UserID == in.UserID) {
 			out = append(out, b)
@@ -163,7 +163,7 @@ func (in PolicyInput) held() []Booking {
 }
 
 // maxConcurrent is the most GPUs that bookings hold at one instant of [from, to).
-func maxConcurrent(bs []Booking, from, to time.Time) int64 {
+func maxConcurrent(bs []Holding, from, to time.Time) int64 {
 	type edge struct {
 		at    time.Time
 		delta int64
@@ -173,7 +173,7 @@ func maxConcurrent(bs []Booking, from, to time.Time) int64 {
 		if !Overlaps(b.StartsAt, b.EndsAt, from, to) {
 			continue
 		}
-		edges = append(edges, edge{b.StartsAt, int64(len(b.GPUIDs))}, edge{b.EndsAt, -int64(len(b.GPUIDs))})
+		edges = append(edges, edge{b.StartsAt, int64(b.GPUs)}, edge{b.EndsAt, -int64(b.GPUs)})
 	}
 	sort.Slice(edges, func(i, j int) bool {
 		if !edges[i].at.Equal(edges[j].at) {
@@ -216,12 +216,12 @@ func checkWeeks(req NewBooking, in PolicyInput) []PolicyBreach {
 	return out
 }
 
-// UsedGPUMinutes sums the GPU-minutes that bookings hold within [from, to).
-func UsedGPUMinutes(bs []Booking, from, to time.Time) int64 {
+// UsedGPUMinutes sums the GPU-minutes that holdings hold within [from, to).
+func UsedGPUMinutes(bs []Holding, from, to time.Time) int64 {
 	var n int64
 	for _, b := range bs {
 		if b.Blocking() {
-			n += int64(len(b.GPUIDs)) * int64(overlap(b.StartsAt, b.EndsAt, from, to)/time.Minute)
+			n += int64(b.GPUs) * int64(overlap(b.StartsAt, b.EndsAt, from, to)/time.Minute)
 		}
 	}
 	return n

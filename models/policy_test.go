@@ -98,7 +98,7 @@ type breachCase struct {
 	end    string
 	gpus   int
 	limits []models.PolicyLimit
-	held   []models.Booking
+	held   []models.Booking // turned into holdings, as the store reads them
 	loans  []models.QuotaLoan
 	edit   func(*models.PolicyInput)
 	want   map[string][2]int64
@@ -114,7 +114,7 @@ func runBreachCases(t *testing.T, cases []breachCase) {
 				loc = shanghai
 			}
 			in := baseInput(loc, tc.limits...)
-			in.Held, in.Loans = tc.held, tc.loans
+			in.Held, in.Loans = models.HoldingsOf(tc.held), tc.loans
 			if tc.edit != nil {
 				tc.edit(&in)
 			}

@@ -20,13 +20,23 @@ type policyRead struct {
 	gpus  map[int64]models.GPU
 }
 
-// policyReadSQL is that statement. Every branch yields the same columns,
-// told apart by kind. The limits come first because SQLite takes a column's
-// declared type (DATETIME for at) from the first branch. %s is FOR UPDATE
-// on PostgreSQL: the user's row is locked by the statement that reads it.
-// What the user already holds is NOT read here: on PostgreSQL a statement
-// that waited for the lock still sees the snapshot taken before it waited,
-// so held bookings are read by a later statement (addUsage).
+// The policy read is one statement (a booking is judged in one round trip)
+// that returns rows of six kinds in the same columns:
+//
+//	kind          ref        ref2     text1    text2    text3    num      flag        at
+//	rowLimit      scope_id   -        scope    rule     period   value    -           updated_at
+//	rowSetting    -          -        key      value    -        -        -           updated_at
+//	rowModelTeam  team_id    -        model    -        -        -        -           -
+//	rowUser       id         -        name     email    -        -        is_admin    -
+//	rowTeam       team_id    -        name     -        -        -        -           -
+//	rowGPU        gpu id     node_id  model    node     -        index    in_service  -
+//
+// The limits come first because SQLite takes a column's declared type
+// (DATETIME for at) from the first branch. %s is FOR UPDATE on PostgreSQL:
+// the user's row is locked by the statement that reads it. What the user
+// already holds is NOT read here: on PostgreSQL a statement that waited for
+// the lock still sees the snapshot taken before it waited, so held bookings
+// are read by a later statement (addUsage).
 const policyReadSQL = `WITH me AS (SELECT id, name, email, is_admin FROM users WHERE id = ?%s)
 SELECT 'l' AS kind, scope_id AS ref, 0 AS ref2, scope AS text1, rule AS text2, period AS text3, value AS num, FALSE AS flag, updated_at AS at
 	FROM policy_limits
@@ -40,6 +50,18 @@ UNION ALL SELECT 't', m.team_id, 0, t.name, '', '', 0, FALSE, CAST(NULL AS TIMES
 UNION ALL SELECT 'g', g.id, g.node_id, g.model, n.name, '', g.idx, g.in_service, CAST(NULL AS TIMESTAMPTZ)
 	FROM gpus g JOIN nodes n ON n.id = g.node_id WHERE g.id IN ?`
 
+// The kinds of row policyReadSQL returns.
+const (
+	rowLimit     = "l"
+	rowSetting   = "s"
+	rowModelTeam = "m"
+	rowUser      = "u"
+	rowTeam      = "t"
+	rowGPU       = "g"
+)
+
+// policyReadRow is one row of policyReadSQL; the methods below read it as
+// the kind it is, following the table above.
 type policyReadRow struct {
 	Kind  string     `gorm:"column:kind"`
 	Ref   int64      `gorm:"column:ref"`
@@ -50,6 +72,30 @@ type policyReadRow struct {
 	Num   int64      `gorm:"column:num"`
 	Flag  bool       `gorm:"column:flag"`
 	At    *time.Time `gorm:"column:at"`
+}
+
+func (r policyReadRow) limit() models.PolicyLimit {
+	l := models.PolicyLimit{Scope: r.Text1, ScopeID: r.Ref, Rule: r.Text2, Period: r.Text3, Value: r.Num}
+	if r.At != nil {
+		l.UpdatedAt = r.At.UTC()
+	}
+	return l
+}
+
+func (r policyReadRow) setting() policySettingRow {
+	return policySettingRow{Key: r.Text1, Value: r.Text2}
+}
+
+func (r policyReadRow) modelTeam() (model string, teamID int64) { return r.Text1, r.Ref }
+
+func (r policyReadRow) user() models.User {
+	return models.User{ID: r.Ref, Name: r.Text1, Email: r.Text2, IsAdmin: r.Flag}
+}
+
+func (r policyReadRow) team() (id int64, name string) { return r.Ref, r.Text1 }
+
+func (r policyReadRow) gpu() models.GPU {
+	return models.GPU{ID: r.Ref, NodeID: r.Ref2, Model: r.Text1, NodeName: r.Text2, Index: int(r.Num), InService: r.Flag}
 }
 
 // readPolicy runs policyReadSQL for userID and gpuIDs (none: no GPU rows),
@@ -72,24 +118,22 @@ func readPolicy(tx *gorm.DB, userID int64, gpuIDs []int64, lim models.BookingLim
 	var settings []policySettingRow
 	for _, row := range rows {
 		switch row.Kind {
-		case "l":
-			l := models.PolicyLimit{Scope: row.Text1, ScopeID: row.Ref, Rule: row.Text2, Period: row.Text3, Value: row.Num}
-			if row.At != nil {
-				l.UpdatedAt = row.At.UTC()
-			}
-			r.in.Limits = append(r.in.Limits, l)
-		case "s":
-			settings = append(settings, policySettingRow{Key: row.Text1, Value: row.Text2})
-		case "m":
-			r.in.ModelTeams[row.Text1] = append(r.in.ModelTeams[row.Text1], row.Ref)
-		case "u":
-			r.found = true
-			r.user = models.User{ID: row.Ref, Name: row.Text1, Email: row.Text2, IsAdmin: row.Flag}
-		case "t":
-			r.in.TeamIDs = append(r.in.TeamIDs, row.Ref)
-			r.in.TeamNames[row.Ref] = row.Text1
-		case "g":
-			r.gpus[row.Ref] = models.GPU{ID: row.Ref, NodeID: row.Ref2, Model: row.Text1, NodeName: row.Text2, Index: int(row.Num), InService: row.Flag}
+		case rowLimit:
+			r.in.Limits = append(r.in.Limits, row.limit())
+		case rowSetting:
+			settings = append(settings, row.setting())
+		case rowModelTeam:
+			model, team := row.modelTeam()
+			r.in.ModelTeams[model] = append(r.in.ModelTeams[model], team)
+		case rowUser:
+			r.found, r.user = true, row.user()
+		case rowTeam:
+			id, name := row.team()
+			r.in.TeamIDs = append(r.in.TeamIDs, id)
+			r.in.TeamNames[id] = name
+		case rowGPU:
+			g := row.gpu()
+			r.gpus[g.ID] = g
 		}
 	}
 	models.SortLimits(r.in.Limits)
@@ -118,30 +162,26 @@ func addUsage(tx *gorm.DB, in *models.PolicyInput, from, to time.Time, always bo
 }
 
 // heldBookings returns the user's blocking bookings overlapping [from, to),
-// each with as many GPU ids as it holds GPUs (the evaluator counts them).
-func heldBookings(tx *gorm.DB, userID int64, from, to time.Time) ([]models.Booking, error) {
+// each with the number of GPUs it holds.
+func heldBookings(tx *gorm.DB, userID int64, from, to time.Time) ([]models.Holding, error) {
 	var rows []struct {
 		ID       int64     `gorm:"column:id"`
 		StartsAt time.Time `gorm:"column:starts_at"`
 		EndsAt   time.Time `gorm:"column:ends_at"`
 		Kind     string    `gorm:"column:kind"`
-		N        int       `gorm:"column:n"`
+		GPUs     int       `gorm:"column:gpus"`
 	}
 	err := tx.Table("bookings b").
-		Select("b.id, b.starts_at, b.ends_at, b.kind, (SELECT count(*) FROM booking_gpus bg WHERE bg.booking_id = b.id) AS n").
+		Select("b.id, b.starts_at, b.ends_at, b.kind, (SELECT count(*) FROM booking_gpus bg WHERE bg.booking_id = b.id) AS gpus").
 		Where("b.user_id = ? AND b.status = ? AND b.ends_at > ? AND b.starts_at < ?", userID, models.StatusConfirmed, utc(from), utc(to)).
 		Order("b.starts_at").Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: held bookings: %w", err)
 	}
-	out := make([]models.Booking, len(rows))
+	out := make([]models.Holding, len(rows))
 	for i, r := range rows {
-		ids := make([]int64, r.N)
-		for j := range ids {
-			ids[j] = int64(j + 1)
-		}
-		out[i] = models.Booking{ID: r.ID, UserID: userID, GPUIDs: ids, StartsAt: r.StartsAt.UTC(), EndsAt: r.EndsAt.UTC(),
-			Kind: r.Kind, Status: models.StatusConfirmed}
+		out[i] = models.Holding{ID: r.ID, UserID: userID, StartsAt: r.StartsAt.UTC(), EndsAt: r.EndsAt.UTC(),
+			Kind: r.Kind, Status: models.StatusConfirmed, GPUs: r.GPUs}
 	}
 	return out, nil
 }
