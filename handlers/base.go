@@ -4,7 +4,9 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -147,11 +149,16 @@ func (b *Base) Flash(c echo.Context, kind, text string) {
 	b.Sessions.Put(ctx, sessionFlashes, append(fs, views.Flash{Kind: kind, Text: text}))
 }
 
-// Render writes a templ component with status.
+// Render writes a templ component with status. The page is rendered into
+// a buffer first, as templ's own handler does: a template that fails half
+// way then leaves nothing written, and the error handler answers a clean
+// error page instead of half a page with the status already sent.
 func Render(c echo.Context, status int, comp templ.Component) error {
-	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	c.Response().WriteHeader(status)
-	return comp.Render(c.Request().Context(), c.Response())
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return fmt.Errorf("handlers: render: %w", err)
+	}
+	return c.HTMLBlob(status, buf.Bytes())
 }
 
 // RedirectSeeOther ends a successful form post (Post/Redirect/Get).
