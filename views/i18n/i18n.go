@@ -6,12 +6,12 @@ package i18n
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
 
-	"encoding/json"
 	"github.com/gpubook/gpubook/models"
 	goi18n "github.com/nicksnyder/go-i18n/v2/i18n"
 	"golang.org/x/text/language"
@@ -76,22 +76,24 @@ func (b *Bundle) Keys(lang string) []string {
 	return out
 }
 
-// Match picks the catalog language for a user setting or an Accept-Language header.
+// supported are the catalog languages, English first: it is the answer
+// when nothing in a header matches well.
+var supported = language.NewMatcher([]language.Tag{language.English, language.SimplifiedChinese})
+
+// Match picks the catalog language for a user setting or an Accept-Language
+// header. Only an exact or high-confidence match counts: a Traditional
+// Chinese reader (zh-TW, zh-Hant) is offered English, which many prefer to
+// Simplified Chinese.
 func Match(setting, acceptLanguage string) string {
 	if models.ValidLanguage(setting) {
 		return setting
 	}
-	for _, part := range strings.Split(acceptLanguage, ",") {
-		tag := strings.ToLower(strings.TrimSpace(strings.SplitN(part, ";", 2)[0]))
-		switch {
-		case strings.HasPrefix(tag, "zh"):
-			if strings.Contains(tag, "tw") || strings.Contains(tag, "hk") || strings.Contains(tag, "hant") {
-				continue // Traditional Chinese readers may prefer English over Simplified
-			}
-			return "zh-CN"
-		case strings.HasPrefix(tag, "en"):
-			return "en"
-		}
+	tags, _, err := language.ParseAcceptLanguage(acceptLanguage)
+	if err != nil || len(tags) == 0 {
+		return "en"
+	}
+	if _, i, conf := supported.Match(tags...); i == 1 && conf >= language.High {
+		return "zh-CN"
 	}
 	return "en"
 }

@@ -91,6 +91,12 @@ func TestMatch(t *testing.T) {
 		{"", "de-DE", "en"},
 		{"", "", "en"},
 		{"xx", "zh", "zh-CN"},
+		{"", "zh-Hans-CN", "zh-CN"},
+		{"", "zh-Hant", "en"},
+		{"", "zh-HK,zh;q=0.5", "zh-CN"},
+		{"", "fr-FR,zh-CN;q=0.8", "zh-CN"},
+		{"", "fr-FR,en;q=0.9,zh-CN;q=0.8", "en"},
+		{"", "not a header;;", "en"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.setting+"|"+tt.accept, func(t *testing.T) {
