@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"encoding/csv"
 	"fmt"
 	"net/http"
@@ -12,12 +11,6 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/views"
 )
-
-// ReportStore is what the report pages read: one week's figures for all
-// users, computed in the database.
-type ReportStore interface {
-	ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rules models.ReportRules) (*models.WeekData, error)
-}
 
 // Reports serves "My usage", the team pages and the cluster page.
 type Reports struct {
@@ -31,10 +24,6 @@ const recentWeeks = 8
 // weekData parses ?week= (default: the week in progress) and computes it
 // as of now; a week that has not started is a 404.
 func (h *Reports) weekData(c echo.Context) (*models.WeekData, error) {
-	rs, ok := h.Store.(ReportStore)
-	if !ok {
-		return nil, models.Internal(fmt.Errorf("handlers: reports: the store cannot compute reports"))
-	}
 	now := h.Now()
 	w := models.WeekOf(now, h.Location)
 	if q := c.QueryParam("week"); q != "" {
@@ -46,7 +35,7 @@ func (h *Reports) weekData(c echo.Context) (*models.WeekData, error) {
 	if w.Start.After(now) {
 		return nil, models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", w.String()))
 	}
-	return rs.ReportWeek(c.Request().Context(), w, minTime(now, w.End), h.Rules)
+	return h.Store.ReportWeek(c.Request().Context(), w, minTime(now, w.End), h.Rules)
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -85,3 +85,12 @@ type SSOStore interface {
 	DeleteGroupMapping(ctx context.Context, id int64, by Actor) error
 	SignInSSO(ctx context.Context, id SSOIdentity, rules GroupRules, now time.Time, ip string) (*User, error)
 }
+
+// ReportStore reads one week's figures for every user (computed in the
+// database) and the weekly email preferences.
+type ReportStore interface {
+	ReportWeek(ctx context.Context, w Week, asOf time.Time, rules ReportRules) (*WeekData, error)
+	ReportEmail(ctx context.Context, userID int64) (bool, error)
+	SetReportEmail(ctx context.Context, userID int64, on bool) error
+	ReportEmailOptOuts(ctx context.Context) (map[int64]bool, error)
+}

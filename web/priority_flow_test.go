@@ -11,10 +11,10 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/jobs"
+	"github.com/gpubook/gpubook/models/mail"
+	"github.com/gpubook/gpubook/models/mail/smtptest"
 	"github.com/gpubook/gpubook/models/store/storetest"
-	"github.com/gpubook/gpubook/web/jobs"
-	"github.com/gpubook/gpubook/web/mailer"
-	"github.com/gpubook/gpubook/web/mailer/smtptest"
 )
 
 // prioWeb is calFixture with a team: Bob and Erin are members, Carol and
@@ -135,11 +135,12 @@ func TestPriorityApprovalFlow(t *testing.T) {
 func checkMail(t *testing.T, f *prioWeb) {
 	t.Helper()
 	srv := smtptest.Start(t, smtptest.Options{})
-	m, err := mailer.New(mailer.Settings{Host: "127.0.0.1", Port: srv.Port, From: "gpubook@example.org", TLS: mailer.TLSNone, Timeout: time.Second}, nil)
+	m, err := mail.New(mail.Settings{Host: "127.0.0.1", Port: srv.Port, From: "gpubook@example.org", TLS: mail.TLSNone, Timeout: time.Second}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := jobs.New(jobs.Config{Store: f.env.DB, Sender: m, Clock: clockwork.NewFakeClockAt(time.Now().Add(time.Minute)), Jitter: func() float64 { return 0 }})
+	r, err := mail.NewOutbox(mail.OutboxConfig{Store: f.env.DB, Sender: m, Clock: clockwork.NewFakeClockAt(time.Now().Add(time.Minute)),
+		Owner: jobs.NewOwner(), Jitter: func() float64 { return 0 }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,9 +19,9 @@ import (
 
 	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/notify"
 	"github.com/gpubook/gpubook/views"
 	"github.com/gpubook/gpubook/views/i18n"
-	"github.com/gpubook/gpubook/web/notify"
 )
 
 // Config is the server's configuration, read and checked in cmd.

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubook/gpubook/models/mail/smtptest"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
-	"github.com/gpubook/gpubook/web/mailer/smtptest"
 )
 
 // gpubookEnv runs the command line with extra environment variables.

@@ -59,19 +59,9 @@ func eachDialect(t *testing.T, fn func(t *testing.T, url string)) {
 	}
 }
 
-func openDB(t *testing.T, url string) *store.DB {
-	t.Helper()
-	db, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func countUsers(t *testing.T, url string) int64 {
 	t.Helper()
-	n, err := openDB(t, url).CountUsers(ctx)
+	n, err := storetest.OpenURL(t, url).CountUsers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestTokenCommands(t *testing.T) {
 	if plain == "" || strings.Count(out, plain) != 2 || !strings.Contains(out, "curl -H \"Authorization: Bearer ") {
 		t.Fatalf("create printed:\n%s", out)
 	}
-	db := openDB(t, url)
+	db := storetest.OpenURL(t, url)
 	u, err := db.UserByToken(ctx, plain, time.Now())
 	if err != nil || u.Email != "ada@example.org" {
 		t.Fatalf("UserByToken = %v, %v", u, err)
@@ -87,7 +87,7 @@ func TestNodeCommands(t *testing.T) {
 				t.Errorf("%v: stdout = %q", tt.args, out)
 			}
 		}
-		nodes, err := openDB(t, url).Nodes(ctx)
+		nodes, err := storetest.OpenURL(t, url).Nodes(ctx)
 		if err != nil || len(nodes) != 1 || len(nodes[0].GPUs) != 8 {
 			t.Errorf("nodes after bad input = %d, %v; want only gpu01", len(nodes), err)
 		}

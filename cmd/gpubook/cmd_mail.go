@@ -4,17 +4,18 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/mail"
+	netmail "net/mail"
 	"strconv"
 	"time"
 
+	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/jobs"
+	"github.com/gpubook/gpubook/models/mail"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/views"
-	"github.com/gpubook/gpubook/web/jobs"
-	"github.com/gpubook/gpubook/web/mailer"
 )
 
 // mail runs "gpubook mail": check the SMTP settings and look at the outbox.
@@ -35,7 +36,7 @@ func (c *cli) mailTest(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if a, err := mail.ParseAddress(*to); err != nil || a.Address != *to {
+	if a, err := netmail.ParseAddress(*to); err != nil || a.Address != *to {
 		return fmt.Errorf("mail test: --to: %q is not an email address", *to)
 	}
 	if *lang != "" && !models.ValidLanguage(*lang) {
@@ -91,7 +92,7 @@ func (c *cli) queueTestMail(ctx context.Context, db *store.DB, cfg Config, to, l
 // sendNow sends the queued message through the same path as the worker,
 // so that the outbox records the result, and prints the server's answer.
 func (c *cli) sendNow(ctx context.Context, db *store.DB, cfg Config, id int64, to string) error {
-	r, err := newJobRunner(cfg, db, c.logger(cfg), clockwork.NewRealClock())
+	r, err := newOutbox(cfg, db, c.logger(cfg), clockwork.NewRealClock(), jobs.NewOwner())
 	if err != nil {
 		return fmt.Errorf("mail test: %w", err)
 	}
@@ -153,19 +154,40 @@ func (c *cli) mailStatus(ctx context.Context, args []string) error {
 	return nil
 }
 
+// outboxEvery is how often every replica's outbox worker looks for mail.
+const outboxEvery = 10 * time.Second
+
 // newJobRunner builds the background jobs from the configuration; serve
-// runs them beside the web server. Without SMTP the runner has no sender
-// and mail waits in the outbox.
+// runs them beside the web server. The outbox worker (models/mail) is
+// registered here; without SMTP it has no sender and mail waits.
 func newJobRunner(cfg Config, db *store.DB, log *slog.Logger, clock clockwork.Clock) (*jobs.Runner, error) {
-	var sender jobs.Sender
+	runner, err := jobs.New(jobs.Config{Store: db, Clock: clock, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	outbox, err := newOutbox(cfg, db, log, clock, runner.Owner())
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.SMTP.Enabled() {
+		log.Warn("SMTP not configured; mail waits in the outbox")
+	} else if err := runner.RegisterEverywhere("outbox", outboxEvery, outbox.Deliver); err != nil {
+		return nil, err
+	}
+	return runner, runner.Register("outbox-cleanup", gocron.DurationJob(time.Hour), outbox.Cleanup)
+}
+
+// newOutbox builds the outbox worker; its sender is nil without SMTP.
+func newOutbox(cfg Config, db *store.DB, log *slog.Logger, clock clockwork.Clock, owner string) (*mail.Outbox, error) {
+	oc := mail.OutboxConfig{Store: db, Clock: clock, Logger: log, Owner: owner}
 	if cfg.SMTP.Enabled() {
-		m, err := mailer.New(cfg.SMTP.Settings, clock.Now)
+		m, err := mail.New(cfg.SMTP.Settings, clock.Now)
 		if err != nil {
 			return nil, err
 		}
-		sender = m
+		oc.Sender = m
 	}
-	return jobs.New(jobs.Config{Store: db, Sender: sender, Clock: clock, Logger: log})
+	return mail.NewOutbox(oc)
 }
 
 // runBeside runs the background jobs for as long as serve runs: both stop

@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"strconv"
 
-	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/jobs"
+	"github.com/gpubook/gpubook/models/reports"
 	"github.com/gpubook/gpubook/models/store"
-	"github.com/gpubook/gpubook/web/jobs"
 )
 
 // reportJob is the job runner's name for the weekly reports; its periods
@@ -53,8 +53,8 @@ func resolveReports(getenv func(string) string, cfg *Config) error {
 }
 
 // newReportRun builds the report run that serve schedules and the CLI calls.
-func (c *cli) newReportRun(cfg Config, db *store.DB, log *slog.Logger) *handlers.ReportRun {
-	return &handlers.ReportRun{Store: db, I18n: c.bundle, BaseURL: cfg.BaseURL, Location: cfg.Location, Rules: cfg.Reports, Now: c.now, Log: log}
+func (c *cli) newReportRun(cfg Config, db *store.DB, log *slog.Logger) *reports.Weekly {
+	return &reports.Weekly{Store: db, I18n: c.bundle, BaseURL: cfg.BaseURL, Location: cfg.Location, Rules: cfg.Reports, Now: c.now, Log: log}
 }
 
 // registerReports schedules the weekly reports on the job runner: once
@@ -76,7 +76,7 @@ func (c *cli) report(ctx context.Context, args []string) error {
 
 // reportSetup parses the week flag (default: the latest week due) and opens
 // the store; its errors already name the command (name).
-func (c *cli) reportSetup(ctx context.Context, cfg Config, name, week string) (*store.DB, *handlers.ReportRun, models.Week, error) {
+func (c *cli) reportSetup(ctx context.Context, cfg Config, name, week string) (*store.DB, *reports.Weekly, models.Week, error) {
 	w := cfg.Reports.Schedule.DueWeek(c.now(), cfg.Location)
 	if week != "" {
 		var err error

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store/storetest"
 )
 
 // reportWeekData gives ann a 2-hour booking two weeks ago (Shanghai time),
@@ -18,7 +19,7 @@ func reportWeekData(t *testing.T, url string) models.Week {
 	mustGpubook(t, url, "node", "add", "--name", "n1", "--gpus", "1", "--model", "A100", "--memory-mib", "81920")
 	shanghai, _ := time.LoadLocation("Asia/Shanghai")
 	w := models.WeekOf(time.Now(), shanghai).Prev(2)
-	db := openDB(t, url)
+	db := storetest.OpenURL(t, url)
 	from := w.Start.Add(34 * time.Hour).UTC() // Tuesday 10:00
 	exec := func(q string, args ...any) {
 		if err := db.Gorm.Exec(q, args...).Error; err != nil {
@@ -62,7 +63,7 @@ func TestReportPreviewAndSend(t *testing.T) {
 			t.Errorf("second send: %q", again)
 		}
 		var n int64
-		openDB(t, url).Gorm.Table("outbox").Where("dedup_key LIKE ?", "report:"+w.String()+":user:%").Count(&n)
+		storetest.OpenURL(t, url).Gorm.Table("outbox").Where("dedup_key LIKE ?", "report:"+w.String()+":user:%").Count(&n)
 		if n != 2 {
 			t.Errorf("%d report rows in the outbox, want 2", n)
 		}

@@ -16,9 +16,9 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/handlers"
+	"github.com/gpubook/gpubook/models/jobs"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/web"
-	"github.com/gpubook/gpubook/web/jobs"
 )
 
 // serve runs the portal until ctx ends (SIGINT or SIGTERM), then shuts down

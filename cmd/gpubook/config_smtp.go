@@ -2,19 +2,19 @@ package main
 
 import (
 	"fmt"
-	"net/mail"
+	netmail "net/mail"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/gpubook/gpubook/web/mailer"
+	"github.com/gpubook/gpubook/models/mail"
 )
 
 // SMTPSettings is the outgoing mail part of the configuration (env only:
 // it is set once per deployment and holds a secret). Without a host, mail
 // is still queued in the outbox and waits until SMTP is configured.
 type SMTPSettings struct {
-	mailer.Settings
+	mail.Settings
 }
 
 // Enabled reports whether an SMTP server is configured.
@@ -37,7 +37,7 @@ func resolveSMTP(getenv func(string) string, cfg *Config) error {
 	if from == "" {
 		return fmt.Errorf("GPUBOOK_SMTP_FROM: required when GPUBOOK_SMTP_HOST is set (e.g. \"gpubook <gpubook@example.org>\")")
 	}
-	if a, err := mail.ParseAddress(from); err != nil || !strings.Contains(a.Address, "@") {
+	if a, err := netmail.ParseAddress(from); err != nil || !strings.Contains(a.Address, "@") {
 		return fmt.Errorf("GPUBOOK_SMTP_FROM: %q is not an email address (e.g. \"gpubook <gpubook@example.org>\")", from)
 	}
 	s.From = from
@@ -54,17 +54,17 @@ func resolveSMTP(getenv func(string) string, cfg *Config) error {
 
 // resolveSMTPTLS reads the TLS mode and the port, whose default follows it:
 // 465 for implicit TLS, else 587 (submission).
-func resolveSMTPTLS(getenv func(string) string, s *mailer.Settings) error {
+func resolveSMTPTLS(getenv func(string) string, s *mail.Settings) error {
 	mode := strings.ToLower(strings.TrimSpace(getenv("GPUBOOK_SMTP_TLS")))
 	switch mode {
 	case "":
-		mode = mailer.TLSStartTLS
-	case mailer.TLSStartTLS, mailer.TLSImplicit, mailer.TLSNone:
+		mode = mail.TLSStartTLS
+	case mail.TLSStartTLS, mail.TLSImplicit, mail.TLSNone:
 	default:
 		return fmt.Errorf("GPUBOOK_SMTP_TLS: %q is not one of starttls, tls, none", mode)
 	}
 	s.TLS, s.Port = mode, 587
-	if mode == mailer.TLSImplicit {
+	if mode == mail.TLSImplicit {
 		s.Port = 465
 	}
 	if raw := strings.TrimSpace(getenv("GPUBOOK_SMTP_PORT")); raw != "" {
@@ -77,7 +77,7 @@ func resolveSMTPTLS(getenv func(string) string, s *mailer.Settings) error {
 	return nil
 }
 
-func resolveSMTPAuth(getenv func(string) string, s *mailer.Settings) error {
+func resolveSMTPAuth(getenv func(string) string, s *mail.Settings) error {
 	s.Username = strings.TrimSpace(getenv("GPUBOOK_SMTP_USERNAME"))
 	pass, from, err := secretEnv(getenv, "GPUBOOK_SMTP_PASSWORD")
 	if err != nil {

@@ -134,7 +134,7 @@ func TestDemoCommand(t *testing.T) {
 		if !strings.Contains(out, "added 12 users, 3 teams, 3 nodes, 24 GPUs and ") || !strings.Contains(out, "/login and pick any user; admin@example.org is an admin") {
 			t.Errorf("demo printed:\n%s", out)
 		}
-		db := openDB(t, url)
+		db := storetest.OpenURL(t, url)
 		checkDemoDatabase(t, db, 12)
 		if _, _, err := gpubook(t, url, "demo"); err == nil || !strings.Contains(err.Error(), "already has 12 user(s)") || !strings.Contains(err.Error(), "--force") {
 			t.Errorf("demo on a used database: %v", err)
@@ -207,7 +207,7 @@ func TestDemoForce(t *testing.T) {
 	if !strings.Contains(out, "added 11 users, 3 teams, 3 nodes") || !strings.Contains(out, "skipped") {
 		t.Errorf("demo --force printed:\n%s", out)
 	}
-	db := openDB(t, url)
+	db := storetest.OpenURL(t, url)
 	checkDemoDatabase(t, db, 13)
 	if u, err := db.UserByEmail(ctx, "wang.lei@example.org"); err != nil || u.Name != "王磊 (existing)" {
 		t.Errorf("existing user changed: %+v, %v", u, err)

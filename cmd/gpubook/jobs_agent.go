@@ -5,9 +5,9 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 
+	"github.com/gpubook/gpubook/models/jobs"
+	"github.com/gpubook/gpubook/models/notify"
 	"github.com/gpubook/gpubook/models/store"
-	"github.com/gpubook/gpubook/web/jobs"
-	"github.com/gpubook/gpubook/web/notify"
 )
 
 // registerAgentAlerts checks every minute for nodes whose agent went

@@ -7,8 +7,8 @@ import (
 	"github.com/go-co-op/gocron/v2"
 
 	"github.com/gpubook/gpubook/handlers"
+	"github.com/gpubook/gpubook/models/jobs"
 	"github.com/gpubook/gpubook/models/store"
-	"github.com/gpubook/gpubook/web/jobs"
 )
 
 // registerPolicyJobs runs the clock-driven parts of issue 5 every minute:

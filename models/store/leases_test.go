@@ -52,7 +52,7 @@ func TestClaimPeriodConcurrent(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			url := storetest.URL(t, dialect)
-			first := openURL(t, url)
+			first := storetest.OpenURL(t, url)
 			if _, err := first.MigrateUp(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +62,7 @@ func TestClaimPeriodConcurrent(t *testing.T) {
 			for i := range 10 {
 				db := first
 				if i%2 == 1 {
-					db = openURL(t, url)
+					db = storetest.OpenURL(t, url)
 				}
 				wg.Go(func() {
 					<-start

@@ -94,7 +94,7 @@ func TestClaimMailConcurrent(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			url := storetest.URL(t, dialect)
-			dbs := [2]*store.DB{openURL(t, url), openURL(t, url)}
+			dbs := [2]*store.DB{storetest.OpenURL(t, url), storetest.OpenURL(t, url)}
 			if _, err := dbs[0].MigrateUp(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -133,16 +133,6 @@ func TestClaimMailConcurrent(t *testing.T) {
 			}
 		})
 	}
-}
-
-func openURL(t *testing.T, url string) *store.DB {
-	t.Helper()
-	db, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 func TestMarkFailedBackoffAndGiveUp(t *testing.T) {

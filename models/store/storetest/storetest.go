@@ -59,10 +59,16 @@ func Open(t testing.TB, dialect string) *store.DB {
 // OpenEmpty is Open without the migrations.
 func OpenEmpty(t testing.TB, dialect string) *store.DB {
 	t.Helper()
-	url := URL(t, dialect)
+	return OpenURL(t, URL(t, dialect))
+}
+
+// OpenURL opens the database at url (another handle on a database of URL,
+// say, as a second replica would), closed when the test ends.
+func OpenURL(t testing.TB, url string) *store.DB {
+	t.Helper()
 	db, err := store.Open(context.Background(), url)
 	if err != nil {
-		t.Fatalf("open %s: %v", dialect, err)
+		t.Fatalf("open %s: %v", url, err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db

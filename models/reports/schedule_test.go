@@ -1,4 +1,4 @@
-package web_test
+package reports_test
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/jobs"
+	"github.com/gpubook/gpubook/models/mail"
+	"github.com/gpubook/gpubook/models/mail/smtptest"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
-	"github.com/gpubook/gpubook/web/jobs"
-	"github.com/gpubook/gpubook/web/mailer"
-	"github.com/gpubook/gpubook/web/mailer/smtptest"
 )
 
 // TestReportScheduleTwoProcesses: two gpubook processes on one database
@@ -24,7 +24,7 @@ func TestReportScheduleTwoProcesses(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			url := storetest.URL(t, dialect)
-			dbs := [2]*store.DB{openURL(t, url), openURL(t, url)}
+			dbs := [2]*store.DB{storetest.OpenURL(t, url), storetest.OpenURL(t, url)}
 			_, err := dbs[0].MigrateUp(context.Background())
 			must(t, err)
 			deliveryData(t, dbs[0])
@@ -32,11 +32,13 @@ func TestReportScheduleTwoProcesses(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
 			for _, db := range dbs {
-				m, err := mailer.New(mailer.Settings{Host: "127.0.0.1", Port: srv.Port, From: "gpubook@example.org", TLS: mailer.TLSNone, Timeout: time.Second}, nil)
+				m, err := mail.New(mail.Settings{Host: "127.0.0.1", Port: srv.Port, From: "gpubook@example.org", TLS: mail.TLSNone, Timeout: time.Second}, nil)
 				must(t, err)
-				r, err := jobs.New(jobs.Config{Store: db, Sender: m, Clock: clockwork.NewRealClock(), Logger: quietLog(),
-					PeriodCheck: 20 * time.Millisecond, OutboxEvery: 50 * time.Millisecond})
+				r, err := jobs.New(jobs.Config{Store: db, Clock: clockwork.NewRealClock(), Logger: quietLog(), PeriodCheck: 20 * time.Millisecond})
 				must(t, err)
+				o, err := mail.NewOutbox(mail.OutboxConfig{Store: db, Sender: m, Logger: quietLog(), Owner: r.Owner()})
+				must(t, err)
+				must(t, r.RegisterEverywhere("outbox", 50*time.Millisecond, o.Deliver))
 				s := models.DefaultReportRules.Schedule
 				must(t, r.RegisterPeriodic("weekly-reports", jobs.WeeklyPeriod(shanghai, s.Weekday, s.Hour, s.Minute), reportRun(db).Job))
 				wg.Add(1)
@@ -55,12 +57,4 @@ func TestReportScheduleTwoProcesses(t *testing.T) {
 			}
 		})
 	}
-}
-
-func openURL(t *testing.T, url string) *store.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), url)
-	must(t, err)
-	t.Cleanup(func() { db.Close() })
-	return db
 }

@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,10 +11,12 @@ import (
 	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/jobs"
+	"github.com/gpubook/gpubook/models/mail"
+	"github.com/gpubook/gpubook/models/mail/smtptest"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
-	"github.com/gpubook/gpubook/web/jobs"
-	"github.com/gpubook/gpubook/web/mailer/smtptest"
 )
 
 // runFor runs the runners until stop returns true (or 10 s pass), then
@@ -42,10 +45,31 @@ func runFor(t *testing.T, stop func() bool, runners ...*jobs.Runner) {
 func TestRunSendsMail(t *testing.T) {
 	db := storetest.Open(t, store.SQLite)
 	srv := smtptest.Start(t, smtptest.Options{})
-	r := newRunner(t, db, newMailer(t, srv.Port), clockwork.NewRealClock(), func(c *jobs.Config) { c.OutboxEvery = 50 * time.Millisecond })
-	enqueue(t, db, 3, time.Now().Add(-time.Second))
+	r := newRunner(t, db, clockwork.NewRealClock(), nil)
+	m, err := mail.New(mail.Settings{Host: "127.0.0.1", Port: srv.Port, From: "gpubook@example.org", TLS: mail.TLSNone, Timeout: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outbox, err := mail.NewOutbox(mail.OutboxConfig{Store: db, Sender: m, Logger: quiet(), Owner: r.Owner()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RegisterEverywhere("outbox", 50*time.Millisecond, outbox.Deliver); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for i := range 3 {
+		key := fmt.Sprintf("test:%d", i)
+		msg := models.OutboxMessage{Kind: "test", DedupKey: key, ToEmail: "user@example.org", Subject: key, TextBody: key,
+			NextAttemptAt: now.Add(-time.Second), CreatedAt: now}
+		if _, err := db.EnqueueMail(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
 	runFor(t, func() bool { return len(srv.Messages()) >= 3 }, r)
-	exactlyOnce(t, srv, 3)
+	if got := len(srv.Wait(3, 5*time.Second)); got != 3 {
+		t.Errorf("server received %d messages, want 3", got)
+	}
 }
 
 // TestRegisterPeriodicOncePerPeriod: two processes check every 20 ms for
@@ -54,7 +78,7 @@ func TestRegisterPeriodicOncePerPeriod(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			url := storetest.URL(t, dialect)
-			dbs := [2]*store.DB{open(t, url), open(t, url)}
+			dbs := [2]*store.DB{storetest.OpenURL(t, url), storetest.OpenURL(t, url)}
 			if _, err := dbs[0].MigrateUp(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +88,7 @@ func TestRegisterPeriodicOncePerPeriod(t *testing.T) {
 			runs := map[string]int{}
 			var runners []*jobs.Runner
 			for _, db := range dbs {
-				r := newRunner(t, db, nil, clockwork.NewRealClock(), func(c *jobs.Config) { c.PeriodCheck = 20 * time.Millisecond })
+				r := newRunner(t, db, clockwork.NewRealClock(), func(c *jobs.Config) { c.PeriodCheck = 20 * time.Millisecond })
 				err := r.RegisterPeriodic("report", func(time.Time) string { return period.Load().(string) },
 					func(_ context.Context, p string) error {
 						mu.Lock()
@@ -97,14 +121,14 @@ func TestRegisterPeriodicOncePerPeriod(t *testing.T) {
 // processes at once.
 func TestRegisterHoldsTheLease(t *testing.T) {
 	url := storetest.URL(t, store.Postgres)
-	dbs := [2]*store.DB{open(t, url), open(t, url)}
+	dbs := [2]*store.DB{storetest.OpenURL(t, url), storetest.OpenURL(t, url)}
 	if _, err := dbs[0].MigrateUp(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var running, most, total atomic.Int32
 	var runners []*jobs.Runner
 	for _, db := range dbs {
-		r := newRunner(t, db, nil, clockwork.NewRealClock(), nil)
+		r := newRunner(t, db, clockwork.NewRealClock(), nil)
 		err := r.Register("sweep", gocron.DurationJob(10*time.Millisecond), func(context.Context) error {
 			n := running.Add(1)
 			defer running.Add(-1)

@@ -1,4 +1,6 @@
-package handlers
+// Package reports builds the weekly fairness report email of every user
+// from the week's figures and enqueues it in the outbox.
+package reports
 
 import (
 	"context"
@@ -11,22 +13,21 @@ import (
 	"github.com/gpubook/gpubook/views/i18n"
 )
 
-// ReportRunStore is what a report run reads and writes.
-type ReportRunStore interface {
-	ReportStore
+// Store is what building and enqueueing the weekly reports reads and writes.
+type Store interface {
+	ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rules models.ReportRules) (*models.WeekData, error)
 	ReportEmailOptOuts(ctx context.Context) (map[int64]bool, error)
 	EnqueueMail(ctx context.Context, m models.OutboxMessage) (bool, error)
 }
 
-// ReportRun turns one week's figures into every user's email. It lives
-// here, beside the report pages, because it is where the store and the
-// views meet; the weekly job (cmd wires it into the job runner) and
-// "gpubook report send" both call SendWeek, which is idempotent: each
-// email's outbox dedup key is report:<week>:user:<id>, so a second run, a
-// concurrent one on another replica or a run restarted after a crash adds
-// nothing, and the outbox sends what is there exactly once.
-type ReportRun struct {
-	Store    ReportRunStore
+// Weekly turns one week's figures into every user's email and puts them in
+// the outbox (models/mail sends them). The weekly job (cmd schedules it with
+// models/jobs) and "gpubook report send" both call SendWeek, which is
+// idempotent: each email's outbox dedup key is report:<week>:user:<id>, so a
+// second run, a concurrent one on another replica or a run restarted after
+// a crash adds nothing, and the outbox sends what is there exactly once.
+type Weekly struct {
+	Store    Store
 	I18n     *i18n.Bundle
 	BaseURL  string
 	Location *time.Location // the cluster's zone
@@ -35,16 +36,16 @@ type ReportRun struct {
 	Log      *slog.Logger
 }
 
-// ReportRunResult says what a run did.
-type ReportRunResult struct {
+// Result says what a run did.
+type Result struct {
 	Week                              string
 	Users, Enqueued, Queued, OptedOut int
 }
 
 // SendWeek enqueues week w's report for every user who wants the email.
 // Only a finished week is sent.
-func (r *ReportRun) SendWeek(ctx context.Context, w models.Week) (ReportRunResult, error) {
-	res := ReportRunResult{Week: w.String()}
+func (r *Weekly) SendWeek(ctx context.Context, w models.Week) (Result, error) {
+	res := Result{Week: w.String()}
 	if r.Now().Before(w.End) {
 		return res, models.NewError(models.EINVALID, models.M("err.report_week_running", "Week", w.String()))
 	}
@@ -68,7 +69,7 @@ func (r *ReportRun) SendWeek(ctx context.Context, w models.Week) (ReportRunResul
 		}
 		created, err := r.Store.EnqueueMail(ctx, m)
 		if err != nil {
-			return res, fmt.Errorf("handlers: report for user %d: %w", u.ID, err)
+			return res, fmt.Errorf("reports: report for user %d: %w", u.ID, err)
 		}
 		if created {
 			res.Enqueued++
@@ -85,7 +86,7 @@ func (r *ReportRun) SendWeek(ctx context.Context, w models.Week) (ReportRunResul
 // Job is the periodic job's function. The job runner's weekly period is
 // named by the week of the moment it fell due (Monday 08:00 of W50), and
 // that moment reports the week before (W49).
-func (r *ReportRun) Job(ctx context.Context, period string) error {
+func (r *Weekly) Job(ctx context.Context, period string) error {
 	due, err := models.ParseWeek(period, r.Location)
 	if err != nil {
 		return err
@@ -96,7 +97,7 @@ func (r *ReportRun) Job(ctx context.Context, period string) error {
 
 // Preview is the text version of user's report for week w, as of now for
 // the week in progress: what "gpubook report preview" prints.
-func (r *ReportRun) Preview(ctx context.Context, u *models.User, w models.Week) (string, error) {
+func (r *Weekly) Preview(ctx context.Context, u *models.User, w models.Week) (string, error) {
 	asOf := w.End
 	if now := r.Now(); now.Before(asOf) {
 		asOf = now
@@ -108,11 +109,11 @@ func (r *ReportRun) Preview(ctx context.Context, u *models.User, w models.Week) 
 	return views.ReportText(r.emailEnv(*u).T, d.UserReport(*u), r.links(w)), nil
 }
 
-func (r *ReportRun) emailEnv(u models.User) views.EmailEnv {
+func (r *Weekly) emailEnv(u models.User) views.EmailEnv {
 	return views.EmailEnvFor(r.I18n, r.BaseURL, r.Location, &u)
 }
 
-func (r *ReportRun) links(w models.Week) views.ReportLinks {
+func (r *Weekly) links(w models.Week) views.ReportLinks {
 	e := views.EmailEnv{BaseURL: r.BaseURL}
 	return views.ReportLinks{Web: e.URL("/usage?week=" + w.String()), Preferences: e.PreferencesURL()}
 }

@@ -1,6 +1,6 @@
-// Package jobs runs gpubook's background work inside the server process:
-// the outbox worker that sends mail, hourly maintenance, and whatever the
-// features register (weekly reports, reminders, expiry). Jobs coordinate
+// Package jobs schedules gpubook's background work inside the server
+// process: cmd registers what runs when (the outbox worker of models/mail,
+// the weekly reports of models/reports, reminders, expiry). Jobs coordinate
 // through leases in the database, so several gpubook processes on one
 // PostgreSQL share the work without running a period twice.
 package jobs
@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	mathrand "math/rand/v2"
 	"os"
 	"time"
 
@@ -22,34 +21,20 @@ import (
 	"github.com/gpubook/gpubook/models"
 )
 
-// Store is what the jobs need from the database.
+// Store is what the jobs need from the database: leases.
 type Store interface {
-	models.OutboxStore
 	models.LeaseStore
-}
-
-// Sender delivers one outbox message; web/mailer implements it. A failure
-// should be a *models.DeliveryError saying whether to retry.
-type Sender interface {
-	Send(ctx context.Context, m models.OutboxMessage) error
 }
 
 // Config holds the runner's dependencies and tuning; zero values take the defaults.
 type Config struct {
 	Store  Store
-	Sender Sender // nil: SMTP is not configured and mail waits in the outbox
 	Clock  clockwork.Clock
 	Logger *slog.Logger
 	Owner  string // who holds leases: NewOwner() when empty
 
-	Policy      models.OutboxPolicy // retries; DefaultOutboxPolicy when zero
-	OutboxEvery time.Duration       // how often the worker looks for mail (10 s)
-	Batch       int                 // messages claimed per round (50)
-	SendLease   time.Duration       // how long a claimed batch is ours (10 min)
-	JobLease    time.Duration       // lease of Register and RegisterPeriodic jobs (5 min)
-	PeriodCheck time.Duration       // how often periodic jobs look for a due period (1 min)
-	KeepSent    time.Duration       // sent mail older than this is deleted (30 days)
-	Jitter      func() float64      // in [0, 1), spreads retries; math/rand when nil
+	JobLease    time.Duration // lease of Register and RegisterPeriodic jobs (5 min)
+	PeriodCheck time.Duration // how often periodic jobs look for a due period (1 min)
 }
 
 // Runner owns the scheduler and the jobs on it.
@@ -69,20 +54,8 @@ func (c *Config) defaults() {
 	if c.Owner == "" {
 		c.Owner = NewOwner()
 	}
-	if c.Policy.MaxAttempts == 0 {
-		c.Policy = models.DefaultOutboxPolicy
-	}
-	c.OutboxEvery = or(c.OutboxEvery, 10*time.Second)
-	c.SendLease = or(c.SendLease, 10*time.Minute)
 	c.JobLease = or(c.JobLease, 5*time.Minute)
 	c.PeriodCheck = or(c.PeriodCheck, time.Minute)
-	c.KeepSent = or(c.KeepSent, 30*24*time.Hour)
-	if c.Batch <= 0 {
-		c.Batch = 50
-	}
-	if c.Jitter == nil {
-		c.Jitter = mathrand.Float64
-	}
 }
 
 func or(d, def time.Duration) time.Duration {
@@ -101,8 +74,7 @@ func NewOwner() string {
 	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b))
 }
 
-// New builds the runner with the outbox worker and the maintenance job
-// registered; Run starts them.
+// New builds the runner; cmd registers the jobs and Run starts them.
 func New(cfg Config) (*Runner, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("jobs: no store")
@@ -112,16 +84,7 @@ func New(cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs: scheduler: %w", err)
 	}
-	r := &Runner{cfg: cfg, sched: s, log: cfg.Logger.With("owner", cfg.Owner)}
-	if cfg.Sender == nil {
-		r.log.Warn("SMTP not configured; mail waits in the outbox")
-	} else if err := r.add("outbox", gocron.DurationJob(cfg.OutboxEvery), r.deliverJob); err != nil {
-		return nil, err
-	}
-	if err := r.Register("outbox-cleanup", gocron.DurationJob(time.Hour), r.cleanup); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return &Runner{cfg: cfg, sched: s, log: cfg.Logger.With("owner", cfg.Owner)}, nil
 }
 
 // Owner is the name this runner holds leases under.
@@ -141,8 +104,13 @@ func (r *Runner) Run(ctx context.Context) error {
 	return nil
 }
 
-// add schedules fn without a lease: it runs in every process (the outbox
-// worker is safe that way because claims are disjoint).
+// RegisterEverywhere schedules fn every interval without a lease: it runs
+// in every process. Only for work that is safe that way, like the outbox
+// worker, whose claims are disjoint.
+func (r *Runner) RegisterEverywhere(name string, every time.Duration, fn func(context.Context) error) error {
+	return r.add(name, gocron.DurationJob(every), fn)
+}
+
 func (r *Runner) add(name string, def gocron.JobDefinition, fn func(context.Context) error) error {
 	_, err := r.sched.NewJob(def, gocron.NewTask(func(ctx context.Context) {
 		if err := fn(ctx); err != nil && ctx.Err() == nil {

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/notify"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
 	"github.com/gpubook/gpubook/views/i18n"
-	"github.com/gpubook/gpubook/web/notify"
 )
 
 func TestIdleWarningAndOfflineAlerts(t *testing.T) {

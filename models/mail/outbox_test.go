@@ -1,4 +1,4 @@
-package jobs_test
+package mail_test
 
 import (
 	"sync"
@@ -8,10 +8,10 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/mail"
+	"github.com/gpubook/gpubook/models/mail/smtptest"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
-	"github.com/gpubook/gpubook/web/jobs"
-	"github.com/gpubook/gpubook/web/mailer/smtptest"
 )
 
 // TestOutboxOutage: the SMTP server is down while 20 messages wait; the
@@ -21,7 +21,7 @@ func TestOutboxOutage(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		addr, port := smtptest.FreeAddr(t)
 		clock := clockwork.NewFakeClockAt(t0)
-		r := newRunner(t, db, newMailer(t, port), clock, nil)
+		r := newOutbox(t, db, newMailer(t, port, nil), clock, nil)
 		enqueue(t, db, 20, t0)
 		if got := deliver(t, r); got.Claimed != 20 || got.Retry != 20 || got.Sent != 0 {
 			t.Fatalf("round while down: %+v", got)
@@ -54,7 +54,7 @@ func TestTwoRunnersSendConcurrently(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			url := storetest.URL(t, dialect)
-			dbs := [2]*store.DB{open(t, url), open(t, url)}
+			dbs := [2]*store.DB{storetest.OpenURL(t, url), storetest.OpenURL(t, url)}
 			if _, err := dbs[0].MigrateUp(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestTwoRunnersSendConcurrently(t *testing.T) {
 			var wg sync.WaitGroup
 			sent := [2]int{}
 			for i, db := range dbs {
-				r := newRunner(t, db, newMailer(t, srv.Port), clock, func(c *jobs.Config) { c.Batch = 4 })
+				r := newOutbox(t, db, newMailer(t, srv.Port, nil), clock, func(c *mail.OutboxConfig) { c.Batch = 4 })
 				wg.Go(func() {
 					for {
 						round, err := r.DeliverOnce(ctx)
@@ -88,16 +88,6 @@ func TestTwoRunnersSendConcurrently(t *testing.T) {
 	}
 }
 
-func open(t *testing.T, url string) *store.DB {
-	t.Helper()
-	db, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 // TestCrashBetweenSendAndRecord: a worker claims and sends, then dies
 // before recording. After its lease the message is unconfirmed and not
 // resent; the server has it exactly once.
@@ -109,12 +99,12 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 		if err != nil || len(claimed) != 1 {
 			t.Fatalf("claim: %v, %v", claimed, err)
 		}
-		if err := newMailer(t, srv.Port).Send(ctx, claimed[0]); err != nil {
+		if err := newMailer(t, srv.Port, nil).Send(ctx, claimed[0]); err != nil {
 			t.Fatal(err)
 		}
 		// … and the process dies here, before MarkSent.
 		clock := clockwork.NewFakeClockAt(t0.Add(5 * time.Minute))
-		r := newRunner(t, db, newMailer(t, srv.Port), clock, nil)
+		r := newOutbox(t, db, newMailer(t, srv.Port, nil), clock, nil)
 		if got := deliver(t, r); got.Recovered != 0 || got.Claimed != 0 {
 			t.Fatalf("within the dead worker's lease: %+v", got)
 		}

@@ -1,4 +1,4 @@
-package web_test
+package reports_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"mime"
 	"mime/multipart"
-	"net/mail"
+	netmail "net/mail"
 	"strings"
 	"sync"
 	"testing"
@@ -14,14 +14,14 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/jobs"
+	"github.com/gpubook/gpubook/models/mail"
+	"github.com/gpubook/gpubook/models/mail/smtptest"
+	"github.com/gpubook/gpubook/models/reports"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
 	"github.com/gpubook/gpubook/views/i18n"
-	"github.com/gpubook/gpubook/web/jobs"
-	"github.com/gpubook/gpubook/web/mailer"
-	"github.com/gpubook/gpubook/web/mailer/smtptest"
 )
 
 var shanghai, _ = time.LoadLocation("Asia/Shanghai")
@@ -50,26 +50,33 @@ func deliveryData(t *testing.T, db *store.DB) {
 		from, from.Add(time.Hour))
 }
 
-func reportRun(db *store.DB) *handlers.ReportRun {
-	return &handlers.ReportRun{Store: db, I18n: i18n.MustLoad(), BaseURL: "https://gpubook.example.org", Location: shanghai, Now: time.Now}
+func reportRun(db *store.DB) *reports.Weekly {
+	return &reports.Weekly{Store: db, I18n: i18n.MustLoad(), BaseURL: "https://gpubook.example.org", Location: shanghai, Now: time.Now}
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func runnerOn(t *testing.T, db *store.DB, port int, clock clockwork.Clock) *jobs.Runner {
+func runnerOn(t *testing.T, db *store.DB, port int, clock clockwork.Clock) *mail.Outbox {
 	t.Helper()
-	m, err := mailer.New(mailer.Settings{Host: "127.0.0.1", Port: port, From: "gpubook@example.org", TLS: mailer.TLSNone, Timeout: time.Second}, nil)
+	m, err := mail.New(mail.Settings{Host: "127.0.0.1", Port: port, From: "gpubook@example.org", TLS: mail.TLSNone, Timeout: time.Second}, nil)
 	must(t, err)
-	r, err := jobs.New(jobs.Config{Store: db, Sender: m, Clock: clock, Logger: quietLog(), Jitter: func() float64 { return 0.5 }})
+	o, err := mail.NewOutbox(mail.OutboxConfig{Store: db, Sender: m, Clock: clock, Logger: quietLog(), Owner: jobs.NewOwner(), Jitter: func() float64 { return 0.5 }})
+	must(t, err)
+	return o
+}
+
+func deliverOnce(t *testing.T, o *mail.Outbox) mail.Round {
+	t.Helper()
+	r, err := o.DeliverOnce(context.Background())
 	must(t, err)
 	return r
 }
 
-func deliverOnce(t *testing.T, r *jobs.Runner) jobs.Round {
+func must(t *testing.T, err error) {
 	t.Helper()
-	round, err := r.DeliverOnce(context.Background())
-	must(t, err)
-	return round
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // oneEach checks that the server got exactly one report for ann and one for ben.
@@ -124,7 +131,7 @@ func TestReportCrashBetweenSendAndRecord(t *testing.T) {
 		now := time.Now()
 		claimed, err := db.ClaimMail(ctx, "crashed", now, 10, time.Minute)
 		must(t, err)
-		m, _ := mailer.New(mailer.Settings{Host: "127.0.0.1", Port: srv.Port, From: "gpubook@example.org", TLS: mailer.TLSNone, Timeout: time.Second}, nil)
+		m, _ := mail.New(mail.Settings{Host: "127.0.0.1", Port: srv.Port, From: "gpubook@example.org", TLS: mail.TLSNone, Timeout: time.Second}, nil)
 		for _, msg := range claimed {
 			must(t, m.Send(ctx, msg)) // … and the process dies before MarkSent
 		}
@@ -176,7 +183,7 @@ func TestReportSMTPOutage(t *testing.T) {
 func checkReportMail(t *testing.T, msgs []smtptest.Message) {
 	t.Helper()
 	for _, m := range msgs {
-		msg, err := mail.ReadMessage(strings.NewReader(string(m.Data)))
+		msg, err := netmail.ReadMessage(strings.NewReader(string(m.Data)))
 		must(t, err)
 		subject, _ := new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
 		text, html := mailParts(t, msg)
@@ -202,7 +209,7 @@ func checkReportMail(t *testing.T, msgs []smtptest.Message) {
 	}
 }
 
-func mailParts(t *testing.T, msg *mail.Message) (text, html string) {
+func mailParts(t *testing.T, msg *netmail.Message) (text, html string) {
 	t.Helper()
 	_, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
 	must(t, err)

@@ -1,13 +1,84 @@
-package jobs
+package mail
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	mathrand "math/rand/v2"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/models"
 )
+
+// Store is what the outbox delivery needs from the database.
+type Store interface {
+	models.OutboxStore
+}
+
+// Sender delivers one outbox message; Mailer implements it over SMTP. A
+// failure should be a *models.DeliveryError saying whether to retry.
+type Sender interface {
+	Send(ctx context.Context, m models.OutboxMessage) error
+}
+
+// OutboxConfig holds the outbox worker's dependencies and tuning; zero
+// values take the defaults.
+type OutboxConfig struct {
+	Store     Store
+	Sender    Sender
+	Clock     clockwork.Clock
+	Logger    *slog.Logger
+	Owner     string              // who holds claims: the job runner's owner
+	Policy    models.OutboxPolicy // retries; DefaultOutboxPolicy when zero
+	Batch     int                 // messages claimed per round (50)
+	SendLease time.Duration       // how long a claimed batch is ours (10 min)
+	KeepSent  time.Duration       // sent mail older than this is deleted (30 days)
+	Jitter    func() float64      // in [0, 1), spreads retries; math/rand when nil
+}
+
+// Outbox sends what the outbox table holds: every message once, retried
+// after a refusal that may pass, never resent when the outcome is unknown.
+// The job runner calls Deliver every few seconds in every process (claims
+// are disjoint) and Cleanup hourly under a lease.
+type Outbox struct {
+	cfg OutboxConfig
+	log *slog.Logger
+}
+
+// NewOutbox checks cfg and fills in the defaults.
+func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("mail: outbox: no store")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Owner == "" {
+		return nil, errors.New("mail: outbox: no owner")
+	}
+	if cfg.Policy.MaxAttempts == 0 {
+		cfg.Policy = models.DefaultOutboxPolicy
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 50
+	}
+	if cfg.SendLease <= 0 {
+		cfg.SendLease = 10 * time.Minute
+	}
+	if cfg.KeepSent <= 0 {
+		cfg.KeepSent = 30 * 24 * time.Hour
+	}
+	if cfg.Jitter == nil {
+		cfg.Jitter = mathrand.Float64
+	}
+	return &Outbox{cfg: cfg, log: cfg.Logger.With("owner", cfg.Owner)}, nil
+}
 
 // Round is what one outbox round did, for logs and tests.
 type Round struct {
@@ -23,7 +94,8 @@ const sendMargin = time.Minute
 // the server is shutting down, because a sent message must be recorded.
 const markTimeout = 10 * time.Second
 
-func (r *Runner) deliverJob(ctx context.Context) error {
+// Deliver is the worker's job: one round, logged when it did something.
+func (r *Outbox) Deliver(ctx context.Context) error {
 	round, err := r.DeliverOnce(ctx)
 	if round.Claimed > 0 || round.Recovered > 0 {
 		r.log.Info("outbox round", "claimed", round.Claimed, "sent", round.Sent, "retry", round.Retry,
@@ -36,10 +108,10 @@ func (r *Runner) deliverJob(ctx context.Context) error {
 // unconfirmed, claim due messages, send each and record the outcome. The
 // scheduler calls it every OutboxEvery; `gpubook mail test --now` and tests
 // call it directly.
-func (r *Runner) DeliverOnce(ctx context.Context) (Round, error) {
+func (r *Outbox) DeliverOnce(ctx context.Context) (Round, error) {
 	var round Round
 	if r.cfg.Sender == nil {
-		return round, errors.New("jobs: no SMTP sender configured")
+		return round, errors.New("mail: no SMTP sender configured")
 	}
 	now := r.cfg.Clock.Now()
 	n, err := r.cfg.Store.RecoverStaleSends(ctx, now)
@@ -73,9 +145,9 @@ func (r *Runner) DeliverOnce(ctx context.Context) (Round, error) {
 // SendNow claims, sends and records one pending message at once and
 // returns the send's error (nil when the server accepted it); the outbox
 // row then says what happens next, as for any round.
-func (r *Runner) SendNow(ctx context.Context, id int64) (sendErr error, err error) {
+func (r *Outbox) SendNow(ctx context.Context, id int64) (sendErr error, err error) {
 	if r.cfg.Sender == nil {
-		return nil, errors.New("jobs: no SMTP sender configured")
+		return nil, errors.New("mail: no SMTP sender configured")
 	}
 	m, err := r.cfg.Store.ClaimMailByID(ctx, id, r.cfg.Owner, r.cfg.Clock.Now(), r.cfg.SendLease)
 	if err != nil {
@@ -88,7 +160,7 @@ func (r *Runner) SendNow(ctx context.Context, id int64) (sendErr error, err erro
 // record writes a send's outcome. Only a definite refusal or a failure
 // before the server took anything leads to a retry; an unknown outcome is
 // never retried.
-func (r *Runner) record(ctx context.Context, m models.OutboxMessage, sendErr error, round *Round) error {
+func (r *Outbox) record(ctx context.Context, m models.OutboxMessage, sendErr error, round *Round) error {
 	log := r.log.With("id", m.ID, "kind", m.Kind, "dedup_key", m.DedupKey, "attempt", m.Attempts)
 	if sendErr == nil {
 		round.Sent++
@@ -124,11 +196,24 @@ func (r *Runner) record(ctx context.Context, m models.OutboxMessage, sendErr err
 }
 
 // mark runs a store write on a context that survives shutdown.
-func (r *Runner) mark(ctx context.Context, m models.OutboxMessage, write func(context.Context) error) error {
+func (r *Outbox) mark(ctx context.Context, m models.OutboxMessage, write func(context.Context) error) error {
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
 	defer cancel()
 	if err := write(mctx); err != nil {
-		return fmt.Errorf("jobs: record mail %d: %w", m.ID, err)
+		return fmt.Errorf("mail: record mail %d: %w", m.ID, err)
+	}
+	return nil
+}
+
+// Cleanup deletes sent mail older than KeepSent: the outbox is a queue, and
+// the bodies hold personal data.
+func (r *Outbox) Cleanup(ctx context.Context) error {
+	n, err := r.cfg.Store.DeleteSentBefore(ctx, r.cfg.Clock.Now().Add(-r.cfg.KeepSent))
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		r.log.Info("deleted old sent mail", "count", n)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package mailer_test
+package mail_test
 
 import (
 	"context"
@@ -9,21 +9,21 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/mail"
+	"github.com/gpubook/gpubook/models/mail/smtptest"
 	"github.com/gpubook/gpubook/views"
 	"github.com/gpubook/gpubook/views/i18n"
-	"github.com/gpubook/gpubook/web/mailer"
-	"github.com/gpubook/gpubook/web/mailer/smtptest"
 )
 
 var ctx = context.Background()
 
-func newMailer(t *testing.T, port int, mod func(*mailer.Settings)) *mailer.Mailer {
+func newMailer(t *testing.T, port int, mod func(*mail.Settings)) *mail.Mailer {
 	t.Helper()
-	s := mailer.Settings{Host: "127.0.0.1", Port: port, From: "gpubook <gpubook@example.org>", TLS: mailer.TLSNone, Timeout: 2 * time.Second}
+	s := mail.Settings{Host: "127.0.0.1", Port: port, From: "gpubook <gpubook@example.org>", TLS: mail.TLSNone, Timeout: 2 * time.Second}
 	if mod != nil {
 		mod(&s)
 	}
-	m, err := mailer.New(s, func() time.Time { return time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC) })
+	m, err := mail.New(s, func() time.Time { return time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func rendered(t *testing.T, lang string) models.OutboxMessage {
 
 func TestSendMultipartInBothLanguages(t *testing.T) {
 	srv := smtptest.Start(t, smtptest.Options{Username: "relay", Password: "s3cret"})
-	m := newMailer(t, srv.Port, func(s *mailer.Settings) { s.Username, s.Password = "relay", "s3cret" })
+	m := newMailer(t, srv.Port, func(s *mail.Settings) { s.Username, s.Password = "relay", "s3cret" })
 	tests := []struct{ lang, subject, text, html string }{
 		{"en", "gpubook test email", "Mail delivery works", "Hello Ada,"},
 		{"zh-CN", "gpubook 测试邮件", "邮件发送正常", "Ada，您好："},
@@ -108,16 +108,16 @@ func TestSendFailuresAreClassified(t *testing.T) {
 	full.ToEmail = "full@example.org"
 	tests := []struct {
 		name string
-		m    *mailer.Mailer
+		m    *mail.Mailer
 		msg  models.OutboxMessage
 		want string
 	}{
 		{"server down", newMailer(t, downPort, nil), rendered(t, "en"), models.DeliveryRetry},
 		{"unknown recipient 550", newMailer(t, reject.Port, nil), rendered(t, "en"), models.DeliveryReject},
 		{"mailbox full 452", newMailer(t, reject.Port, nil), full, models.DeliveryRetry},
-		{"bad password", newMailer(t, auth.Port, func(s *mailer.Settings) { s.Username, s.Password = "relay", "wrong" }), rendered(t, "en"), models.DeliveryRetry},
-		{"no reply after data", newMailer(t, hang.Port, func(s *mailer.Settings) { s.Timeout = 500 * time.Millisecond }), rendered(t, "en"), models.DeliveryUnknown},
-		{"starttls refused by a plain server", newMailer(t, reject.Port, func(s *mailer.Settings) { s.TLS = mailer.TLSStartTLS }), rendered(t, "en"), models.DeliveryRetry},
+		{"bad password", newMailer(t, auth.Port, func(s *mail.Settings) { s.Username, s.Password = "relay", "wrong" }), rendered(t, "en"), models.DeliveryRetry},
+		{"no reply after data", newMailer(t, hang.Port, func(s *mail.Settings) { s.Timeout = 500 * time.Millisecond }), rendered(t, "en"), models.DeliveryUnknown},
+		{"starttls refused by a plain server", newMailer(t, reject.Port, func(s *mail.Settings) { s.TLS = mail.TLSStartTLS }), rendered(t, "en"), models.DeliveryRetry},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,12 +139,12 @@ func TestSendFailuresAreClassified(t *testing.T) {
 }
 
 func TestNewRefusesBadSettings(t *testing.T) {
-	for name, s := range map[string]mailer.Settings{
+	for name, s := range map[string]mail.Settings{
 		"no host": {From: "a@example.org"},
 		"no from": {Host: "smtp.example.org"},
 		"bad tls": {Host: "smtp.example.org", From: "a@example.org", TLS: "ssl3"},
 	} {
-		if _, err := mailer.New(s, nil); err == nil {
+		if _, err := mail.New(s, nil); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -1,4 +1,4 @@
-package jobs_test
+package mail_test
 
 import (
 	"strings"
@@ -9,11 +9,10 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/mail"
+	"github.com/gpubook/gpubook/models/mail/smtptest"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
-	"github.com/gpubook/gpubook/web/jobs"
-	"github.com/gpubook/gpubook/web/mailer"
-	"github.com/gpubook/gpubook/web/mailer/smtptest"
 )
 
 // TestOutcomes: an unknown outcome is recorded unconfirmed and never
@@ -23,9 +22,9 @@ func TestOutcomes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Run("no reply after data", func(t *testing.T) {
 			hang := smtptest.Start(t, smtptest.Options{HangAfterData: 3 * time.Second})
-			m, _ := mailer.New(mailer.Settings{Host: "127.0.0.1", Port: hang.Port, From: "g@example.org", TLS: mailer.TLSNone, Timeout: 300 * time.Millisecond}, nil)
+			m, _ := mail.New(mail.Settings{Host: "127.0.0.1", Port: hang.Port, From: "g@example.org", TLS: mail.TLSNone, Timeout: 300 * time.Millisecond}, nil)
 			clock := clockwork.NewFakeClockAt(t0)
-			r := newRunner(t, db, m, clock, nil)
+			r := newOutbox(t, db, m, clock, nil)
 			enqueue(t, db, 1, t0)
 			if got := deliver(t, r); got.Unconfirmed != 1 {
 				t.Fatalf("round %+v", got)
@@ -43,7 +42,7 @@ func TestOutcomes(t *testing.T) {
 			srv := smtptest.Start(t, smtptest.Options{Reject: func(string) error {
 				return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
 			}})
-			r := newRunner(t, db, newMailer(t, srv.Port), clockwork.NewFakeClockAt(t0), nil)
+			r := newOutbox(t, db, newMailer(t, srv.Port, nil), clockwork.NewFakeClockAt(t0), nil)
 			enqueue(t, db, 1, t0)
 			if got := deliver(t, r); got.Failed != 1 {
 				t.Fatalf("round %+v", got)
@@ -57,11 +56,11 @@ func TestOutcomes(t *testing.T) {
 		t.Run("down for good", func(t *testing.T) {
 			_, port := smtptest.FreeAddr(t)
 			clock := clockwork.NewFakeClockAt(t0)
-			r := newRunner(t, db, newMailer(t, port), clock, func(c *jobs.Config) {
+			r := newOutbox(t, db, newMailer(t, port, nil), clock, func(c *mail.OutboxConfig) {
 				c.Policy = models.OutboxPolicy{MaxAttempts: 3, BaseDelay: time.Minute, MaxDelay: time.Hour}
 			})
 			enqueue(t, db, 1, t0)
-			var rounds []jobs.Round
+			var rounds []mail.Round
 			for range 5 {
 				rounds = append(rounds, deliver(t, r))
 				clock.Advance(time.Hour)

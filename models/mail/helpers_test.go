@@ -1,7 +1,6 @@
-package jobs_test
+package mail_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,39 +10,28 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/jobs"
+	"github.com/gpubook/gpubook/models/mail"
+	"github.com/gpubook/gpubook/models/mail/smtptest"
 	"github.com/gpubook/gpubook/models/store"
-	"github.com/gpubook/gpubook/web/jobs"
-	"github.com/gpubook/gpubook/web/mailer"
-	"github.com/gpubook/gpubook/web/mailer/smtptest"
 )
-
-var ctx = context.Background()
 
 var t0 = time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func newMailer(t *testing.T, port int) *mailer.Mailer {
+// newOutbox builds an outbox worker on db; mod may change its settings.
+func newOutbox(t *testing.T, db *store.DB, sender mail.Sender, clock clockwork.Clock, mod func(*mail.OutboxConfig)) *mail.Outbox {
 	t.Helper()
-	m, err := mailer.New(mailer.Settings{Host: "127.0.0.1", Port: port, From: "gpubook@example.org",
-		TLS: mailer.TLSNone, Timeout: time.Second}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func newRunner(t *testing.T, db *store.DB, sender jobs.Sender, clock clockwork.Clock, mod func(*jobs.Config)) *jobs.Runner {
-	t.Helper()
-	cfg := jobs.Config{Store: db, Sender: sender, Clock: clock, Logger: quiet(), Jitter: func() float64 { return 0.5 }}
+	cfg := mail.OutboxConfig{Store: db, Sender: sender, Clock: clock, Logger: quiet(), Owner: jobs.NewOwner(), Jitter: func() float64 { return 0.5 }}
 	if mod != nil {
 		mod(&cfg)
 	}
-	r, err := jobs.New(cfg)
+	o, err := mail.NewOutbox(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return o
 }
 
 // enqueue adds n messages due at at.
@@ -91,9 +79,9 @@ func stats(t *testing.T, db *store.DB) map[string]int64 {
 	return st.Counts
 }
 
-func deliver(t *testing.T, r *jobs.Runner) jobs.Round {
+func deliver(t *testing.T, o *mail.Outbox) mail.Round {
 	t.Helper()
-	round, err := r.DeliverOnce(ctx)
+	round, err := o.DeliverOnce(ctx)
 	if err != nil {
 		t.Fatalf("deliver: %v", err)
 	}

@@ -1,14 +1,14 @@
-// Package mailer sends the outbox's messages over SMTP with go-mail. It
+// Package mail delivers: it sends the outbox's messages over SMTP with go-mail. It
 // builds one multipart/alternative email per message and says, for every
 // failure, what it means for the message: retry later, give up, or (when
 // the connection broke after the server may have taken it) never resend.
-package mailer
+package mail
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/mail"
+	netmail "net/mail"
 	"strings"
 	"time"
 
@@ -42,7 +42,7 @@ type Settings struct {
 // separate: a broken connection can only ever blur one message.
 type Mailer struct {
 	s    Settings
-	from *mail.Address
+	from *netmail.Address
 	now  func() time.Time
 }
 
@@ -51,7 +51,7 @@ func New(s Settings, now func() time.Time) (*Mailer, error) {
 	if s.Host == "" {
 		return nil, errors.New("mailer: no SMTP host")
 	}
-	from, err := mail.ParseAddress(s.From)
+	from, err := netmail.ParseAddress(s.From)
 	if err != nil {
 		return nil, fmt.Errorf("mailer: from address %q: %w", s.From, err)
 	}

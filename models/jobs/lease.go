@@ -77,16 +77,3 @@ func (r *Runner) heartbeat(ctx context.Context, name string, fn func(context.Con
 	}()
 	return fn(ctx)
 }
-
-// cleanup deletes sent mail older than KeepSent: the outbox is a queue, and
-// the bodies hold personal data.
-func (r *Runner) cleanup(ctx context.Context) error {
-	n, err := r.cfg.Store.DeleteSentBefore(ctx, r.cfg.Clock.Now().Add(-r.cfg.KeepSent))
-	if err != nil {
-		return err
-	}
-	if n > 0 {
-		r.log.Info("deleted old sent mail", "count", n)
-	}
-	return nil
-}
