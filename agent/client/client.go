@@ -66,8 +66,22 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("agent: client: %s %s: %d %s", e.Method, e.Path, e.Code, strings.TrimSpace(e.Body))
 }
 
-// Permanent reports whether err is a refusal that a resend cannot fix (a 4xx
-// other than 408 and 429): the caller should stop retrying that body.
+// Invalid reports whether the portal refused the body itself (400, 422
+// with its validation error): the only answer for which the spool may set
+// an entry aside. A 401, 403 or 404 says nothing about the data (a node
+// being re-enrolled, a restored database, a proxy in maintenance), so such
+// an entry waits and is sent again.
+func Invalid(err error) bool {
+	var se *StatusError
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.Code == http.StatusBadRequest || se.Code == http.StatusUnprocessableEntity
+}
+
+// Permanent reports whether err is a refusal that resending at once cannot
+// fix (a 4xx other than 408 and 429): the client stops its quick retries.
+// It does not mean the data is bad; see Invalid.
 func Permanent(err error) bool {
 	var se *StatusError
 	if !errors.As(err, &se) {
