@@ -46,6 +46,9 @@ type Config struct {
 	// they failed at start (driver not loaded yet at boot): 5 s doubling up
 	// to 5 min when zero.
 	NVMLRetry, NVMLRetryMax time.Duration
+	// DetectStatePath keeps the violating processes (grace periods,
+	// escalations) across restarts; "" keeps them in memory only.
+	DetectStatePath string
 	// MetricsProblem is why /metrics is not served ("" when it is), shown
 	// in status: the daemon runs on without it.
 	MetricsProblem string
@@ -100,13 +103,18 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Daemon, error) {
 	} else {
 		d.log.Info("agent: no usable schedule cache yet", "err", err)
 	}
+	if deps.Detector != nil && cfg.DetectStatePath != "" {
+		if err := deps.Detector.LoadState(cfg.DetectStatePath); err != nil {
+			d.log.Error("agent: grace periods not restored", "err", err)
+		}
+	}
 	after, err := readWatermark(cfg.WatermarkPath)
 	if err != nil {
 		return nil, err
 	}
 	d.agg = sampler.NewAggregator(cfg.BusyPct, after)
 	if deps.Source == nil {
-		d.nvmlDown, d.nvmlErr = deps.Now().UTC(), "NVML unavailable at start"
+		d.nvmlDown, d.nvmlErr = deps.Now().UTC(), "not opened yet"
 		return d, nil
 	}
 	if err := d.attach(ctx, deps.Source, cfg.DriverVersion); err != nil {
@@ -139,7 +147,13 @@ func (d *Daemon) SampleOnce(ctx context.Context) error {
 		return err
 	}
 	if d.deps.Detector != nil {
-		if err := d.spoolEvents(d.deps.Detector.Observe(snap, bookings)); err != nil {
+		ev := d.deps.Detector.Observe(snap, bookings)
+		if len(ev.Violations) > 0 && d.cfg.DetectStatePath != "" {
+			if err := d.deps.Detector.SaveState(d.cfg.DetectStatePath); err != nil {
+				d.log.Error("agent: grace periods not saved", "err", err)
+			}
+		}
+		if err := d.spoolEvents(ev); err != nil {
 			return err
 		}
 	}
