@@ -93,7 +93,7 @@ func TestAgentHealthOnNodePage(t *testing.T) {
 			}
 			res := admin.Get(page)
 			for _, id := range []string{"agent-nvml-down", "agent-set-aside", "agent-dropped"} {
-				if res.Doc.Find(`[data-testid="` + id + `"]`).Length() != 0 {
+				if res.Doc.Find(`[data-testid="`+id+`"]`).Length() != 0 {
 					t.Errorf("healthy agent: %s shown", id)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -63,7 +64,32 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("agent: client: %s %s: %d %s", e.Method, e.Path, e.Code, strings.TrimSpace(e.Body))
+	return fmt.Sprintf("agent: client: %s %s: %d %s", e.Method, e.Path, e.Code, e.Message())
+}
+
+// Message is what the portal said, for people: the message (and field
+// errors) of its JSON error body, or the raw body when it is not one (a
+// proxy's page).
+func (e *StatusError) Message() string {
+	var body struct {
+		Error struct {
+			Message string            `json:"message"`
+			Fields  map[string]string `json:"fields"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(e.Body), &body) != nil || body.Error.Message == "" {
+		return strings.TrimSpace(e.Body)
+	}
+	msg := body.Error.Message
+	keys := make([]string, 0, len(body.Error.Fields))
+	for k := range body.Error.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		msg += "; " + k + ": " + body.Error.Fields[k]
+	}
+	return msg
 }
 
 // Invalid reports whether the portal refused the body itself (400, 422

@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +51,32 @@ func TestExemptUsersAddToRoot(t *testing.T) {
 		if got := r.Exempt(tt.user, tt.uid, nil); got != tt.want {
 			t.Errorf("Exempt(%q, %d) = %v, want %v", tt.user, tt.uid, got, tt.want)
 		}
+	}
+}
+
+// TestEnrollMessages: the portal's message is printed once, without the
+// JSON around it or repeated prefixes; an address without a scheme is
+// refused before anything is sent.
+func TestEnrollMessages(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error":{"code":"EUNAUTHORIZED","message":"This enrolment token is unknown, already used or expired."}}`))
+	}))
+	defer srv.Close()
+	getenv := setup(t, "/nonexistent")
+	tests := []struct{ name, portal, want string }{
+		{"portal refuses", srv.URL, "agent: enroll: the portal refused (401): This enrolment token is unknown, already used or expired."},
+		{"no scheme", "gpubook.example.org", `agent: enroll: --portal "gpubook.example.org": give the full address with its scheme, e.g. https://gpubook.example.org`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			err := run(context.Background(), []string{"gpubook-agent", "enroll", "--portal", tt.portal, "--token", "t",
+				"--credential-file", filepath.Join(t.TempDir(), "c.json")}, getenv, &out, &errb)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("err = %v\nwant  %s", err, tt.want)
+			}
+		})
 	}
 }
