@@ -57,6 +57,16 @@ type AgentNode struct {
 	SpoolDepth      int
 	OldestSpooled   *time.Time
 	NVMLOK          bool
+
+	// From the latest heartbeat: reports set aside on the node as invalid
+	// (count, newest reason and time), reports dropped at the spool's
+	// bounds, and since when NVML has been down (nil while it works).
+	SpoolSetAside       int
+	SpoolSetAsideReason string
+	SpoolSetAsideAt     *time.Time
+	SpoolDroppedUsage   int64
+	SpoolDroppedEvents  int64
+	NVMLDownSince       *time.Time
 }
 
 // Offline reports whether the node's agent has been silent for

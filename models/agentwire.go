@@ -226,4 +226,15 @@ type AgentHeartbeat struct {
 	SpoolDepth    int       `json:"spool_depth"`
 	OldestSpooled time.Time `json:"oldest_spooled,omitzero"`
 	NVMLOK        bool      `json:"nvml_ok"`
+
+	// What the agent could not deliver or sample, for the node page: batches
+	// the portal refused as invalid (set aside on the node, newest reason),
+	// entries dropped at the spool's bounds since it was created, and since
+	// when NVML has been unavailable (zero while it works).
+	SpoolSetAside       int       `json:"spool_set_aside"`
+	SpoolSetAsideReason string    `json:"spool_set_aside_reason,omitempty"`
+	SpoolSetAsideAt     time.Time `json:"spool_set_aside_at,omitzero"`
+	SpoolDroppedUsage   int64     `json:"spool_dropped_usage"`
+	SpoolDroppedEvents  int64     `json:"spool_dropped_events"`
+	NVMLDownSince       time.Time `json:"nvml_down_since,omitzero"`
 }

@@ -83,6 +83,34 @@ func (n *Node) script(i int, d *server.Device) {
 	d.GetGraphicsRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
 		return nil, nvml.SUCCESS
 	}
+	n.scriptHealth(i, d)
+}
+
+// scriptHealth gives the sensors the mock leaves unset values that follow
+// the scripted utilisation, and each GPU its DGX A100 PCI bus ID.
+func (n *Node) scriptHealth(i int, d *server.Device) {
+	pciDevice := d.Config.PciDeviceId
+	d.GetPciInfoFunc = func() (nvml.PciInfo, nvml.Return) {
+		p := nvml.PciInfo{PciDeviceId: pciDevice}
+		for j, c := range PCIBusID(i) {
+			p.BusId[j] = int8(c)
+		}
+		return p, nvml.SUCCESS
+	}
+	d.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 30 + n.get(i).Util/4, nvml.SUCCESS }
+	d.GetPowerUsageFunc = func() (uint32, nvml.Return) { return 60000 + 3000*n.get(i).Util, nvml.SUCCESS }
+	d.GetClockInfoFunc = func(c nvml.ClockType) (uint32, nvml.Return) {
+		if c == nvml.CLOCK_MEM {
+			return 1215, nvml.SUCCESS
+		}
+		return 1410, nvml.SUCCESS
+	}
+}
+
+// PCIBusID is GPU i's bus ID on the simulated node.
+func PCIBusID(i int) string {
+	return []string{"00000000:07:00.0", "00000000:0F:00.0", "00000000:47:00.0", "00000000:4E:00.0",
+		"00000000:87:00.0", "00000000:90:00.0", "00000000:B7:00.0", "00000000:BD:00.0"}[i]
 }
 
 // Set scripts GPU i from now on.

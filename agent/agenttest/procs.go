@@ -37,15 +37,23 @@ func NewProcs(t testing.TB) *Procs {
 	return p
 }
 
-// Add creates /proc/PID/status (and a stat with pty tty) owned by uid.
+// Add creates /proc/PID/status (and a stat with pty tty) owned by uid,
+// started at clock tick 1000, child of PID 1.
 func (p *Procs) Add(t testing.TB, pid, uid int) {
+	t.Helper()
+	p.AddStarted(t, pid, uid, 1, 1000)
+}
+
+// AddStarted is Add with the parent PID and start time given: a PID reused
+// by a later process, or a child of the agent.
+func (p *Procs) AddStarted(t testing.TB, pid, uid, ppid int, start uint64) {
 	t.Helper()
 	dir := filepath.Join(p.Root, strconv.Itoa(pid))
 	must(t, os.MkdirAll(dir, 0o755))
 	status := fmt.Sprintf("Name:\tpython3\nState:\tR (running)\nPid:\t%d\nUid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\n", pid, uid, uid, uid, uid, uid, uid, uid, uid)
 	must(t, os.WriteFile(filepath.Join(dir, "status"), []byte(status), 0o644))
 	// tty_nr 34817 = major 136, minor 1 → /dev/pts/1
-	stat := fmt.Sprintf("%d (python3 train.py) R 1 %d %d 34817 0 0", pid, pid, pid)
+	stat := fmt.Sprintf("%d (python3 train.py) R %d %d %d 34817 0 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0", pid, ppid, pid, pid, start)
 	must(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644))
 }
 

@@ -13,6 +13,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -63,11 +64,50 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("agent: client: %s %s: %d %s", e.Method, e.Path, e.Code, strings.TrimSpace(e.Body))
+	return fmt.Sprintf("agent: client: %s %s: %d %s", e.Method, e.Path, e.Code, e.Message())
 }
 
-// Permanent reports whether err is a refusal that a resend cannot fix (a 4xx
-// other than 408 and 429): the caller should stop retrying that body.
+// Message is what the portal said, for people: the message (and field
+// errors) of its JSON error body, or the raw body when it is not one (a
+// proxy's page).
+func (e *StatusError) Message() string {
+	var body struct {
+		Error struct {
+			Message string            `json:"message"`
+			Fields  map[string]string `json:"fields"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(e.Body), &body) != nil || body.Error.Message == "" {
+		return strings.TrimSpace(e.Body)
+	}
+	msg := body.Error.Message
+	keys := make([]string, 0, len(body.Error.Fields))
+	for k := range body.Error.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		msg += "; " + k + ": " + body.Error.Fields[k]
+	}
+	return msg
+}
+
+// Invalid reports whether the portal refused the body itself (400, 422
+// with its validation error): the only answer for which the spool may set
+// an entry aside. A 401, 403 or 404 says nothing about the data (a node
+// being re-enrolled, a restored database, a proxy in maintenance), so such
+// an entry waits and is sent again.
+func Invalid(err error) bool {
+	var se *StatusError
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.Code == http.StatusBadRequest || se.Code == http.StatusUnprocessableEntity
+}
+
+// Permanent reports whether err is a refusal that resending at once cannot
+// fix (a 4xx other than 408 and 429): the client stops its quick retries.
+// It does not mean the data is bad; see Invalid.
 func Permanent(err error) bool {
 	var se *StatusError
 	if !errors.As(err, &se) {

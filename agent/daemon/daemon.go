@@ -42,20 +42,32 @@ type Config struct {
 	DeliverInterval   time.Duration
 	HeartbeatInterval time.Duration
 	BusyPct           float64
+	// NVMLRetry and NVMLRetryMax pace the attempts to open the GPUs when
+	// they failed at start (driver not loaded yet at boot): 5 s doubling up
+	// to 5 min when zero.
+	NVMLRetry, NVMLRetryMax time.Duration
+	// DetectStatePath keeps the violating processes (grace periods,
+	// escalations) across restarts; "" keeps them in memory only.
+	DetectStatePath string
+	// MetricsProblem is why /metrics is not served ("" when it is), shown
+	// in status: the daemon runs on without it.
+	MetricsProblem string
 }
 
 // Deps are the daemon's collaborators. Source may be nil when NVML could
 // not start: the daemon then still keeps the schedule cache fresh, so that
-// logins keep working, and reports nvml_ok=false.
+// logins keep working, reports nvml_ok=false with the time since when, and
+// retries OpenSource with backoff until the GPUs answer.
 type Deps struct {
-	Source   gpu.Source
-	Resolver sampler.Resolver
-	Portal   Portal
-	Spool    *spool.Spool
-	Detector *detect.Detector
-	Metrics  *metrics.Exporter
-	Now      func() time.Time
-	Log      *slog.Logger
+	Source     gpu.Source
+	OpenSource OpenSource
+	Resolver   sampler.Resolver
+	Portal     Portal
+	Spool      *spool.Spool
+	Detector   *detect.Detector
+	Metrics    *metrics.Exporter
+	Now        func() time.Time
+	Log        *slog.Logger
 }
 
 // Daemon is one running agent.
@@ -75,6 +87,8 @@ type Daemon struct {
 	syncErr   string
 	lastSnap  sampler.Snapshot
 	sampleErr string
+	nvmlDown  time.Time // since when no GPU source is attached; zero when one is
+	nvmlErr   string
 }
 
 // New loads the cached schedule (so enforcement works from the first
@@ -89,18 +103,22 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Daemon, error) {
 	} else {
 		d.log.Info("agent: no usable schedule cache yet", "err", err)
 	}
+	if deps.Detector != nil && cfg.DetectStatePath != "" {
+		if err := deps.Detector.LoadState(cfg.DetectStatePath); err != nil {
+			d.log.Error("agent: grace periods not restored", "err", err)
+		}
+	}
 	after, err := readWatermark(cfg.WatermarkPath)
 	if err != nil {
 		return nil, err
 	}
 	d.agg = sampler.NewAggregator(cfg.BusyPct, after)
-	if deps.Source != nil {
-		devs, err := deps.Source.Devices(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("agent: daemon: devices: %w", err)
-		}
-		d.devices = devs
-		d.sampler = sampler.New(deps.Source, deps.Resolver, devs, deps.Log)
+	if deps.Source == nil {
+		d.nvmlDown, d.nvmlErr = deps.Now().UTC(), "not opened yet"
+		return d, nil
+	}
+	if err := d.attach(ctx, deps.Source, cfg.DriverVersion); err != nil {
+		return nil, err
 	}
 	return d, nil
 }
@@ -114,7 +132,7 @@ func (d *Daemon) bookings() []models.AgentBooking {
 
 // SampleOnce samples, aggregates, detects and spools what is complete.
 func (d *Daemon) SampleOnce(ctx context.Context) error {
-	if d.sampler == nil {
+	if !d.gpuReady() {
 		return errors.New("agent: daemon: no GPU source (NVML unavailable)")
 	}
 	snap, sampleErr := d.sampler.Sample(ctx, d.deps.Now())
@@ -129,7 +147,13 @@ func (d *Daemon) SampleOnce(ctx context.Context) error {
 		return err
 	}
 	if d.deps.Detector != nil {
-		if err := d.spoolEvents(d.deps.Detector.Observe(snap, bookings)); err != nil {
+		ev := d.deps.Detector.Observe(snap, bookings)
+		if len(ev.Violations) > 0 && d.cfg.DetectStatePath != "" {
+			if err := d.deps.Detector.SaveState(d.cfg.DetectStatePath); err != nil {
+				d.log.Error("agent: grace periods not saved", "err", err)
+			}
+		}
+		if err := d.spoolEvents(ev); err != nil {
 			return err
 		}
 	}

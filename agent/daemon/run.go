@@ -9,6 +9,7 @@ import (
 // makes a last delivery attempt. Sampling and the portal exchange run on
 // separate goroutines: retries against a dead portal take tens of seconds.
 func (d *Daemon) Run(ctx context.Context) error {
+	d.writeStatus() // `status` can tell a running daemon from the start
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -29,8 +30,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 func (d *Daemon) sampleLoop(ctx context.Context) {
-	if d.sampler == nil {
-		<-ctx.Done()
+	d.waitForGPU(ctx)
+	if ctx.Err() != nil {
 		return
 	}
 	t := time.NewTicker(d.cfg.SampleInterval)

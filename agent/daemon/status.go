@@ -10,18 +10,25 @@ import (
 // Status is the node's view that `gpubook-agent status` prints. The daemon
 // rewrites it after every sample so the command needs neither root nor NVML.
 type Status struct {
-	Node          string      `json:"node"`
-	At            time.Time   `json:"at"`
-	NVMLOK        bool        `json:"nvml_ok"`
-	SampleError   string      `json:"sample_error,omitempty"`
-	LastSync      time.Time   `json:"last_sync"`
-	SyncError     string      `json:"sync_error,omitempty"`
-	ScheduleETag  string      `json:"schedule_etag,omitempty"`
-	ScheduleAt    time.Time   `json:"schedule_fetched_at"`
-	SpoolDepth    int         `json:"spool_depth"`
-	SpoolBytes    int64       `json:"spool_bytes"`
-	OldestSpooled time.Time   `json:"oldest_spooled"`
-	GPUs          []GPUStatus `json:"gpus"`
+	Node          string    `json:"node"`
+	At            time.Time `json:"at"`
+	NVMLOK        bool      `json:"nvml_ok"`
+	SampleError   string    `json:"sample_error,omitempty"`
+	LastSync      time.Time `json:"last_sync"`
+	SyncError     string    `json:"sync_error,omitempty"`
+	ScheduleETag  string    `json:"schedule_etag,omitempty"`
+	ScheduleAt    time.Time `json:"schedule_fetched_at"`
+	SpoolDepth    int       `json:"spool_depth"`
+	SpoolBytes    int64     `json:"spool_bytes"`
+	OldestSpooled time.Time `json:"oldest_spooled"`
+	// Degraded states, each shown by `status` and sent in the heartbeat.
+	NVMLDownSince  time.Time        `json:"nvml_down_since,omitzero"`
+	NVMLError      string           `json:"nvml_error,omitempty"`
+	SetAside       int              `json:"spool_set_aside"`
+	SetAsideReason string           `json:"spool_set_aside_reason,omitempty"`
+	Dropped        map[string]int64 `json:"spool_dropped,omitempty"`
+	MetricsProblem string           `json:"metrics_problem,omitempty"`
+	GPUs           []GPUStatus      `json:"gpus"`
 }
 
 // GPUStatus is one GPU in Status.
@@ -54,7 +61,11 @@ func (d *Daemon) CurrentStatus() Status {
 	defer d.mu.Unlock()
 	st := Status{Node: d.cfg.Node, At: d.lastSnap.At, NVMLOK: d.sampler != nil, SampleError: d.sampleErr,
 		LastSync: d.lastSync, SyncError: d.syncErr, ScheduleETag: d.sched.ETag, ScheduleAt: d.sched.FetchedAt,
-		SpoolDepth: sp.Depth, SpoolBytes: sp.Bytes, OldestSpooled: sp.Oldest}
+		SpoolDepth: sp.Depth, SpoolBytes: sp.Bytes, OldestSpooled: sp.Oldest, NVMLDownSince: d.nvmlDown, NVMLError: d.nvmlErr,
+		SetAside: sp.SetAside, SetAsideReason: sp.SetAsideReason, Dropped: sp.Dropped, MetricsProblem: d.cfg.MetricsProblem}
+	if st.At.IsZero() {
+		st.At = d.deps.Now().UTC() // no sample yet: the file's time says the daemon runs
+	}
 	for _, g := range d.lastSnap.GPUs {
 		gs := GPUStatus{Index: g.Device.Index, UUID: g.Device.UUID, Model: g.Device.Model, MIG: g.Device.MIG,
 			UtilValid: g.UtilValid, UtilPct: g.UtilPct, MemUsedMiB: g.MemUsedMiB, MemTotalMiB: g.MemTotalMiB, Procs: []ProcStatus{}}

@@ -11,7 +11,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 )
 
-// agentGPUs converts the devices to wire form.
+// agentGPUs converts the devices to wire form; d.mu must be held.
 func (d *Daemon) agentGPUs() []models.AgentGPU {
 	out := make([]models.AgentGPU, len(d.devices))
 	for i, g := range d.devices {
@@ -56,13 +56,13 @@ func (d *Daemon) SyncOnce(ctx context.Context) error {
 
 func (d *Daemon) sendInventory(ctx context.Context) error {
 	d.mu.Lock()
-	sent := d.invSent
-	d.mu.Unlock()
-	if sent || d.sampler == nil {
-		return nil
-	}
+	skip := d.invSent || d.sampler == nil
 	inv := models.AgentInventory{Node: d.cfg.Node, AgentVersion: d.cfg.AgentVersion, DriverVersion: d.cfg.DriverVersion,
 		ReportedAt: d.deps.Now().UTC(), GPUs: d.agentGPUs()}
+	d.mu.Unlock()
+	if skip {
+		return nil
+	}
 	if err := d.deps.Portal.PutInventory(ctx, inv); err != nil {
 		return fmt.Errorf("agent: daemon: inventory: %w", err)
 	}
@@ -82,7 +82,7 @@ func (d *Daemon) DeliverOnce(ctx context.Context) error {
 	}
 	n, err := d.deps.Spool.Drain(ctx, func(ctx context.Context, e spool.Entry) error {
 		return d.deps.Portal.PostRaw(ctx, e.Kind, e.Body)
-	}, client.Permanent)
+	}, client.Invalid)
 	if n > 0 {
 		d.synced(d.deps.Now())
 	}
@@ -97,7 +97,10 @@ func (d *Daemon) HeartbeatOnce(ctx context.Context) error {
 	st := d.deps.Spool.Stats()
 	d.mu.Lock()
 	hb := models.AgentHeartbeat{Node: d.cfg.Node, AgentVersion: d.cfg.AgentVersion, SentAt: d.deps.Now().UTC(),
-		ScheduleETag: d.sched.ETag, SpoolDepth: st.Depth, OldestSpooled: st.Oldest, NVMLOK: d.sampler != nil}
+		ScheduleETag: d.sched.ETag, SpoolDepth: st.Depth, OldestSpooled: st.Oldest, NVMLOK: d.sampler != nil,
+		SpoolSetAside: st.SetAside, SpoolSetAsideReason: st.SetAsideReason, SpoolSetAsideAt: st.SetAsideAt,
+		SpoolDroppedUsage: st.Dropped[spool.Tag(models.AgentPathUsage)], SpoolDroppedEvents: st.DroppedTotal() - st.Dropped[spool.Tag(models.AgentPathUsage)],
+		NVMLDownSince: d.nvmlDown}
 	d.mu.Unlock()
 	if err := d.deps.Portal.PostJSON(ctx, models.AgentPathHeartbeat, hb); err != nil {
 		return d.syncFailed(err)
@@ -124,7 +127,6 @@ func (d *Daemon) syncFailed(err error) error {
 
 func (d *Daemon) updateSpoolMetrics() {
 	if d.deps.Metrics != nil {
-		st := d.deps.Spool.Stats()
-		d.deps.Metrics.SetSpool(st.Depth, st.Bytes)
+		d.deps.Metrics.SetSpool(d.deps.Spool.Stats())
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 const uuid = "GPU-aaaaaaaa-0000-0000-0000-000000000002"
@@ -19,39 +21,77 @@ func hook(t *testing.T, src, bin string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), filepath.Base(src))
+	p := filepath.Join(openDir(t), filepath.Base(src))
 	if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(data), "/usr/local/bin/gpubook-agent", bin)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
+// openDir is a temp directory another user can read: the hooks run as
+// nobody too.
+func openDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // fakeAgent writes an executable script standing in for the binary.
 func fakeAgent(t *testing.T, body string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "gpubook-agent")
+	p := filepath.Join(openDir(t), "gpubook-agent")
 	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
+// users the hooks are tried as: root (left alone when the agent fails)
+// and nobody, UID 65534 (no GPU when the agent fails). Running as another
+// user needs root; otherwise only the current user is tried.
+func hookUsers() []struct {
+	name   string
+	uid    int
+	exempt bool
+} {
+	type u = struct {
+		name   string
+		uid    int
+		exempt bool
+	}
+	if os.Getuid() == 0 {
+		return []u{{"root", 0, true}, {"nobody", 65534, false}}
+	}
+	return []u{{"current", os.Getuid(), os.Getuid() < 1000}}
+}
+
 func TestLoginHooks(t *testing.T) {
+	const closed, unchanged = "", "unset"
 	tests := []struct {
 		name string
 		bin  func(t *testing.T) string
-		want string
+		// wantUser for a non-exempt user; an exempt one gets wantExempt.
+		wantUser, wantExempt string
+		hint                 bool // the fail-closed hint on stderr for the user
 	}{
-		{"binary missing", func(t *testing.T) string { return "/nonexistent/gpubook-agent" }, "unset"},
-		{"binary fails", func(t *testing.T) string { return fakeAgent(t, "echo boom >&2; exit 1") }, "unset"},
-		{"binary prints junk", func(t *testing.T) string { return fakeAgent(t, "echo 'exit 7'") }, "unset"},
-		{"binary crashes mid-output", func(t *testing.T) string { return fakeAgent(t, "printf 'export CUDA_VIS'; kill -9 $$") }, "unset"},
+		{"binary missing", func(t *testing.T) string { return "/nonexistent/gpubook-agent" }, closed, unchanged, true},
+		{"binary fails", func(t *testing.T) string { return fakeAgent(t, "echo boom >&2; exit 1") }, closed, unchanged, true},
+		{"binary segfaults", func(t *testing.T) string { return fakeAgent(t, "kill -SEGV $$") }, closed, unchanged, true},
+		{"binary hangs", func(t *testing.T) string { return fakeAgent(t, "sleep 30") }, closed, unchanged, true},
+		{"binary prints junk", func(t *testing.T) string { return fakeAgent(t, "echo 'exit 7'") }, closed, unchanged, true},
+		{"binary crashes mid-output", func(t *testing.T) string { return fakeAgent(t, "printf 'export CUDA_VIS'; kill -9 $$") }, closed, unchanged, true},
+		{"exempt by config: empty answer, exit 0", func(t *testing.T) string { return fakeAgent(t, "exit 0") }, unchanged, unchanged, false},
 		{"booked", func(t *testing.T) string {
 			return fakeAgent(t, "echo 'export CUDA_VISIBLE_DEVICES="+uuid+"; export CUDA_DEVICE_ORDER=PCI_BUS_ID'")
-		}, uuid},
+		}, uuid, uuid, false},
 		{"not booked", func(t *testing.T) string {
 			return fakeAgent(t, "echo 'export CUDA_VISIBLE_DEVICES=; export CUDA_DEVICE_ORDER=PCI_BUS_ID'; echo hint >&2")
-		}, ""},
+		}, closed, closed, false},
 	}
 	shells := []struct{ name, shell, file string }{
 		{"profile.d with sh", "sh", "profile.d/gpubook.sh"},
@@ -62,19 +102,51 @@ func TestLoginHooks(t *testing.T) {
 		if _, err := exec.LookPath(sh.shell); err != nil {
 			continue
 		}
-		for _, tt := range tests {
-			t.Run(sh.name+"/"+tt.name, func(t *testing.T) {
-				h := hook(t, sh.file, tt.bin(t))
-				script := ". " + h + `; echo "after"; printf '%s' "${CUDA_VISIBLE_DEVICES-unset}"`
-				out, err := exec.Command(sh.shell, "-c", script).Output()
-				if err != nil {
-					t.Fatalf("shell failed: %v", err)
-				}
-				lines := strings.SplitN(string(out), "\n", 2)
-				if lines[0] != "after" || len(lines) < 2 || lines[1] != tt.want {
-					t.Errorf("output %q, want after + %q", out, tt.want)
-				}
-			})
+		for _, u := range hookUsers() {
+			for _, tt := range tests {
+				t.Run(sh.name+"/"+u.name+"/"+tt.name, func(t *testing.T) {
+					want := tt.wantUser
+					if u.exempt {
+						want = tt.wantExempt
+					}
+					out, stderr := runHook(t, sh.shell, hook(t, sh.file, tt.bin(t)), u.uid)
+					lines := strings.SplitN(out, "\n", 2)
+					if lines[0] != "after" || len(lines) < 2 || lines[1] != want {
+						t.Errorf("output %q, want after + %q", out, want)
+					}
+					if gotHint := strings.Contains(stderr, "could not be read"); gotHint != (tt.hint && !u.exempt) {
+						t.Errorf("stderr %q: fail-closed hint %v, want %v", stderr, gotHint, tt.hint && !u.exempt)
+					}
+				})
+			}
 		}
 	}
+}
+
+// runHook sources h in shell as uid (interactive for the bashrc snippet,
+// as ssh with a terminal) and returns stdout and stderr. A hung binary must
+// not hold the login: the hook caps it, far below the 30 s it sleeps.
+func runHook(t *testing.T, shell, h string, uid int) (string, string) {
+	t.Helper()
+	script := ". " + h + `; echo "after"; printf '%s' "${CUDA_VISIBLE_DEVICES-unset}"`
+	args := []string{"-c", script}
+	if shell == "bash" {
+		args = []string{"-i", "-c", script}
+	}
+	cmd := exec.Command(shell, args...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/"}
+	if uid != os.Getuid() {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("shell failed: %v (stderr %q)", err, stderr.String())
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("hook took %v: it waited for the hung binary", took)
+	}
+	return string(out), stderr.String()
 }

@@ -1,34 +1,61 @@
 #!/bin/sh
 # gpubook-agent installer. Run as root on the GPU node, with the binary next
-# to this script (or GPUBOOK_AGENT_BIN=/path/to/gpubook-agent):
+# to this script (or GPUBOOK_AGENT_BIN=/path/to/gpubook-agent).
 #
-#   sudo ./install.sh https://gpubook.example.org ENROLMENT_TOKEN
+# First install: the enrolment token (from the node's page on the portal,
+# valid 24 h, works once) comes from the environment or a file, never the
+# command line, so that ps and the shell history do not show it:
 #
-# The token comes from the portal's "add node" page, is valid 24 h and works
-# once. Re-running the script upgrades the binary and keeps the credential.
+#   sudo GPUBOOK_AGENT_TOKEN=... ./install.sh https://gpubook.example.org
+#   sudo GPUBOOK_AGENT_TOKEN_FILE=/root/token ./install.sh https://gpubook.example.org
+#
+# Upgrade (already enrolled): sudo ./install.sh — no URL, no token; the
+# credential and agent.conf are kept.
+#
+# Packaging: DESTDIR=/tmp/pkg ./install.sh installs the files under DESTDIR
+# only (no root needed, no enrolment, no systemctl).
+# Uninstall: see agent/README.md.
 set -eu
 
-PORTAL=${1:?usage: install.sh PORTAL_URL ENROLMENT_TOKEN}
-TOKEN=${2:-}
+PORTAL=${1:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=${GPUBOOK_AGENT_BIN:-$HERE/gpubook-agent}
+D=${DESTDIR:-}
 
-[ "$(id -u)" -eq 0 ] || { echo "install.sh: run as root" >&2; exit 1; }
+if [ $# -gt 1 ]; then
+    echo "install.sh: the token is no longer an argument (ps would show it); use GPUBOOK_AGENT_TOKEN or GPUBOOK_AGENT_TOKEN_FILE" >&2
+    exit 2
+fi
+[ -n "$D" ] || [ "$(id -u)" -eq 0 ] || { echo "install.sh: run as root (or set DESTDIR to package)" >&2; exit 1; }
 [ -x "$BIN" ] || { echo "install.sh: no gpubook-agent binary at $BIN" >&2; exit 1; }
 
-install -m 0755 "$BIN" /usr/local/bin/gpubook-agent
-install -d -m 0755 /etc/gpubook /var/lib/gpubook-agent
-[ -f /etc/gpubook/agent.conf ] || install -m 0644 "$HERE/agent.conf" /etc/gpubook/agent.conf
-install -m 0644 "$HERE/profile.d/gpubook.sh" /etc/profile.d/gpubook.sh
+install -d -m 0755 "$D/usr/local/bin" "$D/etc/gpubook" "$D/etc/profile.d" "$D/etc/systemd/system" "$D/var/lib/gpubook-agent"
+install -m 0755 "$BIN" "$D/usr/local/bin/gpubook-agent"
+[ -f "$D/etc/gpubook/agent.conf" ] || install -m 0644 "$HERE/agent.conf" "$D/etc/gpubook/agent.conf"
+install -m 0644 "$HERE/profile.d/gpubook.sh" "$D/etc/profile.d/gpubook.sh"
+install -m 0644 "$HERE/gpubook-agent.service" "$D/etc/systemd/system/gpubook-agent.service"
+if [ -n "$D" ]; then
+    # A package appends the snippet in its post-install step.
+    install -d -m 0755 "$D/usr/share/gpubook-agent"
+    install -m 0644 "$HERE/bash.bashrc.snippet" "$D/usr/share/gpubook-agent/bash.bashrc.snippet"
+    echo "gpubook-agent files installed under $D"
+    exit 0
+fi
 if [ -f /etc/bash.bashrc ] && ! grep -q '^# --- gpubook' /etc/bash.bashrc; then
     cat "$HERE/bash.bashrc.snippet" >>/etc/bash.bashrc
 fi
-install -m 0644 "$HERE/gpubook-agent.service" /etc/systemd/system/gpubook-agent.service
 
-/usr/local/bin/gpubook-agent probe || echo "install.sh: NVML not usable yet; the agent will still keep the schedule" >&2
+/usr/local/bin/gpubook-agent probe || echo "install.sh: NVML not usable yet; the agent keeps the schedule and retries NVML" >&2
 
 if [ ! -f /etc/gpubook/credential.json ]; then
-    [ -n "$TOKEN" ] || { echo "install.sh: not enrolled and no token given" >&2; exit 1; }
+    TOKEN=${GPUBOOK_AGENT_TOKEN:-}
+    if [ -z "$TOKEN" ] && [ -n "${GPUBOOK_AGENT_TOKEN_FILE:-}" ]; then
+        TOKEN=$(tr -d ' \n\r' <"$GPUBOOK_AGENT_TOKEN_FILE")
+    fi
+    [ -n "$PORTAL" ] && [ -n "$TOKEN" ] || {
+        echo "install.sh: not enrolled yet: give the portal URL and GPUBOOK_AGENT_TOKEN (or GPUBOOK_AGENT_TOKEN_FILE)" >&2
+        exit 1
+    }
     GPUBOOK_AGENT_TOKEN=$TOKEN /usr/local/bin/gpubook-agent enroll --portal "$PORTAL"
 fi
 

@@ -52,6 +52,8 @@ type Notifier interface {
 type Owners interface {
 	UID(pid int) (int, error)
 	UserGroups(user string) []string
+	// StartTime tells a process from a later one with the same PID.
+	StartTime(pid int) (uint64, error)
 }
 
 // Events is what one observation produced, for the spool and the metrics.

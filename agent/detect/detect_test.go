@@ -75,6 +75,20 @@ func newScenario(t *testing.T, pol detect.Policy) *scenario {
 		s: sampler.New(b, res, devs, nil), det: detect.New("n1", pol, rec, rec, res, nil)}
 }
 
+// rebuild points the sampler and a fresh detector at sc's node and procs,
+// as a restarted agent would.
+func (sc *scenario) rebuild(t *testing.T) {
+	t.Helper()
+	b, err := nvmlgpu.Open(sc.node.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	devs, _ := b.Devices(context.Background())
+	res := procfs.New(sc.procs.Root, sc.procs.Passwd, sc.procs.Group)
+	sc.s, sc.det = sampler.New(b, res, devs, nil), detect.New("n1", enforcing(), sc.rec, sc.rec, res, nil)
+}
+
 // run advances simulated time by d in 10 s samples.
 func (sc *scenario) run(d time.Duration) {
 	sc.t.Helper()

@@ -19,6 +19,7 @@ type procState struct {
 	v          models.AgentViolation
 	graceStart time.Time // when the grace period began (first seen, or the booking's end)
 	termAt     time.Time
+	start      uint64 // the process's start time when first seen (0: unknown)
 	seen       bool
 }
 
@@ -62,6 +63,12 @@ func (d *Detector) checkProcs(snap sampler.Snapshot, bookings []models.AgentBook
 // should hear about it (new, or the action escalated).
 func (d *Detector) violating(k procKey, g sampler.GPUState, p sampler.Proc, now time.Time) (models.AgentViolation, bool) {
 	st, ok := d.procs[k]
+	if ok && st.start != 0 && d.startTime(p.PID) != st.start {
+		// Same PID, another process (reused, e.g. after an agent restart):
+		// the old episode ends, the new process gets its own grace.
+		delete(d.procs, k)
+		ok = false
+	}
 	if !ok {
 		st = d.newViolation(k, g, p, now)
 		d.procs[k] = st
@@ -77,12 +84,12 @@ func (d *Detector) violating(k procKey, g sampler.GPUState, p sampler.Proc, now 
 	}
 	switch {
 	case st.v.Action == models.ActionWarned && !now.Before(st.graceStart.Add(d.pol.Grace)):
-		if d.signal(p, syscall.SIGTERM) {
+		if d.signal(st, p, syscall.SIGTERM) {
 			st.v.Action, st.termAt = models.ActionSIGTERM, now
 			return st.v, true
 		}
 	case st.v.Action == models.ActionSIGTERM && !now.Before(st.termAt.Add(d.pol.KillAfter)):
-		if d.signal(p, syscall.SIGKILL) {
+		if d.signal(st, p, syscall.SIGKILL) {
 			st.v.Action = models.ActionSIGKILL
 			return st.v, true
 		}
@@ -105,14 +112,27 @@ func (d *Detector) newViolation(k procKey, g sampler.GPUState, p sampler.Proc, n
 		Kind: kind, GPUUUID: k.uuid, User: p.User, UID: p.UID, PID: p.PID, MemoryMiB: p.MemMiB,
 		BookingID: bookingID, FirstSeen: now, LastSeen: now, Action: models.ActionWarned,
 	}
-	return &procState{v: v, graceStart: graceStart, seen: true}
+	return &procState{v: v, graceStart: graceStart, start: d.startTime(p.PID), seen: true}
+}
+
+func (d *Detector) startTime(pid int) uint64 {
+	t, err := d.owners.StartTime(pid)
+	if err != nil {
+		return 0
+	}
+	return t
 }
 
 // signal sends sig after checking that pid still belongs to the same user
-// (a PID reused since the sample must never be hit).
-func (d *Detector) signal(p sampler.Proc, sig syscall.Signal) bool {
+// and is the same process (a PID reused since the sample must never be
+// hit), and never to UID 0, whatever the exemption rules say.
+func (d *Detector) signal(st *procState, p sampler.Proc, sig syscall.Signal) bool {
 	uid, err := d.owners.UID(p.PID)
-	if err != nil || uid != p.UID {
+	if err != nil || uid != p.UID || uid == 0 {
+		return false
+	}
+	if now := d.startTime(p.PID); st.start == 0 || now != st.start {
+		d.log.Warn("agent: detect: not signalling, start time unknown or changed (PID reused?)", "pid", p.PID, "was", st.start, "now", now)
 		return false
 	}
 	if err := d.sig.Signal(p.PID, sig); err != nil {

@@ -19,7 +19,13 @@ func Default() Rules { return Rules{Users: []string{"root"}, SystemUIDMax: 999} 
 // Exempt reports whether user (with uid; pass -1 when unknown) is exempt.
 // groups is called only when group rules exist, because looking groups up
 // can be slow (NSS, LDAP).
+//
+// Root (UID 0) is exempt whatever the rules say: no setting may hide the
+// GPUs from the administrator or point enforcement at system processes.
 func (r Rules) Exempt(user string, uid int, groups func(user string) []string) bool {
+	if uid == 0 || (uid < 0 && user == "root") {
+		return true
+	}
 	if uid >= 0 && uid <= r.SystemUIDMax {
 		return true
 	}

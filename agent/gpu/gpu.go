@@ -13,6 +13,7 @@ type Device struct {
 	Model     string
 	MemoryMiB int64
 	MIG       bool
+	PCIBusID  string // "00000000:07:00.0", the label dashboards join on; "" when unknown
 }
 
 // Process is one process NVML lists on a GPU. PID is a host PID.
@@ -32,6 +33,15 @@ type Sample struct {
 	MemTotalMiB int64
 	MIG         bool
 	Processes   []Process
+	// Health readings for /metrics; a reading the driver did not give has
+	// OK false and is left out of the exposition.
+	TempC, PowerW, SMClockMHz, MemClockMHz Reading
+}
+
+// Reading is one optional sensor value.
+type Reading struct {
+	V  float64
+	OK bool
 }
 
 // Source is what the agent needs from a GPU backend.

@@ -61,27 +61,28 @@ func Compute(f cache.File, user string, now time.Time, loc *time.Location) Resul
 	for _, g := range f.GPUs {
 		index[g.UUID] = g.Index
 	}
-	seen := map[string]bool{}
+	until := map[string]time.Time{} // GPU → end of the user's booking holding it now (the latest, when two do)
 	var visible []string
-	var until time.Time
 	for _, b := range f.Schedule.Bookings {
 		if b.User != user || !b.ActiveAt(now) {
 			continue
 		}
 		for _, u := range b.GPUUUIDs {
-			if models.ValidGPUUUID(u) && !seen[u] {
-				seen[u] = true
+			if !models.ValidGPUUUID(u) {
+				continue
+			}
+			if _, seen := until[u]; !seen {
 				visible = append(visible, u)
 			}
-		}
-		if until.IsZero() || b.EndsAt.Before(until) {
-			until = b.EndsAt
+			if b.EndsAt.After(until[u]) {
+				until[u] = b.EndsAt
+			}
 		}
 	}
 	sort.Slice(visible, func(i, j int) bool { return gpuLess(index, visible[i], visible[j]) })
 	r := Result{Visible: visible}
 	if len(visible) > 0 {
-		r.Hint = fmt.Sprintf("gpubook: %s booked until %s", gpuList(index, visible), clock(until, now, loc))
+		r.Hint = "gpubook: " + bookedUntil(index, visible, until, now, loc)
 	} else {
 		r.Hint = noBookingHint(f, user, now, loc, index)
 	}
@@ -89,6 +90,30 @@ func Compute(f cache.File, user string, now time.Time, loc *time.Location) Resul
 		r.Hint += fmt.Sprintf(" (schedule last synced %s ago)", age.Truncate(time.Minute))
 	}
 	return r
+}
+
+// bookedUntil names every end when overlapping bookings end at different
+// times: "GPU 2 booked until 12:00, GPUs 3,5 until 14:00", earliest first.
+func bookedUntil(index map[string]int, visible []string, until map[string]time.Time, now time.Time, loc *time.Location) string {
+	var ends []time.Time
+	byEnd := map[time.Time][]string{}
+	for _, u := range visible {
+		e := until[u]
+		if _, ok := byEnd[e]; !ok {
+			ends = append(ends, e)
+		}
+		byEnd[e] = append(byEnd[e], u)
+	}
+	sort.Slice(ends, func(i, j int) bool { return ends[i].Before(ends[j]) })
+	parts := make([]string, len(ends))
+	for i, e := range ends {
+		verb := " until "
+		if i == 0 {
+			verb = " booked until "
+		}
+		parts[i] = gpuList(index, byEnd[e]) + verb + clock(e, now, loc)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // StaleAfter is how old a cache may get before the hint says so: the daemon

@@ -19,7 +19,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpubook/gpubook/agent/gpu"
 	"github.com/gpubook/gpubook/agent/sampler"
+	"github.com/gpubook/gpubook/agent/spool"
 	"github.com/gpubook/gpubook/models"
 )
 
@@ -32,8 +34,7 @@ type Exporter struct {
 	holders    map[string]models.AgentBooking // GPU UUID → booking active now
 	violations map[string]float64             // kind → total
 	counted    map[string]bool                // violation IDs already counted
-	spoolDepth int
-	spoolBytes int64
+	spool      spool.Stats
 	lastSync   time.Time
 	samples    float64
 }
@@ -75,11 +76,11 @@ func (e *Exporter) AddViolations(vs []models.AgentViolation) {
 	}
 }
 
-// SetSpool records the spool's depth and size.
-func (e *Exporter) SetSpool(depth int, bytes int64) {
+// SetSpool records the spool's depth, size, drops and set-aside entries.
+func (e *Exporter) SetSpool(st spool.Stats) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.spoolDepth, e.spoolBytes = depth, bytes
+	e.spool = st
 }
 
 // SetLastSync records the last successful exchange with the portal.
@@ -108,7 +109,8 @@ func (e *Exporter) Write(w io.Writer) error {
 
 func (e *Exporter) gpuLabels(g sampler.GPUState) [][2]string {
 	return [][2]string{{"gpu", strconv.Itoa(g.Device.Index)}, {"UUID", g.Device.UUID},
-		{"device", "nvidia" + strconv.Itoa(g.Device.Minor)}, {"modelName", g.Device.Model}, {"Hostname", e.hostname}}
+		{"pci_bus_id", g.Device.PCIBusID}, {"device", "nvidia" + strconv.Itoa(g.Device.Minor)},
+		{"modelName", g.Device.Model}, {"Hostname", e.hostname}}
 }
 
 func (e *Exporter) writeGPU(b *strings.Builder) {
@@ -126,6 +128,7 @@ func (e *Exporter) writeGPU(b *strings.Builder) {
 	for _, g := range e.snap.GPUs {
 		sample(b, "DCGM_FI_DEV_FB_FREE", e.gpuLabels(g), float64(max(g.MemTotalMiB-g.MemUsedMiB, 0)))
 	}
+	e.writeHealth(b)
 	header(b, "gpubook_gpu_booking_holder", "gauge", "1 for the user whose booking holds the GPU now.")
 	for _, g := range e.snap.GPUs {
 		if h, ok := e.holders[g.Device.UUID]; ok {
@@ -152,9 +155,15 @@ func (e *Exporter) writeAgent(b *strings.Builder) {
 		sample(b, "gpubook_violations_total", append(host, [2]string{"kind", k}), e.violations[k])
 	}
 	header(b, "gpubook_spool_depth", "gauge", "Reports waiting on disk for the portal.")
-	sample(b, "gpubook_spool_depth", host, float64(e.spoolDepth))
+	sample(b, "gpubook_spool_depth", host, float64(e.spool.Depth))
 	header(b, "gpubook_spool_bytes", "gauge", "Bytes waiting on disk for the portal.")
-	sample(b, "gpubook_spool_bytes", host, float64(e.spoolBytes))
+	sample(b, "gpubook_spool_bytes", host, float64(e.spool.Bytes))
+	header(b, "gpubook_spool_set_aside", "gauge", "Reports the portal refused as invalid (or unreadable), kept aside in the spool directory.")
+	sample(b, "gpubook_spool_set_aside", host, float64(e.spool.SetAside))
+	header(b, "gpubook_spool_dropped_total", "counter", "Reports dropped at the spool's age or size limit, by kind.")
+	for _, k := range []string{"usage", "violations", "idle"} {
+		sample(b, "gpubook_spool_dropped_total", append(host, [2]string{"kind", k}), float64(e.spool.Dropped[k]))
+	}
 	header(b, "gpubook_last_successful_sync_timestamp_seconds", "gauge", "Unix time of the last successful exchange with the portal (0 = never).")
 	ts := 0.0
 	if !e.lastSync.IsZero() {
@@ -163,6 +172,28 @@ func (e *Exporter) writeAgent(b *strings.Builder) {
 	sample(b, "gpubook_last_successful_sync_timestamp_seconds", host, ts)
 	header(b, "gpubook_samples_total", "counter", "Sampling cycles completed.")
 	sample(b, "gpubook_samples_total", host, e.samples)
+}
+
+// writeHealth writes the dcgm-exporter fields dashboards plot beside
+// utilisation and memory; a GPU without a reading gets no series.
+func (e *Exporter) writeHealth(b *strings.Builder) {
+	fields := []struct {
+		name, help string
+		get        func(sampler.GPUState) gpu.Reading
+	}{
+		{"DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", func(g sampler.GPUState) gpu.Reading { return g.TempC }},
+		{"DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", func(g sampler.GPUState) gpu.Reading { return g.PowerW }},
+		{"DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", func(g sampler.GPUState) gpu.Reading { return g.SMClockMHz }},
+		{"DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", func(g sampler.GPUState) gpu.Reading { return g.MemClockMHz }},
+	}
+	for _, f := range fields {
+		header(b, f.name, "gauge", f.help)
+		for _, g := range e.snap.GPUs {
+			if r := f.get(g); r.OK {
+				sample(b, f.name, e.gpuLabels(g), r.V)
+			}
+		}
+	}
 }
 
 func header(b *strings.Builder, name, typ, help string) {

@@ -10,6 +10,7 @@ import (
 	"github.com/gpubook/gpubook/agent/gpu"
 	"github.com/gpubook/gpubook/agent/metrics"
 	"github.com/gpubook/gpubook/agent/sampler"
+	"github.com/gpubook/gpubook/agent/spool"
 	"github.com/gpubook/gpubook/models"
 )
 
@@ -17,20 +18,21 @@ func TestExposition(t *testing.T) {
 	at := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
 	e := metrics.New("gpu01")
 	snap := sampler.Snapshot{At: at, GPUs: []sampler.GPUState{
-		{Device: gpu.Device{UUID: "GPU-a", Index: 0, Minor: 0, Model: `NVIDIA "A100"`}, UtilValid: true, UtilPct: 87, MemUsedMiB: 1000, MemTotalMiB: 40960,
+		{Device: gpu.Device{UUID: "GPU-a", Index: 0, Minor: 0, Model: `NVIDIA "A100"`, PCIBusID: "00000000:07:00.0"}, UtilValid: true, UtilPct: 87, MemUsedMiB: 1000, MemTotalMiB: 40960,
+			TempC: gpu.Reading{V: 41, OK: true}, PowerW: gpu.Reading{V: 312.5, OK: true}, SMClockMHz: gpu.Reading{V: 1410, OK: true}, MemClockMHz: gpu.Reading{V: 1215, OK: true},
 			Procs: []sampler.Proc{{PID: 1, User: "alice"}, {PID: 2, User: "alice"}}},
 		{Device: gpu.Device{UUID: "GPU-b", Index: 1, Minor: 1, Model: "A100", MIG: true}, MemUsedMiB: 50, MemTotalMiB: 40960},
 	}}
 	e.SetSnapshot(snap, []models.AgentBooking{{ID: 7, User: "alice", GPUUUIDs: []string{"GPU-a"}, StartsAt: at, EndsAt: at.Add(time.Hour)}})
 	v := models.AgentViolation{ID: "x", Kind: models.ViolationUnbooked}
 	e.AddViolations([]models.AgentViolation{v, v}) // an escalation re-sends the same ID
-	e.SetSpool(3, 4096)
+	e.SetSpool(spool.Stats{Depth: 3, Bytes: 4096, SetAside: 2, Dropped: map[string]int64{"usage": 5}})
 	e.SetLastSync(at)
 	rec := httptest.NewRecorder()
 	e.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
 	out := string(body)
-	labels0 := `gpu="0",UUID="GPU-a",device="nvidia0",modelName="NVIDIA \"A100\"",Hostname="gpu01"`
+	labels0 := `gpu="0",UUID="GPU-a",pci_bus_id="00000000:07:00.0",device="nvidia0",modelName="NVIDIA \"A100\"",Hostname="gpu01"`
 	tests := []struct {
 		name, line string
 		present    bool
@@ -39,12 +41,20 @@ func TestExposition(t *testing.T) {
 		{"no util series for MIG", `DCGM_FI_DEV_GPU_UTIL{gpu="1"`, false},
 		{"fb used MiB", `DCGM_FI_DEV_FB_USED{` + labels0 + `} 1000`, true},
 		{"fb free MiB", `DCGM_FI_DEV_FB_FREE{` + labels0 + `} 39960`, true},
-		{"MIG memory still reported", `DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-b",device="nvidia1",modelName="A100",Hostname="gpu01"} 50`, true},
+		{"MIG memory still reported", `DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-b",pci_bus_id="",device="nvidia1",modelName="A100",Hostname="gpu01"} 50`, true},
 		{"holder", `gpubook_gpu_booking_holder{` + labels0 + `,user="alice",booking_id="7"} 1`, true},
 		{"processes", `gpubook_gpu_processes{` + labels0 + `,user="alice"} 2`, true},
 		{"violations counted once per ID", `gpubook_violations_total{Hostname="gpu01",kind="unbooked_use"} 1`, true},
 		{"spool depth", `gpubook_spool_depth{Hostname="gpu01"} 3`, true},
 		{"last sync", `gpubook_last_successful_sync_timestamp_seconds{Hostname="gpu01"} 1772460000`, true},
+		{"temperature", `DCGM_FI_DEV_GPU_TEMP{` + labels0 + `} 41`, true},
+		{"power", `DCGM_FI_DEV_POWER_USAGE{` + labels0 + `} 312.5`, true},
+		{"sm clock", `DCGM_FI_DEV_SM_CLOCK{` + labels0 + `} 1410`, true},
+		{"mem clock", `DCGM_FI_DEV_MEM_CLOCK{` + labels0 + `} 1215`, true},
+		{"no reading, no series", `DCGM_FI_DEV_GPU_TEMP{gpu="1"`, false},
+		{"set aside", `gpubook_spool_set_aside{Hostname="gpu01"} 2`, true},
+		{"dropped usage", `gpubook_spool_dropped_total{Hostname="gpu01",kind="usage"} 5`, true},
+		{"dropped violations", `gpubook_spool_dropped_total{Hostname="gpu01",kind="violations"} 0`, true},
 		{"type line", "# TYPE DCGM_FI_DEV_GPU_UTIL gauge", true},
 	}
 	for _, tt := range tests {

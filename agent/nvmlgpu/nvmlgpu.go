@@ -78,7 +78,24 @@ func identify(d nvml.Device, i int) (gpu.Device, error) {
 	if ret != nvml.SUCCESS {
 		return gpu.Device{}, fmt.Errorf("agent: nvml: device %d memory: %w", i, ret)
 	}
-	return gpu.Device{UUID: uuid, Index: i, Minor: minor, Model: name, MemoryMiB: int64(mem.Total / mib), MIG: migEnabled(d)}, nil
+	return gpu.Device{UUID: uuid, Index: i, Minor: minor, Model: name, MemoryMiB: int64(mem.Total / mib), MIG: migEnabled(d),
+		PCIBusID: pciBusID(d)}, nil
+}
+
+// pciBusID reads the bus ID as NVML spells it (NUL-padded C string).
+func pciBusID(d nvml.Device) string {
+	p, ret := d.GetPciInfo()
+	if ret != nvml.SUCCESS {
+		return ""
+	}
+	b := make([]byte, 0, len(p.BusId))
+	for _, c := range p.BusId {
+		if c == 0 {
+			break
+		}
+		b = append(b, byte(c))
+	}
+	return string(b)
 }
 
 // migEnabled reports the current MIG mode; GPUs without MIG support answer

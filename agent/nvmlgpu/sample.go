@@ -50,7 +50,25 @@ func sampleDevice(d nvml.Device, uuid string) (gpu.Sample, error) {
 		return s, err
 	}
 	s.Processes = procs
+	readHealth(d, &s)
 	return s, nil
+}
+
+// readHealth fills the dcgm-exporter style readings; each is optional
+// (NOT_SUPPORTED on some boards, no power sensor on others).
+func readHealth(d nvml.Device, s *gpu.Sample) {
+	if t, ret := d.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
+		s.TempC = gpu.Reading{V: float64(t), OK: true}
+	}
+	if mw, ret := d.GetPowerUsage(); ret == nvml.SUCCESS {
+		s.PowerW = gpu.Reading{V: float64(mw) / 1000, OK: true}
+	}
+	if c, ret := d.GetClockInfo(nvml.CLOCK_SM); ret == nvml.SUCCESS {
+		s.SMClockMHz = gpu.Reading{V: float64(c), OK: true}
+	}
+	if c, ret := d.GetClockInfo(nvml.CLOCK_MEM); ret == nvml.SUCCESS {
+		s.MemClockMHz = gpu.Reading{V: float64(c), OK: true}
+	}
 }
 
 // processes merges compute and graphics processes by PID. Graphics ones

@@ -125,3 +125,39 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Stat returns pid's parent PID and start time (clock ticks since boot,
+// field 22 of <root>/pid/stat). The start time tells a process from a
+// later one that got the same PID.
+func (r *Resolver) Stat(pid int) (ppid int, start uint64, err error) {
+	data, err := os.ReadFile(filepath.Join(r.Root, strconv.Itoa(pid), "stat"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, ErrGone
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("agent: procfs: %w", err)
+	}
+	// The command name may hold spaces and parentheses: fields start after the last ')'.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("agent: procfs: %d/stat: malformed", pid)
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 2 {
+		return 0, 0, fmt.Errorf("agent: procfs: %d/stat: malformed", pid)
+	}
+	ppid, err = strconv.Atoi(f[1])
+	if err != nil {
+		return 0, 0, fmt.Errorf("agent: procfs: %d/stat: ppid: %w", pid, err)
+	}
+	if len(f) > 19 {
+		start, _ = strconv.ParseUint(f[19], 10, 64)
+	}
+	return ppid, start, nil
+}
+
+// StartTime is Stat's start time alone (detect.Owners).
+func (r *Resolver) StartTime(pid int) (uint64, error) {
+	_, start, err := r.Stat(pid)
+	return start, err
+}

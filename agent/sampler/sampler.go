@@ -36,6 +36,8 @@ type GPUState struct {
 	MemUsedMiB  int64
 	MemTotalMiB int64
 	Procs       []Proc
+	// Health readings as the source gave them (see gpu.Sample).
+	TempC, PowerW, SMClockMHz, MemClockMHz gpu.Reading
 	// Vanished counts PIDs NVML listed that were gone from /proc by the
 	// time we looked (normal at process exit; also go-nvml #75 ghosts).
 	Vanished int
@@ -79,7 +81,8 @@ func (s *Sampler) Sample(ctx context.Context, now time.Time) (Snapshot, error) {
 		}
 		d.MIG = r.MIG
 		st := GPUState{Device: d, UtilValid: r.UtilValid && !r.MIG, UtilPct: r.UtilPct,
-			MemUsedMiB: r.MemUsedMiB, MemTotalMiB: r.MemTotalMiB}
+			MemUsedMiB: r.MemUsedMiB, MemTotalMiB: r.MemTotalMiB, TempC: r.TempC, PowerW: r.PowerW,
+			SMClockMHz: r.SMClockMHz, MemClockMHz: r.MemClockMHz}
 		if !st.UtilValid {
 			st.UtilPct = 0
 		}

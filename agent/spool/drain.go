@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"slices"
 )
 
 // Sender delivers one entry to the portal.
@@ -12,10 +12,12 @@ type Sender func(ctx context.Context, e Entry) error
 
 // Drain delivers entries oldest first until the spool is empty or a send
 // fails. A failure stops the drain so that order is kept; the next drain
-// retries the same entry. An error for which permanent returns true (the
-// portal rejected the body itself, a 4xx) sets the entry aside as .rejected
-// instead, since resending it would block every later entry forever.
-func (s *Spool) Drain(ctx context.Context, send Sender, permanent func(error) bool) (int, error) {
+// retries the same entry. Only an error for which invalid returns true (the
+// portal said the body itself is invalid) sets the entry aside as
+// .rejected, since resending it would block every later entry forever.
+// Anything else (refused credential, unknown node, maintenance, outage)
+// waits: those pass, and the data is good.
+func (s *Spool) Drain(ctx context.Context, send Sender, invalid func(error) bool) (int, error) {
 	delivered := 0
 	for {
 		if err := ctx.Err(); err != nil {
@@ -29,11 +31,11 @@ func (s *Spool) Drain(ctx context.Context, send Sender, permanent func(error) bo
 			return delivered, err
 		}
 		if err := send(ctx, e); err != nil {
-			if permanent == nil || !permanent(err) {
+			if invalid == nil || !invalid(err) {
 				return delivered, fmt.Errorf("agent: spool: deliver %d: %w", e.Seq, err)
 			}
-			s.log.Error("agent: spool: portal rejected entry, set aside", "seq", e.Seq, "kind", e.Kind, "err", err)
-			s.reject(e.Seq)
+			s.log.Error("agent: spool: portal rejected entry as invalid, set aside", "seq", e.Seq, "kind", e.Kind, "err", err)
+			s.reject(e.Seq, err.Error())
 			continue
 		}
 		if err := s.Ack(e.Seq); err != nil {
@@ -43,14 +45,11 @@ func (s *Spool) Drain(ctx context.Context, send Sender, permanent func(error) bo
 	}
 }
 
-// reject sets seq aside as .rejected. If the rename fails the entry is
-// still dropped from this run's queue (so later entries flow) and is sent,
-// and rejected, once more after a restart; the failure is logged.
-func (s *Spool) reject(seq uint64) {
+// reject sets seq aside as .rejected with the portal's reason.
+func (s *Spool) reject(seq uint64, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := os.Rename(s.path(seq), s.path(seq)+".rejected"); err != nil {
-		s.log.Error("agent: spool: set aside rejected entry", "seq", seq, "err", err)
+	if i := slices.IndexFunc(s.files, func(f fileInfo) bool { return f.seq == seq }); i >= 0 {
+		s.setAsideLocked(s.files[i], ".rejected", reason)
 	}
-	s.forget(seq)
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -32,8 +33,9 @@ type Entry struct {
 }
 
 // Limits bound the spool so that a long outage cannot fill the disk: entries
-// older than MaxAge, and the oldest entries beyond MaxBytes, are dropped
-// (and logged, because that is data loss the admin must know about).
+// older than MaxAge, and entries beyond MaxBytes (usage first, because
+// violations and idle reports are rarer and matter more), are dropped,
+// logged and counted.
 type Limits struct {
 	MaxAge   time.Duration
 	MaxBytes int64
@@ -42,20 +44,24 @@ type Limits struct {
 // DefaultLimits: 7 days, 512 MiB.
 func DefaultLimits() Limits { return Limits{MaxAge: 7 * 24 * time.Hour, MaxBytes: 512 << 20} }
 
-// Spool is a directory of entries named by zero-padded sequence number.
+// Spool is a directory of entries named by zero-padded sequence number and
+// kind, plus a small state file (next sequence number, drop counters).
 type Spool struct {
 	dir string
 	lim Limits
 	now func() time.Time
 	log *slog.Logger
 
-	mu    sync.Mutex
-	next  uint64
-	files []fileInfo // sorted by seq
+	mu       sync.Mutex
+	st       state
+	files    []fileInfo // sorted by seq
+	setAside int        // *.rejected and *.bad files present
 }
 
 type fileInfo struct {
 	seq  uint64
+	tag  string // last element of the kind ("usage"); "" when unknown
+	name string
 	size int64
 	at   time.Time
 }
@@ -72,39 +78,73 @@ func Open(dir string, lim Limits, now func() time.Time, log *slog.Logger) (*Spoo
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("agent: spool: %w", err)
 	}
-	s := &Spool{dir: dir, lim: lim, now: now, log: log, next: 1}
+	s := &Spool{dir: dir, lim: lim, now: now, log: log}
+	if err := s.loadState(); err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("agent: spool: %w", err)
 	}
 	for _, e := range ents {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") {
-			_ = os.Remove(filepath.Join(dir, name))
-			continue
-		}
-		if setAside(name) {
-			s.pruneSetAside(e)
-			continue
-		}
-		seq, err := strconv.ParseUint(strings.TrimSuffix(name, suffix), 10, 64)
-		if err != nil || !strings.HasSuffix(name, suffix) {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		s.files = append(s.files, fileInfo{seq: seq, size: info.Size(), at: info.ModTime()})
-		s.next = max(s.next, seq+1)
+		s.openEntry(e)
 	}
 	sort.Slice(s.files, func(i, j int) bool { return s.files[i].seq < s.files[j].seq })
 	return s, nil
 }
 
-func (s *Spool) path(seq uint64) string {
-	return filepath.Join(s.dir, fmt.Sprintf("%020d%s", seq, suffix))
+// openEntry files one directory entry found at Open.
+func (s *Spool) openEntry(e os.DirEntry) {
+	name := e.Name()
+	switch {
+	case strings.HasPrefix(name, "."):
+		_ = os.Remove(filepath.Join(s.dir, name))
+		return
+	case setAside(name):
+		if !s.pruneSetAside(e) {
+			s.setAside++
+		}
+		return
+	}
+	seq, tag, ok := parseName(name)
+	if !ok {
+		return
+	}
+	info, err := e.Info()
+	if err != nil {
+		return
+	}
+	if tag == "" { // written by an older agent: the kind is only inside
+		tag = s.readTag(name)
+	}
+	s.files = append(s.files, fileInfo{seq: seq, tag: tag, name: name, size: info.Size(), at: info.ModTime()})
+	s.st.NextSeq = max(s.st.NextSeq, seq+1)
 }
+
+// parseName reads "SEQ.TAG.json" (and the older "SEQ.json").
+func parseName(name string) (seq uint64, tag string, ok bool) {
+	if !strings.HasSuffix(name, suffix) {
+		return 0, "", false
+	}
+	num, tag, _ := strings.Cut(strings.TrimSuffix(name, suffix), ".")
+	seq, err := strconv.ParseUint(num, 10, 64)
+	return seq, tag, err == nil
+}
+
+func (s *Spool) readTag(name string) string {
+	data, err := os.ReadFile(filepath.Join(s.dir, name))
+	var e Entry
+	if err != nil || json.Unmarshal(data, &e) != nil {
+		return ""
+	}
+	return path.Base(e.Kind)
+}
+
+// Tag is the short name of a kind used in file names and counters:
+// "usage" for models.AgentPathUsage.
+func Tag(kind string) string { return path.Base(kind) }
+
+func (s *Spool) path(f fileInfo) string { return filepath.Join(s.dir, f.name) }
 
 // Append marshals body and stores it durably as the newest entry.
 func (s *Spool) Append(kind string, body any) (Entry, error) {
@@ -112,24 +152,30 @@ func (s *Spool) Append(kind string, body any) (Entry, error) {
 }
 
 // AppendSeq is Append for a body that names its own sequence number (the
-// batch IDs that both sides log).
+// batch IDs that both sides log). Sequence numbers never repeat on a node:
+// the next one is kept in the state file, also when the spool is empty.
 func (s *Spool) AppendSeq(kind string, build func(seq uint64) any) (Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	raw, err := json.Marshal(build(s.next))
+	seq := max(s.st.NextSeq, 1)
+	raw, err := json.Marshal(build(seq))
 	if err != nil {
 		return Entry{}, fmt.Errorf("agent: spool: encode: %w", err)
 	}
-	e := Entry{Seq: s.next, Kind: kind, CreatedAt: s.now().UTC(), Body: raw}
+	e := Entry{Seq: seq, Kind: kind, CreatedAt: s.now().UTC(), Body: raw}
 	data, err := json.Marshal(e)
 	if err != nil {
 		return Entry{}, fmt.Errorf("agent: spool: encode: %w", err)
 	}
-	if err := atomicfile.Write(s.path(e.Seq), data, 0o600); err != nil {
+	f := fileInfo{seq: seq, tag: Tag(kind), name: fmt.Sprintf("%020d.%s%s", seq, Tag(kind), suffix), size: int64(len(data)), at: e.CreatedAt}
+	s.st.NextSeq = seq + 1
+	if err := s.saveState(); err != nil { // before the entry: a seq is never reused
+		return Entry{}, err
+	}
+	if err := atomicfile.Write(s.path(f), data, 0o600); err != nil {
 		return Entry{}, fmt.Errorf("agent: spool: %w", err)
 	}
-	s.next++
-	s.files = append(s.files, fileInfo{seq: e.Seq, size: int64(len(data)), at: e.CreatedAt})
+	s.files = append(s.files, f)
 	s.pruneLocked()
 	return e, nil
 }
@@ -144,7 +190,7 @@ func (s *Spool) Oldest() (Entry, error) {
 	defer s.mu.Unlock()
 	for len(s.files) > 0 {
 		f := s.files[0]
-		data, err := os.ReadFile(s.path(f.seq))
+		data, err := os.ReadFile(s.path(f))
 		var e Entry
 		if err == nil {
 			err = json.Unmarshal(data, &e)
@@ -153,10 +199,7 @@ func (s *Spool) Oldest() (Entry, error) {
 			return e, nil
 		}
 		s.log.Error("agent: spool: unreadable entry set aside", "seq", f.seq, "err", err)
-		if err := os.Rename(s.path(f.seq), s.path(f.seq)+".bad"); err != nil {
-			s.log.Error("agent: spool: set aside unreadable entry", "seq", f.seq, "err", err)
-		}
-		s.files = s.files[1:]
+		s.setAsideLocked(f, ".bad", "unreadable: "+err.Error())
 	}
 	return Entry{}, ErrEmpty
 }
@@ -170,30 +213,31 @@ func setAside(name string) bool {
 
 // pruneSetAside removes a set-aside entry once it is older than MaxAge, the
 // age at which a queued entry is dropped too, so that they cannot pile up.
-func (s *Spool) pruneSetAside(e os.DirEntry) {
+// It reports whether the file was removed.
+func (s *Spool) pruneSetAside(e os.DirEntry) bool {
 	info, err := e.Info()
 	if err != nil || s.lim.MaxAge <= 0 || s.now().Sub(info.ModTime()) <= s.lim.MaxAge {
-		return
+		return false
 	}
 	if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil {
 		s.log.Warn("agent: spool: remove old set-aside entry", "file", e.Name(), "err", err)
-		return
+		return false
 	}
 	s.log.Info("agent: spool: removed set-aside entry past the age limit", "file", e.Name())
+	return true
 }
 
 // Ack removes a delivered entry durably.
 func (s *Spool) Ack(seq uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := os.Remove(s.path(seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	i := slices.IndexFunc(s.files, func(f fileInfo) bool { return f.seq == seq })
+	if i < 0 {
+		return nil
+	}
+	if err := os.Remove(s.path(s.files[i])); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("agent: spool: ack %d: %w", seq, err)
 	}
-	s.forget(seq)
+	s.files = slices.Delete(s.files, i, i+1)
 	return atomicfile.SyncDir(s.dir)
-}
-
-// forget drops seq from the in-memory queue; s.mu must be held.
-func (s *Spool) forget(seq uint64) {
-	s.files = slices.DeleteFunc(s.files, func(f fileInfo) bool { return f.seq == seq })
 }

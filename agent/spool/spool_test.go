@@ -72,8 +72,8 @@ func TestOrderAndSurvivesReopen(t *testing.T) {
 	if got, want := drainAll(t, s2), []int{1, 2, 3, 4}; !slices.Equal(got, want) {
 		t.Errorf("delivered %v, want %v", got, want)
 	}
-	if left, _ := os.ReadDir(dir); len(left) != 0 {
-		t.Errorf("files left after drain: %v", left)
+	if left, _ := filepath.Glob(filepath.Join(dir, "*.json*")); !slices.Equal(left, []string{filepath.Join(dir, "state.json")}) {
+		t.Errorf("files left after drain: %v, want only the state file", left)
 	}
 }
 
@@ -90,7 +90,7 @@ func TestDrainStopsAtFailureAndKeepsOrder(t *testing.T) {
 			return errors.New("portal down")
 		}
 		return nil
-	}, client.Permanent)
+	}, client.Invalid)
 	if n != 1 || err == nil {
 		t.Fatalf("Drain = %d, %v; want 1 and an error", n, err)
 	}
@@ -114,11 +114,11 @@ func TestPermanentRejectionDoesNotBlock(t *testing.T) {
 		_ = json.Unmarshal(e.Body, &v)
 		got = append(got, v)
 		return nil
-	}, client.Permanent)
+	}, client.Invalid)
 	if n != 2 || err != nil || !slices.Equal(got, []int{1, 3}) {
 		t.Errorf("Drain = %d, %v, delivered %v; want 2, nil, [1 3]", n, err, got)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "00000000000000000002.json.rejected")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "00000000000000000002.usage.json.rejected")); err != nil {
 		t.Errorf("rejected entry not kept aside: %v", err)
 	}
 }
@@ -158,7 +158,7 @@ func TestCorruptEntrySetAside(t *testing.T) {
 	s := open(t, dir, spool.DefaultLimits(), &clock{time.Now()})
 	_, _ = s.Append("/usage", 1)
 	_, _ = s.Append("/usage", 2)
-	if err := os.WriteFile(filepath.Join(dir, "00000000000000000001.json"), []byte("garbage"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "00000000000000000001.usage.json"), []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := drainAll(t, s), []int{2}; !slices.Equal(got, want) {

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gpubook/gpubook/agent/atomicfile"
 	"github.com/gpubook/gpubook/agent/client"
@@ -42,6 +44,9 @@ func cmdEnroll(ctx context.Context, args []string, getenv func(string) string, s
 		fs.Usage()
 		return errors.New("agent: enroll: --portal and --token are required")
 	}
+	if err := checkPortalURL(*portal); err != nil {
+		return err
+	}
 	if *credFile == "" {
 		*credFile = cfg.CredentialFile
 	}
@@ -51,6 +56,10 @@ func cmdEnroll(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	c := client.New(*portal, "", "gpubook-agent/"+version)
 	resp, err := c.Enroll(ctx, models.AgentEnrollRequest{Token: *token, Hostname: host, AgentVersion: version})
+	var se *client.StatusError
+	if errors.As(err, &se) {
+		return fmt.Errorf("agent: enroll: the portal refused (%d): %s", se.Code, se.Message())
+	}
 	if err != nil {
 		return fmt.Errorf("agent: enroll: %w", err)
 	}
@@ -59,6 +68,17 @@ func cmdEnroll(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	fmt.Fprintf(stdout, "enrolled as node %q (id %d); credential written to %s\n", cred.Node, cred.NodeID, *credFile)
+	return nil
+}
+
+// checkPortalURL refuses a portal address without http:// or https://:
+// guessing a scheme would either send the token in clear text or fail
+// with a confusing TLS error.
+func checkPortalURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("agent: enroll: --portal %q: give the full address with its scheme, e.g. https://%s", raw, strings.TrimPrefix(raw, "//"))
+	}
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/cache"
+	"github.com/gpubook/gpubook/agent/exempt"
 	"github.com/gpubook/gpubook/agent/loginenv"
 	"github.com/gpubook/gpubook/agent/procfs"
 )
@@ -69,12 +70,17 @@ func computeEnvTimed(ctx context.Context, cfgPath, userName string, getenv func(
 }
 
 func computeEnv(ctx context.Context, cfgPath, userName string, getenv func(string) string, now time.Time) loginenv.Result {
-	cfg, err := loadConfig(cfgPath, getenv)
-	if err != nil {
-		// The hint is the only place a login shows it; name the bad line.
-		return loginenv.Unavailable("bad config: " + strings.TrimPrefix(err.Error(), "agent: config: "))
-	}
+	cfg, cfgErr := loadConfig(cfgPath, getenv)
 	name, uid := invokingUser(userName, getenv)
+	if cfgErr != nil {
+		// A broken file must not hide the GPUs from root and system
+		// accounts (the default exemptions); everyone else fails closed
+		// with the bad line named, the only place a login shows it.
+		if exempt.Default().Exempt(name, uid, nil) {
+			return loginenv.Result{Unchanged: true}
+		}
+		return loginenv.Unavailable("bad config: " + strings.TrimPrefix(cfgErr.Error(), "agent: config: "))
+	}
 	if name == "" {
 		return loginenv.Unavailable("cannot tell who you are")
 	}

@@ -48,19 +48,26 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return fmt.Errorf("agent: state dir: %w", err)
 	}
-	var src gpu.Source
-	var driver string
-	if b, err := nvmlgpu.Open(nvml.New()); err != nil {
-		log.Error("agent: NVML unavailable; running without sampling", "err", err)
-	} else {
-		defer b.Close()
-		src, driver = b, b.DriverVersion()
+	var backend *nvmlgpu.Backend
+	open := func(context.Context) (gpu.Source, string, error) {
+		b, err := nvmlgpu.Open(nvml.New())
+		if err != nil {
+			return nil, "", err
+		}
+		backend = b
+		return b, b.DriverVersion(), nil
 	}
-	return serve(ctx, cfg, cred, src, driver, log)
+	defer func() {
+		if backend != nil {
+			_ = backend.Close()
+		}
+	}()
+	return serve(ctx, cfg, cred, open, log)
 }
 
-// serve wires the daemon around src (nil without NVML) and runs it.
-func serve(ctx context.Context, cfg config, cred credential, src gpu.Source, driver string, log *slog.Logger) error {
+// serve wires the daemon around open (tried now and, while it fails, again
+// with backoff by the daemon) and runs it.
+func serve(ctx context.Context, cfg config, cred credential, open daemon.OpenSource, log *slog.Logger) error {
 	now := time.Now
 	sp, err := spool.Open(cfg.spoolDir(), cfg.Spool, now, log)
 	if err != nil {
@@ -68,29 +75,36 @@ func serve(ctx context.Context, cfg config, cred credential, src gpu.Source, dri
 	}
 	res := procfs.New(cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile)
 	exp := metrics.New(cfg.Node)
-	det := detect.New(cfg.Node, cfg.Policy, daemon.KillSignaller{}, daemon.TTYNotifier{TTYs: res}, res, log)
+	guard := daemon.NewSignalGuard(cfg.ProcRoot, os.Getpid())
+	det := detect.New(cfg.Node, cfg.Policy, guard, daemon.TTYNotifier{TTYs: res}, res, log)
 	portal := client.New(cfg.PortalURL, cred.Credential, "gpubook-agent/"+version)
-	d, err := daemon.New(ctx, daemon.Config{
-		Node: cfg.Node, AgentVersion: version, DriverVersion: driver, CachePath: cfg.CacheFile,
-		StatusPath: cfg.statusPath(), WatermarkPath: cfg.watermarkPath(), SampleInterval: cfg.SampleInterval,
-		SyncInterval: cfg.SyncInterval, DeliverInterval: cfg.DeliverInterval, HeartbeatInterval: cfg.HeartbeatInterval,
-		BusyPct: cfg.Policy.IdleUtilPct,
-	}, daemon.Deps{Source: src, Resolver: res, Portal: portal, Spool: sp, Detector: det, Metrics: exp, Now: now, Log: log})
-	if err != nil {
-		return err
-	}
+	metricsProblem := ""
 	if cfg.MetricsAddr != "" {
 		stop, err := serveMetrics(cfg.MetricsAddr, exp, log)
 		if err != nil {
-			return err
+			// Dying here would crash-loop under Restart=always and stop
+			// enforcement for want of a dashboard: run on without metrics.
+			metricsProblem = err.Error()
+			log.Error("agent: /metrics NOT served; the agent runs on without it (set metrics_addr to a free port)", "addr", cfg.MetricsAddr, "err", err)
+		} else {
+			defer stop()
 		}
-		defer stop()
 	}
-	log.Info("agent: started", "node", cfg.Node, "portal", cfg.PortalURL, "nvml", src != nil, "enforce", cfg.Policy.Enforce)
+	// The daemon opens NVML itself, and keeps trying while it fails.
+	d, err := daemon.New(ctx, daemon.Config{
+		Node: cfg.Node, AgentVersion: version, CachePath: cfg.CacheFile,
+		StatusPath: cfg.statusPath(), WatermarkPath: cfg.watermarkPath(), SampleInterval: cfg.SampleInterval,
+		SyncInterval: cfg.SyncInterval, DeliverInterval: cfg.DeliverInterval, HeartbeatInterval: cfg.HeartbeatInterval,
+		BusyPct: cfg.Policy.IdleUtilPct, DetectStatePath: cfg.detectPath(), NVMLRetry: cfg.NVMLRetry, MetricsProblem: metricsProblem,
+	}, daemon.Deps{OpenSource: open, Resolver: res, Portal: portal, Spool: sp, Detector: det, Metrics: exp, Now: now, Log: log})
+	if err != nil {
+		return err
+	}
+	log.Info("agent: started", "node", cfg.Node, "portal", cfg.PortalURL, "enforce", cfg.Policy.Enforce)
 	return d.Run(ctx)
 }
 
-// serveMetrics listens on addr (keep it local: 127.0.0.1:9400) for /metrics.
+// serveMetrics listens on addr (keep it local: 127.0.0.1:9478) for /metrics.
 func serveMetrics(addr string, h http.Handler, log *slog.Logger) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -42,8 +42,14 @@ func cmdStatus(ctx context.Context, args []string, getenv func(string) string, s
 
 func printStatus(w io.Writer, st daemon.Status, now time.Time) error {
 	fmt.Fprintf(w, "node %s, sampled %s, NVML ok: %v\n", st.Node, ago(now, st.At), st.NVMLOK)
+	if !st.NVMLDownSince.IsZero() {
+		fmt.Fprintf(w, "NO NVML since %s (%s): no sampling or enforcement; retrying\n", ago(now, st.NVMLDownSince), st.NVMLError)
+	}
 	if st.SampleError != "" {
 		fmt.Fprintln(w, "sample error:", st.SampleError)
+	}
+	if st.MetricsProblem != "" {
+		fmt.Fprintln(w, "metrics: NOT served:", st.MetricsProblem)
 	}
 	fmt.Fprintf(w, "portal: last sync %s", ago(now, st.LastSync))
 	if st.SyncError != "" {
@@ -55,6 +61,12 @@ func printStatus(w io.Writer, st daemon.Status, now time.Time) error {
 		fmt.Fprintf(w, ", oldest %s", ago(now, st.OldestSpooled))
 	}
 	fmt.Fprintln(w)
+	if st.SetAside > 0 {
+		fmt.Fprintf(w, "spool: %d set aside as invalid (newest: %s)\n", st.SetAside, st.SetAsideReason)
+	}
+	if n := sum(st.Dropped); n > 0 {
+		fmt.Fprintf(w, "spool: %d dropped at the limits (usage %d, violations %d, idle %d)\n", n, st.Dropped["usage"], st.Dropped["violations"], st.Dropped["idle"])
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "GPU\tMODEL\tUTIL\tMEMORY (MiB)\tBOOKED BY\tRUNNING")
 	for _, g := range st.GPUs {
@@ -82,4 +94,12 @@ func ago(now, t time.Time) string {
 		return "never"
 	}
 	return now.Sub(t).Truncate(time.Second).String() + " ago"
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
 }

@@ -39,6 +39,7 @@ type config struct {
 
 	SampleInterval, SyncInterval, DeliverInterval, HeartbeatInterval time.Duration
 	EnvTimeout                                                       time.Duration
+	NVMLRetry                                                        time.Duration // first delay; doubles up to 5 min
 
 	Policy detect.Policy
 	Spool  spool.Limits
@@ -47,10 +48,10 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		CredentialFile: "/etc/gpubook/credential.json", StateDir: "/var/lib/gpubook-agent",
-		CacheFile: "/var/lib/gpubook-agent/schedule.json", MetricsAddr: "127.0.0.1:9400",
+		CacheFile: "/var/lib/gpubook-agent/schedule.json", MetricsAddr: "127.0.0.1:9478",
 		ProcRoot: "/proc", PasswdFile: "/etc/passwd", GroupFile: "/etc/group", LogLevel: slog.LevelInfo,
 		SampleInterval: 10 * time.Second, SyncInterval: 30 * time.Second, DeliverInterval: 15 * time.Second,
-		HeartbeatInterval: 60 * time.Second, EnvTimeout: 800 * time.Millisecond,
+		HeartbeatInterval: 60 * time.Second, EnvTimeout: 800 * time.Millisecond, NVMLRetry: 5 * time.Second,
 		Policy: detect.DefaultPolicy(), Spool: spool.DefaultLimits(),
 	}
 }
@@ -154,7 +155,8 @@ func (c *config) setOther(k, v string) error {
 			err = errors.New("want debug, info, warn or error")
 		}
 	case "exempt_users":
-		c.Policy.Exempt.Users = list(v)
+		// Added to the default (root), never replacing it.
+		c.Policy.Exempt.Users = append(exempt.Default().Users, list(v)...)
 	case "exempt_groups":
 		c.Policy.Exempt.Groups = list(v)
 	case "system_uid_max":
@@ -188,4 +190,5 @@ func (c config) exemptRules() exempt.Rules { return c.Policy.Exempt }
 
 func (c config) statusPath() string    { return filepath.Join(c.StateDir, "status.json") }
 func (c config) watermarkPath() string { return filepath.Join(c.StateDir, "watermark.json") }
+func (c config) detectPath() string    { return filepath.Join(c.StateDir, "violations.json") }
 func (c config) spoolDir() string      { return filepath.Join(c.StateDir, "spool") }

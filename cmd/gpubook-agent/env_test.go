@@ -148,8 +148,9 @@ func TestEnvBrokenCache(t *testing.T) {
 	}
 }
 
-// TestEnvBadConfigNamesTheLine: a broken config hides all GPUs, and the
-// hint (the only thing a login shows) names the file, line and key.
+// TestEnvBadConfigNamesTheLine: a broken config hides all GPUs from users,
+// and the hint (the only thing a login shows) names the file, line and key;
+// root keeps its environment (a typo must not lock the admin out).
 func TestEnvBadConfigNamesTheLine(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "agent.conf")
 	if err := os.WriteFile(conf, []byte("sample_interval = 10\n"), 0o644); err != nil {
@@ -157,11 +158,18 @@ func TestEnvBadConfigNamesTheLine(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	getenv := func(k string) string { return map[string]string{"GPUBOOK_AGENT_CONFIG": conf}[k] }
-	if err := run(context.Background(), []string{"gpubook-agent", "env"}, getenv, &out, &errb); err != nil {
+	if err := run(context.Background(), []string{"gpubook-agent", "env", "--user", "nosuchuser-alice"}, getenv, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	if got := evalShell(t, out.String()); got != "" {
 		t.Errorf("CUDA_VISIBLE_DEVICES = %q, want empty", got)
+	}
+	var rootOut, rootErr bytes.Buffer
+	if err := run(context.Background(), []string{"gpubook-agent", "env", "--user", "root"}, getenv, &rootOut, &rootErr); err != nil {
+		t.Fatal(err)
+	}
+	if rootOut.String() != "" {
+		t.Errorf("root with a bad config got %q, want nothing printed (environment unchanged)", rootOut.String())
 	}
 	if want := "bad config: " + conf + ":1: sample_interval"; !strings.Contains(errb.String(), want) {
 		t.Errorf("hint = %q, want it to contain %q", errb.String(), want)

@@ -166,6 +166,13 @@ type agentNodeView struct {
 	SpoolDepth      *int       `gorm:"column:spool_depth"`
 	OldestSpooled   *time.Time `gorm:"column:oldest_spooled"`
 	NVMLOK          *bool      `gorm:"column:nvml_ok"`
+
+	SpoolSetAside       *int       `gorm:"column:spool_set_aside"`
+	SpoolSetAsideReason *string    `gorm:"column:spool_set_aside_reason"`
+	SpoolSetAsideAt     *time.Time `gorm:"column:spool_set_aside_at"`
+	SpoolDroppedUsage   *int64     `gorm:"column:spool_dropped_usage"`
+	SpoolDroppedEvents  *int64     `gorm:"column:spool_dropped_events"`
+	NVMLDownSince       *time.Time `gorm:"column:nvml_down_since"`
 }
 
 func deref[T any](p *T) T {
@@ -180,13 +187,16 @@ func (r agentNodeView) model() models.AgentNode {
 	return models.AgentNode{NodeID: r.ID, NodeName: r.Name, Enrolled: r.CredentialHash != nil, Hostname: deref(r.Hostname),
 		AgentVersion: deref(r.AgentVersion), DriverVersion: deref(r.DriverVersion), EnrolledAt: utcPtr(r.EnrolledAt),
 		LastSeenAt: utcPtr(r.LastSeenAt), LastHeartbeatAt: utcPtr(r.LastHeartbeatAt), InventoryAt: utcPtr(r.InventoryAt),
-		SpoolDepth: deref(r.SpoolDepth), OldestSpooled: utcPtr(r.OldestSpooled), NVMLOK: deref(r.NVMLOK)}
+		SpoolDepth: deref(r.SpoolDepth), OldestSpooled: utcPtr(r.OldestSpooled), NVMLOK: deref(r.NVMLOK),
+		SpoolSetAside: deref(r.SpoolSetAside), SpoolSetAsideReason: deref(r.SpoolSetAsideReason), SpoolSetAsideAt: utcPtr(r.SpoolSetAsideAt),
+		SpoolDroppedUsage: deref(r.SpoolDroppedUsage), SpoolDroppedEvents: deref(r.SpoolDroppedEvents), NVMLDownSince: utcPtr(r.NVMLDownSince)}
 }
 
 func (db *DB) agentNodeQuery(ctx context.Context) *gorm.DB {
 	return db.Gorm.WithContext(ctx).Table("nodes n").
 		Select("n.id, n.name, a.credential_hash, a.hostname, a.agent_version, a.driver_version, a.enrolled_at, a.last_seen_at, " +
-			"a.last_heartbeat_at, a.inventory_at, a.spool_depth, a.oldest_spooled, a.nvml_ok").
+			"a.last_heartbeat_at, a.inventory_at, a.spool_depth, a.oldest_spooled, a.nvml_ok, " +
+			"a.spool_set_aside, a.spool_set_aside_reason, a.spool_set_aside_at, a.spool_dropped_usage, a.spool_dropped_events, a.nvml_down_since").
 		Joins("LEFT JOIN agent_nodes a ON a.node_id = n.id")
 }
 
@@ -227,11 +237,22 @@ func (db *DB) RecordHeartbeat(ctx context.Context, nodeID int64, hb models.Agent
 	err := db.Gorm.WithContext(ctx).Model(&agentNodeRow{}).Where("node_id = ?", nodeID).Updates(map[string]any{
 		"last_seen_at": t, "last_heartbeat_at": t, "agent_version": clip(hb.AgentVersion, 100),
 		"spool_depth": max(hb.SpoolDepth, 0), "oldest_spooled": oldest, "nvml_ok": hb.NVMLOK,
-		"schedule_etag": clip(hb.ScheduleETag, 100), "updated_at": t}).Error
+		"schedule_etag": clip(hb.ScheduleETag, 100), "updated_at": t,
+		"spool_set_aside": max(hb.SpoolSetAside, 0), "spool_set_aside_reason": clip(hb.SpoolSetAsideReason, 300),
+		"spool_set_aside_at": optTime(hb.SpoolSetAsideAt), "spool_dropped_usage": max(hb.SpoolDroppedUsage, 0),
+		"spool_dropped_events": max(hb.SpoolDroppedEvents, 0), "nvml_down_since": optTime(hb.NVMLDownSince)}).Error
 	if err != nil {
 		return fmt.Errorf("store: heartbeat: %w", err)
 	}
 	return nil
+}
+
+// optTime stores a zero time as NULL.
+func optTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return utcPtr(&t)
 }
 
 // clip bounds a string an agent sends, so that a broken agent cannot fill a row.

@@ -1,17 +1,36 @@
 # /etc/profile.d/gpubook.sh — gpubook: at login, set CUDA_VISIBLE_DEVICES to
 # the GPUs you have booked now (the hint goes to the terminal on stderr).
 # Login shells only; bash.bashrc.snippet covers `ssh host cmd`.
-# Safe when the agent is missing, fails or is slow: it answers within 1 s,
-# `timeout` caps it anyway, and only well-formed output is evaluated.
-if [ -z "${__gpubook_done-}" ] && [ -x /usr/local/bin/gpubook-agent ]; then
+# Fails closed: when the agent is missing, crashes, hangs (capped at 1 s) or
+# prints anything but well-formed output, users see no GPU and a hint;
+# root and system accounts (UID < 1000) keep their environment. An empty
+# answer with exit 0 means "exempt": nothing is changed.
+if [ -z "${__gpubook_done-}" ]; then
     __gpubook_done=1
-    if command -v timeout >/dev/null 2>&1; then
-        __gpubook_env=$(timeout 2 /usr/local/bin/gpubook-agent env) || __gpubook_env=
-    else
-        __gpubook_env=$(/usr/local/bin/gpubook-agent env) || __gpubook_env=
+    __gpubook_env=
+    __gpubook_rc=127
+    if [ -x /usr/local/bin/gpubook-agent ]; then
+        if command -v timeout >/dev/null 2>&1; then
+            __gpubook_env=$(timeout 1 /usr/local/bin/gpubook-agent env)
+        else
+            __gpubook_env=$(/usr/local/bin/gpubook-agent env)
+        fi
+        __gpubook_rc=$?
     fi
-    case "$__gpubook_env" in
-        "export CUDA_VISIBLE_DEVICES="*) eval "$__gpubook_env" ;;
+    case "$__gpubook_rc:$__gpubook_env" in
+        "0:export CUDA_VISIBLE_DEVICES="*) eval "$__gpubook_env" ;;
+        0:) ;;
+        *)
+            __gpubook_uid=$(id -u 2>/dev/null)
+            case "$__gpubook_uid" in
+                [0-9] | [0-9][0-9] | [0-9][0-9][0-9]) ;;
+                *)
+                    export CUDA_VISIBLE_DEVICES=
+                    echo "gpubook: the GPU schedule could not be read (gpubook-agent missing or failing); no GPUs visible — ask your admin" >&2
+                    ;;
+            esac
+            unset __gpubook_uid
+            ;;
     esac
-    unset __gpubook_env
+    unset __gpubook_env __gpubook_rc
 fi
