@@ -134,7 +134,9 @@ func newSessions(cfg Config, store scs.Store) *scs.SessionManager {
 	sm := scs.New()
 	sm.Store = store
 	sm.Lifetime = cfg.SessionMaxAge
-	sm.IdleTimeout = cfg.SessionIdle
+	// No scs IdleTimeout: it rewrites the session row on every request.
+	// The idle limit is enforced by gpubook's clock instead (Base.SessionUserID),
+	// whose last-seen mark is written at most once a minute.
 	sm.Cookie.Name = "gpubook_session"
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
