@@ -28,7 +28,7 @@ var routeRoles = map[string]string{
 	"GET /healthz":                               public,
 	"GET /readyz":                                public,
 	"GET /static/*":                              public,
-	"GET /lang":                                  public,
+	"POST /lang":                                 public,
 	"GET /login":                                 public,
 	"POST /login/dev":                            public,
 	"POST /logout":                               public,
