@@ -32,7 +32,9 @@ func TestCookielessRequestsStoreNoSession(t *testing.T) {
 				func(c *webtest.Client) *webtest.Response { return c.Get("/no/such/page") },
 				func(c *webtest.Client) *webtest.Response { return c.Get("/calendar") },
 				func(c *webtest.Client) *webtest.Response { return c.Get("/static/css/app.css") },
-				func(c *webtest.Client) *webtest.Response { return c.Post("/login/dev", url.Values{"email": {"x@example.org"}}) },
+				func(c *webtest.Client) *webtest.Response {
+					return c.Post("/login/dev", url.Values{"email": {"x@example.org"}})
+				},
 				func(c *webtest.Client) *webtest.Response { return c.Post("/lang", url.Values{"to": {"zh-CN"}}) },
 				func(c *webtest.Client) *webtest.Response { return c.Post("/logout", nil) },
 			}
