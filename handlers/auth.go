@@ -25,6 +25,7 @@ func (h *Auth) SignIn(c echo.Context, u *models.User, method string) error {
 		return models.Internal(err)
 	}
 	h.Sessions.Put(ctx, sessionUserID, u.ID)
+	h.rotateCSRF(c)
 	now := h.Now().Unix()
 	h.Sessions.Put(ctx, sessionSignedInAt, now)
 	h.Sessions.Put(ctx, sessionSeenAt, now)
@@ -82,10 +83,11 @@ func (h *Auth) Logout(c echo.Context) error {
 }
 
 // SetLanguage switches the interface language and returns to the page.
-// For a signed-in user the choice is saved in their profile.
+// For a signed-in user the choice is saved in their profile. It is a form
+// post, never a link: a GET must not change stored state.
 func (h *Auth) SetLanguage(c echo.Context) error {
 	ctx := c.Request().Context()
-	lang := c.QueryParam("to")
+	lang := c.FormValue("to")
 	if !models.ValidLanguage(lang) {
 		return models.NewError(models.EINVALID, models.M("err.language_unsupported"))
 	}
@@ -96,7 +98,7 @@ func (h *Auth) SetLanguage(c echo.Context) error {
 			return err
 		}
 	}
-	return RedirectSeeOther(c, SafeNext(c.QueryParam("next")))
+	return RedirectSeeOther(c, SafeNext(c.FormValue("next")))
 }
 
 // ShowDevLogin shows the development sign-in page.

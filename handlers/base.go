@@ -121,7 +121,7 @@ func (b *Base) NewPage(c echo.Context) *views.Page {
 		p.PendingApprovals = n
 	}
 	if b.hasSession(c) {
-		p.CSRF = b.CSRFToken(ctx)
+		p.CSRF = b.CSRFToken(c)
 		if fs, ok := b.Sessions.Pop(ctx, sessionFlashes).([]views.Flash); ok {
 			p.Flashes = fs
 		}
@@ -129,18 +129,94 @@ func (b *Base) NewPage(c echo.Context) *views.Page {
 	return p
 }
 
-// CSRFToken returns the session's CSRF token, making one on first use.
-func (b *Base) CSRFToken(ctx context.Context) string {
-	tok := b.Sessions.GetString(ctx, sessionCSRF)
-	if tok == "" {
-		plain, _, err := models.NewTokenSecret()
-		if err != nil {
-			return ""
-		}
-		tok = strings.TrimPrefix(plain, models.TokenPrefix)
-		b.Sessions.Put(ctx, sessionCSRF, tok)
+// csrfCookie holds an anonymous visitor's CSRF token (double submit): a
+// page view must not create a stored session just to remember it. A
+// signed-in session keeps its own token, made at sign-in.
+const csrfCookie = "gpubook_csrf"
+
+// CSRFToken returns the token that the request's forms and htmx calls must
+// send back, making one on first use: in the session once signed in, else
+// in a cookie of its own.
+func (b *Base) CSRFToken(c echo.Context) string {
+	if tok := b.ExpectedCSRF(c); tok != "" {
+		return tok
 	}
+	tok := newCSRFToken()
+	if tok == "" {
+		return ""
+	}
+	ctx := c.Request().Context()
+	if id, _ := b.Sessions.Get(ctx, sessionUserID).(int64); id != 0 {
+		b.Sessions.Put(ctx, sessionCSRF, tok)
+		return tok
+	}
+	c.SetCookie(b.csrfCookie(tok))
 	return tok
+}
+
+// ExpectedCSRF returns the request's CSRF token without making one: "" when
+// the visitor has none yet (a post then fails the check).
+func (b *Base) ExpectedCSRF(c echo.Context) string {
+	ctx := c.Request().Context()
+	if tok := b.Sessions.GetString(ctx, sessionCSRF); tok != "" {
+		return tok
+	}
+	if id, _ := b.Sessions.Get(ctx, sessionUserID).(int64); id != 0 {
+		return "" // a signed-in session never falls back to the anonymous cookie
+	}
+	ck, err := c.Cookie(b.csrfCookieName())
+	if err != nil || !validCSRFToken(ck.Value) {
+		return ""
+	}
+	return ck.Value
+}
+
+// rotateCSRF gives a session that just signed in a token of its own and
+// drops the anonymous one, so that a token seen before sign-in (or planted
+// in the cookie) is worthless afterwards.
+func (b *Base) rotateCSRF(c echo.Context) {
+	if tok := newCSRFToken(); tok != "" {
+		b.Sessions.Put(c.Request().Context(), sessionCSRF, tok)
+	}
+	ck := b.csrfCookie("")
+	ck.MaxAge = -1
+	c.SetCookie(ck)
+}
+
+// csrfCookieName is __Host- prefixed over HTTPS, so that a sibling
+// subdomain cannot plant a token.
+func (b *Base) csrfCookieName() string {
+	if b.Sessions.Cookie.Secure {
+		return "__Host-" + csrfCookie
+	}
+	return csrfCookie
+}
+
+func (b *Base) csrfCookie(tok string) *http.Cookie {
+	return &http.Cookie{Name: b.csrfCookieName(), Value: tok, Path: "/", HttpOnly: true,
+		Secure: b.Sessions.Cookie.Secure, SameSite: http.SameSiteLaxMode}
+}
+
+func newCSRFToken() string {
+	plain, _, err := models.NewTokenSecret()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(plain, models.TokenPrefix)
+}
+
+// validCSRFToken accepts only what newCSRFToken makes: the value is written
+// into pages, so a cookie the client chose must not carry markup.
+func validCSRFToken(tok string) bool {
+	if len(tok) < 20 || len(tok) > 100 {
+		return false
+	}
+	for _, r := range tok {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // Flash queues a message for the next page the user sees.

@@ -70,7 +70,15 @@ func (h *Profile) Save(c echo.Context) error {
 func (h *Profile) CreateToken(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := models.UserFromContext(ctx)
-	tok, plain, err := h.Store.CreateToken(ctx, u.ID, c.FormValue("name"), h.Now(), Actor(c))
+	held, err := h.Store.Tokens(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	var tok *models.APIToken
+	var plain string
+	if err = models.CheckTokenCap(held); err == nil {
+		tok, plain, err = h.Store.CreateToken(ctx, u.ID, c.FormValue("name"), h.Now(), Actor(c))
+	}
 	if models.ErrorCode(err) == models.EINVALID {
 		return h.render(c, http.StatusUnprocessableEntity, views.ProfileView{Language: u.Language, TimeZone: u.TimeZone, Errors: h.Translator(c).Fields(err)})
 	}

@@ -54,3 +54,24 @@ func ValidateTokenName(name string) (string, error) {
 	}
 	return name, fe.Err()
 }
+
+// MaxActiveTokens caps a user's unrevoked tokens: each is a standing
+// credential, and creating them without end would fill the table.
+const MaxActiveTokens = 20
+
+// CheckTokenCap refuses one more token for a user who holds tokens when
+// MaxActiveTokens of them are still active; revoked ones do not count.
+func CheckTokenCap(tokens []APIToken) error {
+	active := 0
+	for _, t := range tokens {
+		if t.RevokedAt == nil {
+			active++
+		}
+	}
+	if active < MaxActiveTokens {
+		return nil
+	}
+	fe := FieldErrors{}
+	fe.Add("name", M("profile.token_limit", "Max", MaxActiveTokens))
+	return fe.Err()
+}

@@ -47,9 +47,9 @@ func (p *Page) Local(t time.Time, layout string) string { return t.In(p.Location
 // DateTime formats t for tables: date, time and zone abbreviation.
 func (p *Page) DateTime(t time.Time) string { return p.Local(t, "2006-01-02 15:04 MST") }
 
-// LangURL is the current page's address with another language.
-func (p *Page) LangURL(lang string) string {
-	return "/lang?to=" + url.QueryEscape(lang) + "&next=" + url.QueryEscape(p.Path+encodeQuery(p.Query))
+// Here is the current page's address, where the language switch returns.
+func (p *Page) Here() string {
+	return p.Path + encodeQuery(p.Query)
 }
 
 func encodeQuery(q url.Values) string {

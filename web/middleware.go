@@ -113,8 +113,9 @@ func loadUser(base *handlers.Base) echo.MiddlewareFunc {
 	}
 }
 
-// csrf refuses state-changing browser requests without the session's token
-// (form field _csrf or header X-CSRF-Token) and cross-site ones outright.
+// csrf refuses state-changing browser requests without the visitor's token
+// (form field _csrf in the body or header X-CSRF-Token) and cross-site ones
+// outright.
 func csrf(base *handlers.Base) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -132,12 +133,14 @@ func csrf(base *handlers.Base) echo.MiddlewareFunc {
 			if origin := r.Header.Get("Origin"); origin != "" && origin != "null" && !sameHost(origin, r.Host) {
 				return models.NewError(models.EFORBIDDEN, models.M("err.csrf"))
 			}
-			want := base.CSRFToken(r.Context())
+			want := base.ExpectedCSRF(c)
 			got := r.Header.Get("X-CSRF-Token")
 			if got == "" {
-				got = c.FormValue("_csrf")
+				// The body only: a token in the query string ends up in
+				// logs, history and Referer headers.
+				got = r.PostFormValue("_csrf")
 			}
-			if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+			if want == "" || got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 				return models.NewError(models.EFORBIDDEN, models.M("err.csrf"))
 			}
 			return next(c)

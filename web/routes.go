@@ -32,12 +32,12 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	// Probes and assets: no session.
 	e.GET("/healthz", health.Live)
 	e.GET("/readyz", health.Ready)
-	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServerFS(static.FS))), staticCache)
+	e.GET("/static/*", staticFiles(static.FS), staticCache)
 
 	// Browser pages: session, user, CSRF.
 	web := e.Group("", sessions(base.Sessions), loadUser(base), csrf(base))
 	web.GET("/", pages.Home)
-	web.GET("/lang", auth.SetLanguage)
+	web.POST("/lang", auth.SetLanguage)
 	web.POST("/logout", auth.Logout)
 	if cfg.SSO != nil {
 		sso := &handlers.SSO{Base: base, Cfg: *cfg.SSO}
@@ -54,7 +54,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	signedIn := guarded{g: web, mw: []echo.MiddlewareFunc{requireUser}}
 	signedIn.GET("/profile", profile.Show)
 	signedIn.POST("/profile", profile.Save)
-	signedIn.POST("/profile/tokens", profile.CreateToken)
+	signedIn.POST("/profile/tokens", profile.CreateToken, rateLimit(cfg.SignInRate, byUser))
 	signedIn.POST("/profile/tokens/:id/revoke", profile.RevokeToken)
 	signedIn.GET("/calendar", calendar.Show)
 	signedIn.GET("/bookings/new", bookings.New)
@@ -128,7 +128,10 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 		IdleWarner: notifier(cfg, base).IdleWarning}
 	e.POST(models.AgentPathEnroll, agentAPI.Enroll, middleware.BodyLimit("64K"), rateLimit(cfg.SignInRate, byIP))
 	// Usage batches after an outage can be large: a higher body limit here only.
-	agent := e.Group(models.AgentAPIPrefix, middleware.BodyLimit("16M"), agentAPI.Authenticate)
+	// One failure budget per address for both APIs: a guesser is refused
+	// before the credential is looked up.
+	authFails := limitAuthFailures(cfg.APIFailRate)
+	agent := e.Group(models.AgentAPIPrefix, middleware.BodyLimit("16M"), authFails, agentAPI.Authenticate)
 	agent.PUT("/inventory", agentAPI.Inventory)
 	agent.GET("/schedule", agentAPI.Schedule)
 	agent.POST("/usage", agentAPI.Usage)
@@ -137,7 +140,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	agent.POST("/heartbeat", agentAPI.Heartbeat)
 
 	// JSON API v1: personal token only, never the session cookie.
-	api := e.Group("/api/v1", rateLimit(cfg.APIRate, byTokenOrIP), tokenAuth(base))
+	api := e.Group("/api/v1", authFails, rateLimit(cfg.APIRate, byTokenOrIP), tokenAuth(base))
 	v1 := &handlers.API{Base: base}
 	api.GET("/me", v1.ShowMe)
 	api.GET("/gpus", v1.ListGPUs)

@@ -40,9 +40,14 @@ type Config struct {
 	ShutdownPeriod time.Duration
 	// SSO is the OpenID Connect set-up; nil when no issuer is configured.
 	SSO *handlers.SSOConfig
-	// Rate limits: API calls per token (or IP), sign-in attempts per IP.
-	APIRate    Rate
-	SignInRate Rate
+	// Rate limits: API calls per token (or IP), sign-in attempts per IP
+	// (also token creation per user), failed API authentications per IP.
+	APIRate     Rate
+	SignInRate  Rate
+	APIFailRate Rate
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For entries
+	// are believed; empty means the connection's peer is the client.
+	TrustedProxies []*net.IPNet
 	// IdlePolicy decides what happens to bookings the agents report idle.
 	IdlePolicy models.IdlePolicy
 	// I18n is the parsed catalogs; nil means New parses them itself.
@@ -98,6 +103,9 @@ func New(cfg Config, store handlers.Store, sessionStore scs.Store) (*Server, err
 	if cfg.SignInRate.PerMinute == 0 {
 		cfg.SignInRate = Rate{PerMinute: 20, Burst: 10}
 	}
+	if cfg.APIFailRate.PerMinute == 0 {
+		cfg.APIFailRate = Rate{PerMinute: 10, Burst: 20}
+	}
 	bundle := cfg.I18n
 	if bundle == nil {
 		var err error
@@ -115,6 +123,7 @@ func New(cfg Config, store handlers.Store, sessionStore scs.Store) (*Server, err
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.IPExtractor = clientIP(cfg.TrustedProxies)
 	e.HTTPErrorHandler = errorHandler(base, cfg.Logger)
 	s := &Server{Echo: e, cfg: cfg, logger: cfg.Logger}
 	routes(e, base, cfg)
@@ -125,7 +134,9 @@ func newSessions(cfg Config, store scs.Store) *scs.SessionManager {
 	sm := scs.New()
 	sm.Store = store
 	sm.Lifetime = cfg.SessionMaxAge
-	sm.IdleTimeout = cfg.SessionIdle
+	// No scs IdleTimeout: it rewrites the session row on every request.
+	// The idle limit is enforced by gpubook's clock instead (Base.SessionUserID),
+	// whose last-seen mark is written at most once a minute.
 	sm.Cookie.Name = "gpubook_session"
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode

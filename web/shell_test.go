@@ -176,7 +176,7 @@ func TestLanguages(t *testing.T) {
 		t.Errorf("Accept-Language zh: lang=%q h1=%q", lang, res.Doc.Find("h1").Text())
 	}
 	c.SignIn("wang@example.org", "王磊")
-	res = c.Get("/lang?to=en&next=/")
+	res = c.Post("/lang", url.Values{"to": {"en"}, "next": {"/"}})
 	if res.Code != http.StatusSeeOther {
 		t.Fatalf("switch: %d", res.Code)
 	}
@@ -187,10 +187,10 @@ func TestLanguages(t *testing.T) {
 	if u, _ := env.DB.UserByEmail(t.Context(), "wang@example.org"); u.Language != "en" {
 		t.Errorf("profile language = %q, want en", u.Language)
 	}
-	if res := c.Get("/lang?to=fr"); res.Code != http.StatusUnprocessableEntity {
+	if res := c.Post("/lang", url.Values{"to": {"fr"}}); res.Code != http.StatusUnprocessableEntity {
 		t.Errorf("unknown language: %d", res.Code)
 	}
-	if res := c.Get("/lang?to=en&next=https://evil.example"); res.Header().Get("Location") != "/" {
+	if res := c.Post("/lang", url.Values{"to": {"en"}, "next": {"https://evil.example"}}); res.Header().Get("Location") != "/" {
 		t.Errorf("open redirect: Location=%q", res.Header().Get("Location"))
 	}
 }

@@ -65,6 +65,7 @@ func (c *cli) webConfig(cfg Config, log *slog.Logger) web.Config {
 		Now: c.now, Logger: log, SSO: ssoConfig(cfg), I18n: c.bundle,
 		SessionIdle: cfg.SSO.SessionIdle, SessionMaxAge: cfg.SSO.SessionMaxAge,
 		IdlePolicy: cfg.Agent.IdlePolicy, UsageRetention: cfg.Agent.Retention, Reports: cfg.Reports,
+		TrustedProxies: cfg.TrustedProxies,
 	}
 }
 

@@ -34,6 +34,9 @@ type Config struct {
 	SMTP        SMTPSettings
 	Agent       AgentSettings
 	Reports     models.ReportRules
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
+	// believed (GPUBOOK_TRUSTED_PROXIES); none by default.
+	TrustedProxies []*net.IPNet
 }
 
 // Defaults that a fresh checkout runs with, no setup needed.
@@ -118,6 +121,7 @@ func (cf *configFlags) resolve(getenv func(string) string) (Config, error) {
 	steps := []func(func(string) string, *Config) error{
 		cf.resolveDatabase, cf.resolveListen, cf.resolveBaseURL, cf.resolveTimezone,
 		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot, resolveSSO, resolveAgent, resolveSMTP, resolveReports,
+		resolveTrustedProxies,
 	}
 	for _, step := range steps {
 		if err := step(getenv, &cfg); err != nil {
@@ -265,6 +269,32 @@ func (cf *configFlags) resolveDevLogin(getenv func(string) string, cfg *Config) 
 		cfg.DevLogin = cfg.OIDCIssuer == "" && isLoopback(cfg.Listen)
 	default:
 		return fmt.Errorf("%s: %q is not 1 or 0", name, raw)
+	}
+	return nil
+}
+
+// resolveTrustedProxies reads GPUBOOK_TRUSTED_PROXIES: CIDRs or single
+// addresses, separated by commas or spaces. Only these proxies' forwarding
+// headers are believed; an unreadable entry stops start-up rather than
+// silently trusting less (or more) than the admin meant.
+func resolveTrustedProxies(getenv func(string) string, cfg *Config) error {
+	const name = "GPUBOOK_TRUSTED_PROXIES"
+	for _, f := range strings.FieldsFunc(getenv(name), func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+		if !strings.Contains(f, "/") {
+			if ip := net.ParseIP(f); ip != nil {
+				bits := 8 * len(ip.To16())
+				if ip.To4() != nil {
+					ip, bits = ip.To4(), 32
+				}
+				cfg.TrustedProxies = append(cfg.TrustedProxies, &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)})
+				continue
+			}
+		}
+		_, n, err := net.ParseCIDR(f)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not an address or a CIDR (e.g. 10.0.0.0/8, 192.0.2.7)", name, f)
+		}
+		cfg.TrustedProxies = append(cfg.TrustedProxies, n)
 	}
 	return nil
 }

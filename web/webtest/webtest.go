@@ -139,7 +139,9 @@ func (c *Client) Post(path string, form url.Values) *Response {
 }
 
 // SignIn signs in through the development sign-in as email (creating the
-// user with name if needed) and fails the test unless it worked.
+// user with name if needed) and fails the test unless it worked. Like a
+// browser it then follows the redirect: that page carries the CSRF token
+// of the signed-in session (the anonymous one is void after sign-in).
 func (c *Client) SignIn(email, name string) {
 	c.env.T.Helper()
 	c.Get("/login")
@@ -147,4 +149,5 @@ func (c *Client) SignIn(email, name string) {
 	if res.Code != http.StatusSeeOther {
 		c.env.T.Fatalf("sign in as %s: status %d: %s", email, res.Code, res.Body.String())
 	}
+	c.Get(res.Header().Get("Location"))
 }
