@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/gpubook/gpubook/models"
@@ -12,13 +13,17 @@ import (
 // demo runs "gpubook demo [--force]": it writes demoPlan's description
 // through the ordinary store methods, so the demo obeys every real rule.
 func (c *cli) demo(ctx context.Context, args []string) error {
-	f := newFlags("demo", "gpubook demo [--force] [--seed N]",
+	f := newFlags("demo", "gpubook demo [--force] [--seed N] [--usage-days N]",
 		"Fills an empty database with a believable demo: 3 nodes of 8 GPUs, 12 users in 3 teams and a week of bookings.\nRefuses a database that already has users unless --force is given; then it adds the demo beside them,\nskipping users, teams and nodes that already exist.", false)
 	force := f.Bool("force", false, "add the demo to a database that already has users")
 	seed := f.Uint64("seed", 1, "`seed` for the generated bookings (same seed and day, same demo)")
+	days := f.Int("usage-days", maxDemoUsageDays, "`days` of measured agent use to generate before now, 0 to 7 (each day takes a few seconds)")
 	cfg, _, err := f.parse(c, args, 0, 0)
 	if err != nil {
 		return err
+	}
+	if *days < 0 || *days > maxDemoUsageDays {
+		return fmt.Errorf("demo: --usage-days must be between 0 and %d (got %d)", maxDemoUsageDays, *days)
 	}
 	db, err := c.openStore(ctx, cfg)
 	if err != nil {
@@ -33,7 +38,8 @@ func (c *cli) demo(ctx context.Context, args []string) error {
 		return fmt.Errorf("demo: the database already has %d user(s); refusing to add demo data (use --force to add it beside them)", n)
 	}
 	now := c.now()
-	s := &seeder{db: db, now: now, limits: cfg.bookingLimits(), force: *force, users: map[string]int64{}, gpus: map[string]int64{}}
+	s := &seeder{db: db, now: now, limits: cfg.bookingLimits(), force: *force, users: map[string]int64{}, gpus: map[string]int64{},
+		usageDays: *days, progress: c.stderr}
 	plan := demoPlan(*seed, now, cfg.Location)
 	for _, step := range []func(context.Context, demoData) error{s.seedUsers, s.seedTeams, s.seedNodes, s.seedBookings, s.seedUsage} {
 		if err := step(ctx, plan); err != nil {
@@ -42,7 +48,7 @@ func (c *cli) demo(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(c.stdout, "demo: added %d users, %d teams, %d nodes, %d GPUs and %d bookings (%d past, %d active now, %d upcoming)\n",
 		s.added.users, s.added.teams, s.added.nodes, s.added.gpus, s.added.bookings, s.phases[models.PhasePast], s.phases[models.PhaseActive], s.phases[models.PhaseUpcoming])
-	fmt.Fprintf(c.stdout, "demo: added %d GPU-minutes of agent records (the last 7 days); see /usage and 'gpubook report preview'\n", s.added.usage)
+	fmt.Fprintf(c.stdout, "demo: added %d GPU-minutes of agent records (the last %d day(s)); see /usage and 'gpubook report preview'\n", s.added.usage, *days)
 	if s.skipped > 0 {
 		fmt.Fprintf(c.stdout, "demo: skipped %d that already existed or clashed with existing bookings\n", s.skipped)
 	}
@@ -63,6 +69,9 @@ type seeder struct {
 	phases map[models.BookingPhase]int
 
 	skipped int
+
+	usageDays int       // how many days of agent records seedUsage writes
+	progress  io.Writer // where the long steps say how far they are
 }
 
 func (s *seeder) seedUsers(ctx context.Context, d demoData) error {

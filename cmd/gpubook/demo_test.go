@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -130,8 +132,9 @@ func sharesGPU(a, b []int) bool {
 
 func TestDemoCommand(t *testing.T) {
 	eachDialect(t, func(t *testing.T, url string) {
-		out := mustGpubook(t, url, "demo")
-		if !strings.Contains(out, "added 12 users, 3 teams, 3 nodes, 24 GPUs and ") || !strings.Contains(out, "/login and pick any user; admin@example.org is an admin") {
+		// One day of agent records, not seven: the same path at a seventh of the time.
+		out := mustGpubook(t, url, "demo", "--usage-days", "1")
+		if !strings.Contains(out, "added 12 users, 3 teams, 3 nodes, 24 GPUs and ") || !strings.Contains(out, "added 34560 GPU-minutes of agent records (the last 1 day(s))") || !strings.Contains(out, "/login and pick any user; admin@example.org is an admin") {
 			t.Errorf("demo printed:\n%s", out)
 		}
 		db := storetest.OpenURL(t, url)
@@ -203,7 +206,7 @@ func TestDemoForce(t *testing.T) {
 	if n := countUsers(t, url); n != 2 {
 		t.Fatalf("refused demo wrote users: %d", n)
 	}
-	out := mustGpubook(t, url, "demo", "--force")
+	out := mustGpubook(t, url, "demo", "--force", "--usage-days", "0")
 	if !strings.Contains(out, "added 11 users, 3 teams, 3 nodes") || !strings.Contains(out, "skipped") {
 		t.Errorf("demo --force printed:\n%s", out)
 	}
@@ -213,7 +216,22 @@ func TestDemoForce(t *testing.T) {
 		t.Errorf("existing user changed: %+v, %v", u, err)
 	}
 	// A second run finds everything there and still succeeds.
-	if out := mustGpubook(t, url, "demo", "--force"); !strings.Contains(out, "added 0 users, 0 teams, 0 nodes, 0 GPUs") {
+	if out := mustGpubook(t, url, "demo", "--force", "--usage-days", "0"); !strings.Contains(out, "added 0 users, 0 teams, 0 nodes, 0 GPUs") {
 		t.Errorf("second demo --force:\n%s", out)
+	}
+}
+
+// --usage-days outside 0..7 is refused before the database is even opened.
+func TestDemoUsageDaysBounds(t *testing.T) {
+	url := storetest.URL(t, store.SQLite)
+	path := strings.TrimPrefix(url, "sqlite:")
+	for _, days := range []string{"-1", "8"} {
+		_, _, err := gpubook(t, url, "demo", "--usage-days", days)
+		if err == nil || !strings.Contains(err.Error(), "--usage-days must be between 0 and 7") {
+			t.Errorf("--usage-days %s: %v", days, err)
+		}
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused demo touched the database: %v", err)
 	}
 }

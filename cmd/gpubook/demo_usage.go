@@ -9,8 +9,11 @@ import (
 	"github.com/gpubook/gpubook/models"
 )
 
+// maxDemoUsageDays is how far back the demo's agent records go by default.
+const maxDemoUsageDays = 7
+
 // The demo's week of agent records: every GPU-minute of the last seven
-// days, sent through the same ingestion the agents use. Each past booking
+// days (or of --usage-days), sent through the same ingestion the agents use. Each past booking
 // follows one of three stories, so that the weekly report has something to
 // tell: used throughout, used for the first half and then held idle (the
 // memory stays allocated), or never used. Outside bookings the GPUs idle,
@@ -32,8 +35,11 @@ type usageSpan struct {
 // seedUsage writes the week of records. It runs after seedBookings and
 // ingests with ON CONFLICT DO NOTHING, so running the demo again adds nothing.
 func (s *seeder) seedUsage(ctx context.Context, d demoData) error {
+	if s.usageDays == 0 {
+		return nil
+	}
 	to := s.now.UTC().Truncate(time.Minute)
-	from := to.Add(-7 * 24 * time.Hour)
+	from := to.Add(-time.Duration(s.usageDays) * 24 * time.Hour)
 	r := rand.New(rand.NewPCG(7, uint64(from.Unix()/86400)))
 	spans := s.usageSpans(r, d, from, to)
 	nodes, err := s.db.Nodes(ctx)
@@ -41,7 +47,8 @@ func (s *seeder) seedUsage(ctx context.Context, d demoData) error {
 		return err
 	}
 	total := 0
-	for _, n := range nodes {
+	for i, n := range nodes {
+		fmt.Fprintf(s.progress, "demo: writing %d day(s) of agent records for %s (node %d of %d)…\n", s.usageDays, n.Name, i+1, len(nodes))
 		var recs []models.AgentUsageRecord
 		for m := from; m.Before(to); m = m.Add(time.Minute) {
 			for _, g := range n.GPUs {
