@@ -1,6 +1,7 @@
 package models
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -217,7 +218,7 @@ func (in PolicyInput) Effective(rule, period string) (PolicyValue, bool) {
 		case l.Scope == ScopeUser && l.ScopeID == in.UserID:
 			pv.Value, pv.Source = l.Value, PolicySource{Scope: ScopeUser, ScopeID: l.ScopeID, Name: in.UserName}
 			return pv, true
-		case l.Scope == ScopeTeam && containsID(in.TeamIDs, l.ScopeID):
+		case l.Scope == ScopeTeam && slices.Contains(in.TeamIDs, l.ScopeID):
 			if team == nil || l.Value > team.Value || l.Value == team.Value && l.ScopeID < team.ScopeID {
 				team = l
 			}
@@ -278,18 +279,9 @@ func (in PolicyInput) AllowedModels() map[string]bool {
 	return out
 }
 
-func containsID(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
 func intersects(a, b []int64) bool {
 	for _, x := range a {
-		if containsID(b, x) {
+		if slices.Contains(b, x) {
 			return true
 		}
 	}

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -93,7 +94,7 @@ func CanDecide(actor *User, r *PriorityRequest, leadOf []int64) error {
 		return NewError(EUNAUTHORIZED, M("err.unauthorized"))
 	case actor.ID == r.UserID:
 		return NewError(EFORBIDDEN, M("request.err.own"))
-	case actor.IsAdmin, r.TeamID != nil && containsID(leadOf, *r.TeamID):
+	case actor.IsAdmin, r.TeamID != nil && slices.Contains(leadOf, *r.TeamID):
 		return nil
 	}
 	return NewError(EFORBIDDEN, M("request.err.not_lead"))

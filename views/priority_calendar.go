@@ -1,6 +1,10 @@
 package views
 
-import "github.com/gpubook/gpubook/models"
+import (
+	"slices"
+
+	"github.com/gpubook/gpubook/models"
+)
 
 // tentativeCells places the pending priority requests on a GPU's row. They
 // hold nothing, so they are drawn over the row's cells rather than among
@@ -10,7 +14,7 @@ func (g *Grid) tentativeCells(gpu models.GPU, in GridInput) []GridCell {
 	var out []GridCell
 	for i := range in.Tentative {
 		r := &in.Tentative[i]
-		if !r.StartsAt.After(in.Now) || !containsInt64(r.GPUIDs, gpu.ID) || !r.StartsAt.Before(g.To) || !r.EndsAt.After(g.From) {
+		if !r.StartsAt.After(in.Now) || !slices.Contains(r.GPUIDs, gpu.ID) || !r.StartsAt.Before(g.To) || !r.EndsAt.After(g.From) {
 			continue
 		}
 		s, e := g.floor(r.StartsAt), g.ceil(r.EndsAt)
@@ -26,12 +30,3 @@ func (g *Grid) tentativeCells(gpu models.GPU, in GridInput) []GridCell {
 
 // tentativeClass is the overlay's class: its own pattern and its columns.
 func tentativeClass(c GridCell) string { return "t " + span(c.Line, c.End) }
-
-func containsInt64(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -89,7 +90,7 @@ func (db *DB) CreateLoan(ctx context.Context, l *models.QuotaLoan, lim models.Bo
 		}
 		if l.TeamID != nil {
 			check.PoolLeft = models.PoolBalance(in.Loans, *l.TeamID, ws)
-			check.SameTeam = containsInt(in.TeamIDs, *l.TeamID)
+			check.SameTeam = slices.Contains(in.TeamIDs, *l.TeamID)
 		}
 		if err := models.ValidateLoan(l, check); err != nil {
 			return err
@@ -117,13 +118,4 @@ func lockUser(tx *gorm.DB, dialect string, userID int64) error {
 		return fmt.Errorf("store: lock user: %w", err)
 	}
 	return nil
-}
-
-func containsInt(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
