@@ -49,20 +49,14 @@ func (n *Node) Validate() error {
 // Validate checks a GPU before it is written.
 func (g *GPU) Validate() error {
 	fe := FieldErrors{}
-	g.Model = strings.TrimSpace(g.Model)
-	g.UUID = strings.TrimSpace(g.UUID)
 	if g.Index < 0 || g.Index > 1023 {
 		fe.Add("index", M("err.gpu_index_invalid"))
 	}
-	if g.UUID == "" {
+	if fe.Check("uuid", &g.UUID, LabelText) && g.UUID == "" {
 		fe.Add("uuid", M("err.uuid_required"))
-	} else if len(g.UUID) > 100 {
-		fe.Add("uuid", M("err.too_long", "Max", 100))
 	}
-	if g.Model == "" {
+	if fe.Check("model", &g.Model, LabelText) && g.Model == "" {
 		fe.Add("model", M("err.model_required"))
-	} else if len(g.Model) > 100 {
-		fe.Add("model", M("err.too_long", "Max", 100))
 	}
 	if g.MemoryMiB <= 0 || g.MemoryMiB > 16<<20 {
 		fe.Add("memory_mib", M("err.memory_invalid"))
