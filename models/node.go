@@ -92,3 +92,13 @@ func NewNodeGPUs(nodeName string, count int, model string, memoryMiB int64) ([]G
 func PlaceholderUUID(nodeName string, index int) string {
 	return "GPU-manual-" + strings.ToLower(nodeName) + "-" + strconv.Itoa(index)
 }
+
+// CleanModel checks a GPU model name typed where a policy names one: the
+// same rule as a GPU's own model, so that it can match one.
+func CleanModel(model string) (string, error) {
+	fe := FieldErrors{}
+	if fe.Check("model", &model, LabelText) && model == "" {
+		fe.Add("model", M("policy.err.model_required"))
+	}
+	return model, fe.Err()
+}
