@@ -104,6 +104,20 @@ func TestSSOLinkUnverifiedAlways(t *testing.T) {
 	}
 }
 
+// TestSSOSubjectSetInAdvance is the admin's per-person way: an account made
+// with its IdP subject ("gpubook user add --sso-subject") is that subject's,
+// whatever email it presents.
+func TestSSOSubjectSetInAdvance(t *testing.T) {
+	p := startIdP(t)
+	env := ssoEnv(t, "sqlite", p)
+	u := &models.User{Email: "ops@example.org", Name: "Ops", Subject: "ops-sub"}
+	must(t, env.DB.CreateUser(t.Context(), u, models.CLIActor))
+	c := env.Client()
+	if res := ssoSignIn(t, c, p, &mockoidc.MockUser{Subject: "ops-sub", Email: "ops@example.org", PreferredUsername: "ops"}); res.Code != http.StatusSeeOther || signedInAs(c) != "ops" {
+		t.Fatalf("callback: %d %q", res.Code, signedInAs(c))
+	}
+}
+
 // TestSSOClaimsMeetTheFormRules sends claims no form would accept.
 func TestSSOClaimsMeetTheFormRules(t *testing.T) {
 	for _, d := range storetest.Dialects {
