@@ -7,7 +7,6 @@ import (
 	"io"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -205,9 +204,7 @@ func parseNote(raw json.RawMessage, lim models.BookingLimits, fe models.FieldErr
 		fe.Add("note", models.M("err.json_type"))
 		return ""
 	}
-	s = strings.TrimSpace(s)
-	if utf8.RuneCountInString(s) > lim.MaxNoteLen {
-		fe.Add("note", models.M("err.too_long", "Max", lim.MaxNoteLen))
+	if !fe.Check("note", &s, lim.NoteText()) {
 		return ""
 	}
 	return s

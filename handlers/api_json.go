@@ -3,6 +3,7 @@ package handlers
 import (
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -103,6 +104,11 @@ func readAPIBody(c echo.Context) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(c.Request().Body, MaxAPIBody+1))
 	if err != nil {
 		return nil, models.NewError(models.EINVALID, models.M("err.bad_request"))
+	}
+	// JSON is UTF-8 (RFC 8259); encoding/json would quietly store U+FFFD
+	// for every bad byte, so a body that is not UTF-8 is refused instead.
+	if !utf8.Valid(b) {
+		return nil, models.FieldErrors{"body": models.M("err.text_invalid")}.Err()
 	}
 	return b, nil
 }

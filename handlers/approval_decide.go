@@ -1,15 +1,10 @@
 package handlers
 
 import (
-	"strings"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/gpubook/gpubook/models"
 )
-
-// maxComment bounds a decider's comment, in bytes.
-const maxComment = 2000
 
 // Approve approves a request: the store re-checks the slot, pre-empts if
 // asked, books and mails in one transaction. Refusals (not a lead, own
@@ -29,9 +24,9 @@ func (h *Priority) decide(c echo.Context, approve bool) error {
 		return err
 	}
 	u := models.UserFromContext(c.Request().Context())
-	comment := strings.TrimSpace(c.FormValue("comment"))
-	if len(comment) > maxComment {
-		return models.FieldErrors{"comment": models.M("err.too_long", "Max", maxComment)}.Err()
+	comment, fe := c.FormValue("comment"), models.FieldErrors{}
+	if !fe.Check("comment", &comment, models.CommentText) {
+		return fe.Err()
 	}
 	key := "request.denied_flash"
 	if approve {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/gob"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,8 +32,11 @@ type SSOConfig struct {
 	AdminGroups  []string
 	TeamPrefix   string
 	LeadSuffix   string
-	RedirectURL  string // BaseURL + "/auth/oidc/callback"
-	PostLogout   string // BaseURL + "/"
+	// LinkUnverified says whether an unverified email may claim an existing
+	// account; empty means never.
+	LinkUnverified models.SSOLinkPolicy
+	RedirectURL    string // BaseURL + "/auth/oidc/callback"
+	PostLogout     string // BaseURL + "/"
 	// HTTPClient talks to the IdP; nil means a client with a 10 s timeout.
 	HTTPClient *http.Client
 }
@@ -144,14 +148,12 @@ func (h *SSO) Callback(c echo.Context) error {
 		return err
 	}
 	u, err := h.Store.SignInSSO(ctx, id, rules, h.Now(), c.RealIP())
-	switch models.ErrorCode(err) {
-	case "":
-	case models.EINVALID:
-		return h.fail(c, http.StatusForbidden, "sso.fail.no_email", err)
-	case models.ECONFLICT:
-		return h.fail(c, http.StatusConflict, "sso.fail.email_taken", err)
-	default:
-		return err
+	if err != nil {
+		status, reason := ssoRefusal(err)
+		if reason == "" {
+			return err
+		}
+		return h.failFor(c, status, reason, err, id.Email)
 	}
 	auth := &Auth{Base: h.Base}
 	if err := auth.SignIn(c, u, "oidc"); err != nil {
@@ -191,10 +193,32 @@ func (h *SSO) exchange(c echo.Context, flow ssoFlow) (models.SSOIdentity, string
 	return id, raw, 0, "", nil
 }
 
+// ssoRefusal turns the domain's refusal of a sign-in into the status and
+// the reason the failure page explains; "" for an error that is not a refusal.
+func ssoRefusal(err error) (int, string) {
+	e := models.AsError(err)
+	switch {
+	case e.Code == models.EINVALID && e.Fields["email"].Key == "err.sso_email_invalid":
+		return http.StatusForbidden, "sso.fail.bad_email"
+	case e.Code == models.EINVALID && e.Fields["email"].Key != "":
+		return http.StatusForbidden, "sso.fail.no_email"
+	case e.Code == models.EINVALID:
+		return http.StatusBadGateway, "sso.fail.token"
+	case e.Code == models.EFORBIDDEN && e.Msg.Key == "err.sso_email_unverified":
+		return http.StatusForbidden, "sso.fail.unverified"
+	case e.Code == models.ECONFLICT && e.Msg.Key == "err.sso_account_linked":
+		return http.StatusConflict, "sso.fail.account_linked"
+	case e.Code == models.ECONFLICT:
+		return http.StatusConflict, "sso.fail.email_taken"
+	}
+	return 0, ""
+}
+
 // identity reads the claims gpubook uses; the groups claim is configurable.
 func (h *SSO) identity(idt *oidc.IDToken) (models.SSOIdentity, error) {
 	var std struct {
 		Email             string `json:"email"`
+		EmailVerified     any    `json:"email_verified"`
 		Name              string `json:"name"`
 		PreferredUsername string `json:"preferred_username"`
 	}
@@ -209,7 +233,10 @@ func (h *SSO) identity(idt *oidc.IDToken) (models.SSOIdentity, error) {
 	if name == "" {
 		name = std.PreferredUsername
 	}
-	return models.SSOIdentity{Subject: idt.Subject, Email: std.Email, Name: name, Groups: stringList(all[h.Cfg.GroupsClaim])}, nil
+	// Some IdPs (older Cognito) send the claim as the string "true".
+	verified := std.EmailVerified == true || std.EmailVerified == "true"
+	return models.SSOIdentity{Subject: idt.Subject, Email: std.Email, EmailVerified: verified, Name: name,
+		Groups: stringList(all[h.Cfg.GroupsClaim])}, nil
 }
 
 func (h *SSO) rules(ctx context.Context) (models.GroupRules, error) {
@@ -217,15 +244,27 @@ func (h *SSO) rules(ctx context.Context) (models.GroupRules, error) {
 	if err != nil {
 		return models.GroupRules{}, err
 	}
-	return models.GroupRules{Mappings: maps, TeamPrefix: h.Cfg.TeamPrefix, LeadSuffix: h.Cfg.LeadSuffix, AdminGroups: h.Cfg.AdminGroups}, nil
+	return models.GroupRules{Mappings: maps, TeamPrefix: h.Cfg.TeamPrefix, LeadSuffix: h.Cfg.LeadSuffix, AdminGroups: h.Cfg.AdminGroups,
+		LinkUnverified: h.Cfg.LinkUnverified}, nil
 }
 
 // fail ends a sign-in attempt on the friendly failure page.
 func (h *SSO) fail(c echo.Context, status int, reason string, cause error) error {
+	return h.failFor(c, status, reason, cause, "")
+}
+
+// failFor is fail with the email the IdP presented, so that an admin reading
+// the audit log sees which account an attempt was after.
+func (h *SSO) failFor(c echo.Context, status int, reason string, cause error, email string) error {
 	ctx := c.Request().Context()
-	slog.WarnContext(ctx, "sso sign-in failed", "reason", reason, "err", cause, "ip", c.RealIP())
+	slog.WarnContext(ctx, "sso sign-in failed", "reason", reason, "err", cause, "ip", c.RealIP(), "email", email)
+	details := map[string]string{"reason": reason}
+	if email = models.NormalizeEmail(email); models.ValidEmail(email) {
+		details["email"] = email
+	}
+	js, _ := json.Marshal(details)
 	if err := h.Store.RecordAudit(ctx, models.AuditEvent{At: h.Now(), ActorLabel: "anonymous", Action: models.AuditSignInFailed,
-		TargetType: callbackFailWhat, Details: `{"reason":"` + reason + `"}`, IP: c.RealIP()}); err != nil {
+		TargetType: callbackFailWhat, Details: string(js), IP: c.RealIP()}); err != nil {
 		slog.ErrorContext(ctx, "audit failed sign-in", "err", err)
 	}
 	return Render(c, status, views.SSOFailurePage(h.NewPage(c), reason))

@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -58,6 +60,33 @@ func (h *Reports) weeks() []models.Week {
 // wantsCSV reports whether the request asks for ?format=csv.
 func wantsCSV(c echo.Context) bool { return c.QueryParam("format") == "csv" }
 
+// csvCell defuses a cell a spreadsheet would run as a formula (OWASP's
+// "CSV injection"): names come from sign-up and SSO, so a user called
+// =HYPERLINK(...) must reach the admin's spreadsheet as text. A cell that
+// starts with = + - @ tab or CR gets a leading single quote, unless it is
+// a number as written ("-1.5", "-20%"), which stays a number. Every CSV
+// gpubook writes goes through writeCSV and so through here.
+func csvCell(s string) string {
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return s
+	}
+	if _, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64); err == nil && isPlainNumber(s) {
+		return s
+	}
+	return "'" + s
+}
+
+// isPlainNumber accepts digits, one sign, a point and a trailing percent
+// only: ParseFloat alone would also pass "-Inf" and hex floats.
+func isPlainNumber(s string) bool {
+	for i, c := range strings.TrimSuffix(s, "%") {
+		if !(c >= '0' && c <= '9' || c == '.' || (i == 0 && (c == '-' || c == '+'))) {
+			return false
+		}
+	}
+	return true
+}
+
 // writeCSV sends the table named by ?table= out of tables.
 func writeCSV(c echo.Context, name string, tables ...views.Table) error {
 	want := c.QueryParam("table")
@@ -70,12 +99,16 @@ func writeCSV(c echo.Context, name string, tables ...views.Table) error {
 		h.Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", name+"-"+tb.ID+".csv"))
 		c.Response().WriteHeader(http.StatusOK)
 		w := csv.NewWriter(c.Response())
-		if err := w.Write(tb.Head); err != nil {
-			return err
+		for _, row := range append([][]string{tb.Head}, tb.Rows...) {
+			safe := make([]string, len(row))
+			for i, cell := range row {
+				safe[i] = csvCell(cell)
+			}
+			if err := w.Write(safe); err != nil {
+				return err
+			}
 		}
-		if err := w.WriteAll(tb.Rows); err != nil {
-			return err
-		}
+		w.Flush()
 		return w.Error()
 	}
 	return models.NewError(models.ENOTFOUND, models.M("err.report_table_unknown", "Table", want))

@@ -10,6 +10,7 @@ const (
 	AuditUserCreate         = "user.create"
 	AuditUserUpdate         = "user.update"
 	AuditUserAdmin          = "user.admin"
+	AuditUserSSOLink        = "user.sso_link"
 	AuditTeamCreate         = "team.create"
 	AuditMemberSet          = "team.member_set"
 	AuditMemberRemove       = "team.member_remove"

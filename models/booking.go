@@ -2,9 +2,7 @@ package models
 
 import (
 	"sort"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Booking kinds. Priority bookings come from approved priority requests.
@@ -92,6 +90,10 @@ type BookingLimits struct {
 	Location *time.Location
 }
 
+// NoteText is the rule for a booking's note, wherever it comes from: a few
+// lines, at most MaxNoteLen characters.
+func (l BookingLimits) NoteText() TextRule { return TextRule{Max: l.MaxNoteLen, Multiline: true} }
+
 // DefaultBookingLimits are the limits of the booking issue: one slot of 30
 // minutes at least, 14 days at most, up to 60 days ahead.
 var DefaultBookingLimits = BookingLimits{
@@ -117,12 +119,7 @@ type NewBooking struct {
 // (a start within the grace period becomes now) and UTC times.
 func ValidateNewBooking(req NewBooking, gpus map[int64]GPU, lim BookingLimits, now time.Time) (NewBooking, error) {
 	fe := FieldErrors{}
-	req.Note = strings.TrimSpace(req.Note)
-	if !utf8.ValidString(req.Note) {
-		fe.Add("note", M("err.text_invalid"))
-	} else if utf8.RuneCountInString(req.Note) > lim.MaxNoteLen {
-		fe.Add("note", M("err.too_long", "Max", lim.MaxNoteLen))
-	}
+	fe.Check("note", &req.Note, lim.NoteText())
 	validateGPUs(req.GPUIDs, gpus, lim, fe)
 	validateRange(&req, lim, now, fe)
 	if err := fe.Err(); err != nil {

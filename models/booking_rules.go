@@ -1,9 +1,7 @@
 package models
 
 import (
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // The rules below decide whether a change to an existing booking is allowed
@@ -94,13 +92,8 @@ func CheckNote(b *Booking, actor *User, note string, lim BookingLimits, now time
 	if p := b.Phase(now); p != PhaseUpcoming && p != PhaseActive {
 		return "", phaseError(b, now)
 	}
-	note = strings.TrimSpace(note)
 	fe := FieldErrors{}
-	if !utf8.ValidString(note) {
-		fe.Add("note", M("err.text_invalid"))
-	} else if utf8.RuneCountInString(note) > lim.MaxNoteLen {
-		fe.Add("note", M("err.too_long", "Max", lim.MaxNoteLen))
-	}
+	fe.Check("note", &note, lim.NoteText())
 	if err := fe.Err(); err != nil {
 		return "", err
 	}

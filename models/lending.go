@@ -1,7 +1,6 @@
 package models
 
 import (
-	"strings"
 	"time"
 )
 
@@ -72,10 +71,7 @@ type LoanCheck struct {
 // only team members touching a team's pool.
 func ValidateLoan(l *QuotaLoan, c LoanCheck) error {
 	fe := FieldErrors{}
-	l.Note = strings.TrimSpace(l.Note)
-	if len(l.Note) > 200 {
-		fe.Add("note", M("err.too_long", "Max", 200))
-	}
+	fe.Check("note", &l.Note, ShortNote)
 	switch {
 	case l.GPUMinutes <= 0:
 		fe.Add("hours", M("policy.err.loan_amount"))

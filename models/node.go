@@ -49,20 +49,14 @@ func (n *Node) Validate() error {
 // Validate checks a GPU before it is written.
 func (g *GPU) Validate() error {
 	fe := FieldErrors{}
-	g.Model = strings.TrimSpace(g.Model)
-	g.UUID = strings.TrimSpace(g.UUID)
 	if g.Index < 0 || g.Index > 1023 {
 		fe.Add("index", M("err.gpu_index_invalid"))
 	}
-	if g.UUID == "" {
+	if fe.Check("uuid", &g.UUID, LabelText) && g.UUID == "" {
 		fe.Add("uuid", M("err.uuid_required"))
-	} else if len(g.UUID) > 100 {
-		fe.Add("uuid", M("err.too_long", "Max", 100))
 	}
-	if g.Model == "" {
+	if fe.Check("model", &g.Model, LabelText) && g.Model == "" {
 		fe.Add("model", M("err.model_required"))
-	} else if len(g.Model) > 100 {
-		fe.Add("model", M("err.too_long", "Max", 100))
 	}
 	if g.MemoryMiB <= 0 || g.MemoryMiB > 16<<20 {
 		fe.Add("memory_mib", M("err.memory_invalid"))
@@ -97,4 +91,14 @@ func NewNodeGPUs(nodeName string, count int, model string, memoryMiB int64) ([]G
 // PlaceholderUUID is the UUID a hand-registered GPU carries until its agent reports.
 func PlaceholderUUID(nodeName string, index int) string {
 	return "GPU-manual-" + strings.ToLower(nodeName) + "-" + strconv.Itoa(index)
+}
+
+// CleanModel checks a GPU model name typed where a policy names one: the
+// same rule as a GPU's own model, so that it can match one.
+func CleanModel(model string) (string, error) {
+	fe := FieldErrors{}
+	if fe.Check("model", &model, LabelText) && model == "" {
+		fe.Add("model", M("policy.err.model_required"))
+	}
+	return model, fe.Err()
 }

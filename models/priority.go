@@ -2,9 +2,7 @@ package models
 
 import (
 	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Statuses of a priority request. Only a pending request can be decided;
@@ -33,6 +31,10 @@ const (
 
 // MaxJustification bounds each justification field, in characters.
 const MaxJustification = 2000
+
+// JustificationText is the rule for each part of a justification: several
+// lines of prose.
+var JustificationText = TextRule{Max: MaxJustification, Multiline: true}
 
 // PriorityRequest asks for GPUs outside policy, or for GPUs that others
 // hold: the team's leads (or an admin) decide, with a record of why.
@@ -73,14 +75,8 @@ func ValidateJustification(r *PriorityRequest) error {
 		name string
 		v    *string
 	}{{"purpose", &r.Purpose}, {"urgency", &r.Urgency}, {"plan", &r.Plan}, {"give_back", &r.GiveBack}} {
-		*f.v = strings.TrimSpace(*f.v)
-		switch {
-		case *f.v == "":
+		if fe.Check(f.name, f.v, JustificationText) && *f.v == "" {
 			fe.Add(f.name, M("request.err.required"))
-		case !utf8.ValidString(*f.v):
-			fe.Add(f.name, M("err.text_invalid"))
-		case utf8.RuneCountInString(*f.v) > MaxJustification:
-			fe.Add(f.name, M("err.too_long", "Max", MaxJustification))
 		}
 	}
 	return fe.Err()

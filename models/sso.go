@@ -18,11 +18,8 @@ type GroupMapping struct {
 // Validate checks a mapping before it is written.
 func (g *GroupMapping) Validate() error {
 	fe := FieldErrors{}
-	g.Group = strings.TrimSpace(g.Group)
-	if g.Group == "" {
+	if fe.Check("group", &g.Group, GroupText) && g.Group == "" {
 		fe.Add("group", M("err.group_required"))
-	} else if len(g.Group) > 200 {
-		fe.Add("group", M("err.too_long", "Max", 200))
 	}
 	if g.TeamID <= 0 {
 		fe.Add("team_id", M("err.team_required"))
@@ -33,12 +30,15 @@ func (g *GroupMapping) Validate() error {
 	return fe.Err()
 }
 
-// GroupRules are the SSO settings that turn groups into teams and admins.
+// GroupRules are the SSO settings that decide what a sign-in may do: turn
+// groups into teams and admins, and link a new subject to an existing account.
 type GroupRules struct {
 	Mappings    []GroupMapping
 	TeamPrefix  string // "gpu-team-": group gpu-team-vision → team "vision"
 	LeadSuffix  string // "-leads": gpu-team-vision-leads → lead of "vision"
 	AdminGroups []string
+	// LinkUnverified is the policy for emails the IdP has not verified.
+	LinkUnverified SSOLinkPolicy
 }
 
 // DesiredTeams says which teams (by name for prefix rules, by id for
@@ -68,6 +68,9 @@ func (r GroupRules) DesiredTeams(groups []string) (byID map[int64]string, byName
 			if base, lead := strings.CutSuffix(name, r.LeadSuffix); lead && base != "" {
 				name, role = base, RoleLead
 			}
+		}
+		if s, msg := TeamText.Clean(name); msg != nil || s != name {
+			continue // a group that cannot be a team name, like a form could not make it
 		}
 		byName[name] = strongerRole(byName[name], role)
 	}
@@ -135,26 +138,77 @@ func PlanMembershipSync(userID int64, current []Membership, desired map[int64]st
 type SSOIdentity struct {
 	Subject string
 	Email   string
-	Name    string
-	Groups  []string
+	// EmailVerified is the IdP's email_verified claim: whether the IdP
+	// checked that the person controls Email. Many IdPs let people type any
+	// address, so only a verified one may claim an existing account.
+	EmailVerified bool
+	Name          string
+	Groups        []string
 }
 
-// Validate refuses an identity gpubook cannot use: without an email address
-// there is nowhere to send reports, so no user is made at all.
+// SubjectText bounds the OIDC subject (the spec's 255 ASCII characters).
+var SubjectText = TextRule{Max: 255}
+
+// Validate refuses an identity gpubook cannot use, with the same rules as
+// the forms and the CLI: without a usable email address there is nowhere to
+// send reports, so no user is made at all. The display name is the one
+// thing an IdP sends that a person cannot correct at sign-in, so instead of
+// locking them out it is made to fit: control characters become spaces and
+// an over-long name is cut at NameText.Max characters. Groups that could
+// never name a mapping or a team are dropped.
 func (id *SSOIdentity) Validate() error {
 	fe := FieldErrors{}
 	id.Email = NormalizeEmail(id.Email)
-	id.Name = strings.TrimSpace(id.Name)
-	if id.Subject == "" {
+	id.Name = NameText.Squash(id.Name)
+	if fe.Check("sub", &id.Subject, SubjectText) && id.Subject == "" {
 		fe.Add("sub", M("err.sso_no_subject"))
 	}
-	if id.Email == "" {
+	switch {
+	case id.Email == "":
 		fe.Add("email", M("err.sso_no_email"))
+	case !ValidEmail(id.Email):
+		fe.Add("email", M("err.sso_email_invalid"))
+	case id.Name == "":
+		id.Name = NameText.Squash(id.Email[:strings.IndexByte(id.Email, '@')])
 	}
-	if id.Name == "" {
-		if at := strings.IndexByte(id.Email, '@'); at > 0 {
-			id.Name = id.Email[:at]
+	groups := id.Groups[:0:0]
+	for _, g := range id.Groups {
+		if s, msg := GroupText.Clean(g); msg == nil && s == g && s != "" {
+			groups = append(groups, g)
 		}
 	}
+	id.Groups = groups
 	return fe.Err()
+}
+
+// SSOLinkPolicy says whether an email the IdP has not verified may link a
+// new subject to an account that already has that email.
+type SSOLinkPolicy string
+
+// The link policies. Never is the default: an IdP that lets people choose
+// their email would otherwise hand out any account, the admin's included.
+// Always is for an IdP that controls every address it asserts but sends no
+// email_verified claim (Microsoft Entra ID): the operator vouches for it.
+const (
+	LinkUnverifiedNever  SSOLinkPolicy = "never"
+	LinkUnverifiedAlways SSOLinkPolicy = "always"
+)
+
+// CanLinkSSO decides whether a subject gpubook has not seen may sign in as
+// existing, the account that already uses the email it presents. An account
+// that already has another subject is never re-linked (that would lock out
+// its owner); an account made by hand is linked only on a verified email or
+// when the operator said the IdP's emails can be trusted. An admin who wants
+// a particular subject to get an account sets it in advance
+// ("gpubook user add --sso-subject"), which needs no email at all.
+func CanLinkSSO(existing *User, id SSOIdentity, policy SSOLinkPolicy) error {
+	switch {
+	case existing.Subject == id.Subject:
+		return nil
+	case existing.Subject != "":
+		return &Error{Code: ECONFLICT, Msg: M("err.sso_account_linked")}
+	case !id.EmailVerified && policy != LinkUnverifiedAlways:
+		return &Error{Code: EFORBIDDEN, Msg: M("err.sso_email_unverified")}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package models
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -82,6 +83,14 @@ func TestSSOIdentityValidate(t *testing.T) {
 		{"name from email", SSOIdentity{Subject: "s1", Email: "li.na@example.org"}, "", "li.na"},
 		{"no email", SSOIdentity{Subject: "s1", Name: "X"}, "email", "X"},
 		{"no subject", SSOIdentity{Email: "a@b.org"}, "sub", "a"},
+		{"subject with NUL", SSOIdentity{Subject: "s\x001", Email: "a@b.org"}, "sub", "a"},
+		{"subject over 255", SSOIdentity{Subject: strings.Repeat("s", 256), Email: "a@b.org"}, "sub", "a"},
+		{"email that is not an email", SSOIdentity{Subject: "s1", Email: "not an email", Name: "X"}, "email", "X"},
+		{"email with CR LF", SSOIdentity{Subject: "s1", Email: "a@b.org\r\nBcc: c@d.org", Name: "X"}, "email", "X"},
+		{"email with NUL", SSOIdentity{Subject: "s1", Email: "a\x00@b.org", Name: "X"}, "email", "X"},
+		{"name with CR LF squashed", SSOIdentity{Subject: "s1", Email: "a@b.org", Name: "Ann\r\nAdmin\x00 "}, "", "Ann Admin"},
+		{"5,000-character name cut", SSOIdentity{Subject: "s1", Email: "a@b.org", Name: strings.Repeat("名", 5000)}, "", strings.Repeat("名", 200)},
+		{"name of control characters only", SSOIdentity{Subject: "s1", Email: "li@b.org", Name: "\x00\x01"}, "", "li"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,6 +101,56 @@ func TestSSOIdentityValidate(t *testing.T) {
 			}
 			if id.Name != tt.wantName {
 				t.Errorf("name = %q, want %q", id.Name, tt.wantName)
+			}
+		})
+	}
+}
+
+func TestSSOIdentityDropsUnusableGroups(t *testing.T) {
+	id := SSOIdentity{Subject: "s", Email: "a@b.org", Groups: []string{"ok", "", "bad\x00", "cr\nlf", strings.Repeat("g", 201), " padded "}}
+	if err := id.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(id.Groups, []string{"ok"}) {
+		t.Errorf("groups = %q", id.Groups)
+	}
+}
+
+func TestDesiredTeamsSkipsNamesNoFormAccepts(t *testing.T) {
+	r := GroupRules{TeamPrefix: "t-", LeadSuffix: "-leads"}
+	_, byName := r.DesiredTeams([]string{"t-" + strings.Repeat("x", 101), "t-" + strings.Repeat("x", 100), "t- spaced", "t-ok-leads"})
+	want := map[string]string{strings.Repeat("x", 100): RoleMember, "ok": RoleLead}
+	if !reflect.DeepEqual(byName, want) {
+		t.Errorf("teams = %v, want %v", byName, want)
+	}
+}
+
+func TestCanLinkSSO(t *testing.T) {
+	handMade := &User{ID: 1, Email: "root@example.org"}
+	linked := &User{ID: 1, Email: "root@example.org", Subject: "real-admin"}
+	tests := []struct {
+		name     string
+		existing *User
+		id       SSOIdentity
+		policy   SSOLinkPolicy
+		want     string // error code, "" to link
+		wantKey  string
+	}{
+		{"verified email links a hand-made account", handMade, SSOIdentity{Subject: "s", EmailVerified: true}, LinkUnverifiedNever, "", ""},
+		{"unverified email never links", handMade, SSOIdentity{Subject: "s"}, LinkUnverifiedNever, EFORBIDDEN, "err.sso_email_unverified"},
+		{"empty policy is never", handMade, SSOIdentity{Subject: "s"}, "", EFORBIDDEN, "err.sso_email_unverified"},
+		{"operator trusts the IdP", handMade, SSOIdentity{Subject: "s"}, LinkUnverifiedAlways, "", ""},
+		{"another subject never takes a linked account", linked, SSOIdentity{Subject: "s", EmailVerified: true}, LinkUnverifiedAlways, ECONFLICT, "err.sso_account_linked"},
+		{"the same subject is its own account", linked, SSOIdentity{Subject: "real-admin"}, LinkUnverifiedNever, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CanLinkSSO(tt.existing, tt.id, tt.policy)
+			if got := ErrorCode(err); got != tt.want {
+				t.Fatalf("code = %q, want %q (%v)", got, tt.want, err)
+			}
+			if err != nil && AsError(err).Msg.Key != tt.wantKey {
+				t.Errorf("key = %q, want %q", AsError(err).Msg.Key, tt.wantKey)
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package models
 
 import (
-	"strings"
 	"time"
 )
 
@@ -28,12 +27,8 @@ type Team struct {
 // Validate checks a team before it is written.
 func (t *Team) Validate() error {
 	fe := FieldErrors{}
-	t.Name = strings.TrimSpace(t.Name)
-	switch {
-	case t.Name == "":
+	if fe.Check("name", &t.Name, TeamText) && t.Name == "" {
 		fe.Add("name", M("err.name_required"))
-	case len(t.Name) > 100:
-		fe.Add("name", M("err.too_long", "Max", 100))
 	}
 	return fe.Err()
 }

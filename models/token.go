@@ -44,11 +44,8 @@ func HashToken(plain string) string {
 
 // ValidateTokenName checks the label a user gives a token.
 func ValidateTokenName(name string) (string, error) {
-	name = strings.TrimSpace(name)
 	fe := FieldErrors{}
-	if len(name) > 100 {
-		fe.Add("name", M("err.too_long", "Max", 100))
-	}
+	fe.Check("name", &name, LabelText)
 	if name == "" {
 		name = "token"
 	}

@@ -4,6 +4,7 @@ import (
 	"net/mail"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // User is a person who books GPUs. Subject is the OIDC subject once the
@@ -26,20 +27,29 @@ var Languages = []string{"en", "zh-CN"}
 // NormalizeEmail lower-cases and trims an address so that one person is one user.
 func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
+// ValidEmail reports whether a normalised address is one plain address
+// ("a@b"), short enough for the column and free of control characters;
+// forms, the CLI and SSO all hold an email to it.
+func ValidEmail(email string) bool {
+	if email == "" || len(email) > 254 || !utf8.ValidString(email) || strings.IndexFunc(email, isControl) >= 0 {
+		return false
+	}
+	a, err := mail.ParseAddress(email)
+	return err == nil && a.Address == email && strings.Contains(email, "@")
+}
+
 // Validate checks a user before it is written and normalises its email.
 func (u *User) Validate() error {
 	fe := FieldErrors{}
 	u.Email = NormalizeEmail(u.Email)
-	u.Name = strings.TrimSpace(u.Name)
 	if u.Email == "" {
 		fe.Add("email", M("err.email_required"))
-	} else if a, err := mail.ParseAddress(u.Email); err != nil || a.Address != u.Email || len(u.Email) > 254 {
+	} else if !ValidEmail(u.Email) {
 		fe.Add("email", M("err.email_invalid"))
 	}
-	if u.Name == "" {
+	fe.Check("sso_subject", &u.Subject, SubjectText)
+	if fe.Check("name", &u.Name, NameText) && u.Name == "" {
 		fe.Add("name", M("err.name_required"))
-	} else if len(u.Name) > 200 {
-		fe.Add("name", M("err.too_long", "Max", 200))
 	}
 	if u.Language != "" && !ValidLanguage(u.Language) {
 		fe.Add("language", M("err.language_unsupported"))

@@ -38,10 +38,10 @@ type apiFixture struct {
 	gpus            []models.GPU
 }
 
-func newAPIFixture(t *testing.T, dialect string) *apiFixture {
+func newAPIFixture(t *testing.T, dialect string, opts ...func(*web.Config)) *apiFixture {
 	t.Helper()
 	clock := &testClock{now: apiStart}
-	env := webtest.New(t, dialect, func(c *web.Config) { c.Now = clock.Now })
+	env := webtest.New(t, dialect, append([]func(*web.Config){func(c *web.Config) { c.Now = clock.Now }}, opts...)...)
 	f := &apiFixture{env: env, clock: clock}
 	f.admin = env.AddUser("root@example.org", "Root", true)
 	f.ada = env.AddUser("ada@example.org", "Ada", false)

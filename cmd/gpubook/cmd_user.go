@@ -19,18 +19,20 @@ func (c *cli) user(ctx context.Context, args []string) error {
 }
 
 func (c *cli) userAdd(ctx context.Context, args []string) error {
-	f := newFlags("user add", "gpubook user add --email E --name N [--admin] [--language en|zh-CN] [--time-zone ZONE]",
-		"Adds a user. The user signs in later through SSO (or the development sign-in) with this email.", false)
+	f := newFlags("user add", "gpubook user add --email E --name N [--admin] [--sso-subject SUB] [--language en|zh-CN] [--time-zone ZONE]",
+		"Adds a user. The user signs in later through SSO (or the development sign-in) with this email; "+
+			"with --sso-subject, the IdP subject that may sign in as this user whatever its email claim says.", false)
 	email := f.String("email", "", "the user's `email` address (required)")
 	name := f.String("name", "", "the user's display `name` (required)")
 	admin := f.Bool("admin", false, "make the user an administrator")
+	subject := f.String("sso-subject", "", "the OIDC `subject` (sub claim) of this user at the IdP: links it in advance")
 	lang := f.String("language", "", "`language`: en or zh-CN (default: the browser's choice)")
 	tz := f.String("time-zone", "", "IANA `zone` the user sees times in (default: the cluster's)")
 	cfg, _, err := f.parse(c, args, 0, 0)
 	if err != nil {
 		return err
 	}
-	u := &models.User{Email: *email, Name: *name, IsAdmin: *admin, Language: *lang, TimeZone: *tz}
+	u := &models.User{Email: *email, Name: *name, IsAdmin: *admin, Subject: *subject, Language: *lang, TimeZone: *tz}
 	// Validate before opening the database, so that a typo writes nothing at all.
 	if err := u.Validate(); err != nil {
 		return c.explain("user add", err)

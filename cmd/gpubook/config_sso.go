@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/handlers"
+	"github.com/gpubook/gpubook/models"
 )
 
 // SSOSettings is the OpenID Connect part of the configuration (env only: it
@@ -61,6 +62,14 @@ func resolveSSO(getenv func(string) string, cfg *Config) error {
 	s.LeadSuffix = "-leads"
 	if v, ok := lookup(getenv, "GPUBOOK_OIDC_LEAD_SUFFIX"); ok {
 		s.LeadSuffix = strings.TrimSpace(v)
+	}
+	switch v := models.SSOLinkPolicy(strings.ToLower(strings.TrimSpace(getenv("GPUBOOK_OIDC_LINK_UNVERIFIED")))); v {
+	case "", models.LinkUnverifiedNever:
+		s.LinkUnverified = models.LinkUnverifiedNever
+	case models.LinkUnverifiedAlways:
+		s.LinkUnverified = v
+	default:
+		return fmt.Errorf("GPUBOOK_OIDC_LINK_UNVERIFIED: %q is neither never nor always", v)
 	}
 	s.RedirectURL = cfg.BaseURL + "/auth/oidc/callback"
 	s.PostLogout = cfg.BaseURL + "/"

@@ -183,8 +183,12 @@ func TestSSOConfig(t *testing.T) {
 	s := cfg.SSO
 	if s.ClientID != "gpubook" || s.ClientSecret != "s3cret" || s.RedirectURL != "https://gpu.example.org/auth/oidc/callback" ||
 		len(s.Scopes) != 4 || s.GroupsClaim != "groups" || len(s.AdminGroups) != 2 || s.AdminGroups[1] != "lab-admins" ||
-		s.TeamPrefix != "gpu-team-" || s.LeadSuffix != "-leads" || cfg.DevLogin || s.SessionIdle != 12*time.Hour {
+		s.TeamPrefix != "gpu-team-" || s.LeadSuffix != "-leads" || cfg.DevLogin || s.SessionIdle != 12*time.Hour ||
+		s.LinkUnverified != models.LinkUnverifiedNever {
 		t.Errorf("sso = %+v (dev login %v)", s, cfg.DevLogin)
+	}
+	if cfg, err := parseConfig(env(map[string]string{"GPUBOOK_OIDC_LINK_UNVERIFIED": "Always"}), nil); err != nil || cfg.SSO.LinkUnverified != models.LinkUnverifiedAlways {
+		t.Errorf("link unverified always: %v %v", cfg.SSO.LinkUnverified, err)
 	}
 	bad := []struct{ name, key, value, want string }{
 		{"no client id", "GPUBOOK_OIDC_CLIENT_ID", "", "GPUBOOK_OIDC_CLIENT_ID"},
@@ -192,6 +196,7 @@ func TestSSOConfig(t *testing.T) {
 		{"bad issuer", "GPUBOOK_OIDC_ISSUER", "idp.example.org", "GPUBOOK_OIDC_ISSUER"},
 		{"scopes without openid", "GPUBOOK_OIDC_SCOPES", "profile email", "GPUBOOK_OIDC_SCOPES"},
 		{"bad idle", "GPUBOOK_SESSION_IDLE_TIMEOUT", "soon", "GPUBOOK_SESSION_IDLE_TIMEOUT"},
+		{"unknown link policy", "GPUBOOK_OIDC_LINK_UNVERIFIED", "admin", "GPUBOOK_OIDC_LINK_UNVERIFIED"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {

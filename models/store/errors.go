@@ -49,6 +49,11 @@ func mapErr(err error, what string) error {
 			return &models.Error{Code: models.ECONFLICT, Msg: models.M("err.in_use", "What", what), Err: err}
 		case "23514":
 			return &models.Error{Code: models.EINVALID, Msg: models.M("err.invalid"), Err: err}
+		case "22021", "22P05", "22003", "22001":
+			// NUL or bad UTF-8, a number or text too big for its column: the
+			// models' rules refuse these first; this keeps a value one of them
+			// missed a 4xx instead of a 500.
+			return &models.Error{Code: models.EINVALID, Msg: models.M("err.invalid"), Err: err}
 		}
 	}
 	msg := err.Error()

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -171,13 +170,9 @@ func (db *DB) RenameNode(ctx context.Context, id int64, name string, by models.A
 
 // SetGPUService takes a GPU out of service (a reason is required) or back in.
 func (db *DB) SetGPUService(ctx context.Context, id int64, inService bool, reason string, by models.Actor) error {
-	reason = strings.TrimSpace(reason)
 	fe := models.FieldErrors{}
-	if !inService && reason == "" {
+	if fe.Check("reason", &reason, models.ReasonText) && !inService && reason == "" {
 		fe.Add("reason", models.M("err.reason_required"))
-	}
-	if len(reason) > 500 {
-		fe.Add("reason", models.M("err.too_long", "Max", 500))
 	}
 	if err := fe.Err(); err != nil {
 		return err

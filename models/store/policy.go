@@ -162,11 +162,12 @@ func (db *DB) SavePolicySettings(ctx context.Context, s models.PolicySettings, n
 
 // SetModelTeams says which teams may book a GPU model; no teams lifts the restriction.
 func (db *DB) SetModelTeams(ctx context.Context, model string, teamIDs []int64, by models.Actor) error {
-	if model == "" {
-		return models.FieldErrors{"model": models.M("policy.err.model_required")}.Err()
+	model, err := models.CleanModel(model)
+	if err != nil {
+		return err
 	}
 	sort.Slice(teamIDs, func(i, j int) bool { return teamIDs[i] < teamIDs[j] })
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("model = ?", model).Delete(&modelTeamRow{}).Error; err != nil {
 			return fmt.Errorf("store: clear model teams: %w", err)
 		}

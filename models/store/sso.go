@@ -79,7 +79,7 @@ func (db *DB) SignInSSO(ctx context.Context, id models.SSOIdentity, rules models
 	}
 	var userID int64
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		u, err := upsertSSOUser(tx, id, now, ip)
+		u, err := upsertSSOUser(tx, id, rules.LinkUnverified, now, ip)
 		if err != nil {
 			return err
 		}
@@ -96,12 +96,24 @@ func (db *DB) SignInSSO(ctx context.Context, id models.SSOIdentity, rules models
 	return db.User(ctx, userID)
 }
 
-func upsertSSOUser(tx *gorm.DB, id models.SSOIdentity, now time.Time, ip string) (*userRow, error) {
+// upsertSSOUser finds the account of id's subject; for a subject it has not
+// seen, the account with id's email if models.CanLinkSSO allows it, else a
+// new account. The lookup by email takes every account, linked or not, so
+// that a second subject with a known email ends on a page that says so.
+func upsertSSOUser(tx *gorm.DB, id models.SSOIdentity, policy models.SSOLinkPolicy, now time.Time, ip string) (*userRow, error) {
 	groups, _ := json.Marshal(id.Groups)
 	var u userRow
 	err := tx.Where("oidc_subject = ?", id.Subject).Take(&u).Error
 	if err == gorm.ErrRecordNotFound {
-		err = tx.Where("email = ? AND oidc_subject IS NULL", id.Email).Take(&u).Error // link a user made by hand
+		if err = tx.Where("email = ?", id.Email).Take(&u).Error; err == nil {
+			if err := models.CanLinkSSO(u.model(), id, policy); err != nil {
+				return nil, err
+			}
+			if err := audit(tx, models.Actor{UserID: u.ID, Label: "sso:" + id.Email, IP: ip}, models.AuditUserSSOLink, "user", u.ID,
+				map[string]any{"email": id.Email, "email_verified": id.EmailVerified}); err != nil {
+				return nil, err
+			}
+		}
 	}
 	switch {
 	case err == gorm.ErrRecordNotFound:

@@ -65,10 +65,13 @@ func TestSignInSSO(t *testing.T) {
 			t.Errorf("after group change = %v", got)
 		}
 
-		// A hand-made admin is not demoted by the IdP.
+		// A hand-made admin is linked on a verified email only, and not demoted by the IdP.
 		boss := &models.User{Email: "boss@example.org", Name: "Boss", IsAdmin: true}
 		db.CreateUser(ctx, boss, models.CLIActor)
-		b, err := db.SignInSSO(ctx, models.SSOIdentity{Subject: "sub-boss", Email: "boss@example.org", Name: "Boss"}, rules, now, "")
+		if _, err := db.SignInSSO(ctx, models.SSOIdentity{Subject: "sub-boss", Email: "boss@example.org", Name: "Boss"}, rules, now, ""); models.ErrorCode(err) != models.EFORBIDDEN {
+			t.Errorf("linking on an unverified email: %v", err)
+		}
+		b, err := db.SignInSSO(ctx, models.SSOIdentity{Subject: "sub-boss", Email: "boss@example.org", EmailVerified: true, Name: "Boss"}, rules, now, "")
 		if err != nil || b.ID != boss.ID || !b.IsAdmin || b.Subject != "sub-boss" {
 			t.Errorf("linking a hand-made admin: %+v, %v", b, err)
 		}
