@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -90,7 +91,7 @@ func parseObject(body []byte, fe models.FieldErrors, allowed ...string) (map[str
 			return nil, false
 		}
 		switch _, dup := fields[key]; {
-		case !contains(allowed, key):
+		case !slices.Contains(allowed, key):
 			unknown = append(unknown, key)
 		case dup:
 			fe.Add(key, models.M("err.field_duplicate"))
@@ -211,15 +212,6 @@ func parseNote(raw json.RawMessage, lim models.BookingLimits, fe models.FieldErr
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 func truncateRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {

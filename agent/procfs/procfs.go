@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,7 +105,7 @@ func (r *Resolver) UserGroups(user string) []string {
 		primary = e.gid
 	}
 	for _, g := range r.groups.byID {
-		if g.id == primary || contains(g.members, user) {
+		if g.id == primary || slices.Contains(g.members, user) {
 			out = append(out, g.name)
 		}
 	}
@@ -115,15 +116,6 @@ func (r *Resolver) UserGroups(user string) []string {
 func (r *Resolver) Alive(pid int) bool {
 	_, err := os.Stat(filepath.Join(r.Root, strconv.Itoa(pid)))
 	return err == nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Stat returns pid's parent PID and start time (clock ticks since boot,

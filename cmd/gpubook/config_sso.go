@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ func resolveSSO(getenv func(string) string, cfg *Config) error {
 	}
 	s.ClientSecret = secret
 	s.Scopes = fieldsOr(getenv("GPUBOOK_OIDC_SCOPES"), []string{"openid", "profile", "email", "groups"})
-	if !contains(s.Scopes, "openid") {
+	if !slices.Contains(s.Scopes, "openid") {
 		return fmt.Errorf("GPUBOOK_OIDC_SCOPES: must include openid")
 	}
 	s.GroupsClaim = strings.TrimSpace(getenv("GPUBOOK_OIDC_GROUPS_CLAIM"))
@@ -98,15 +99,6 @@ func fieldsOr(s string, def []string) []string {
 		return f
 	}
 	return def
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // lookup distinguishes an empty variable from an unset one only by value:
