@@ -16,7 +16,8 @@ import (
 type Bookings struct{ *Base }
 
 // sessionLastNote remembers the last note so that the next form offers it
-// again (TensorHive #205: the form forgot what I typed).
+// again: retyping the same note for every booking is what people
+// complain about first.
 const sessionLastNote = "booking_last_note"
 
 // parseFormTime reads a time from a link (RFC 3339, with or without

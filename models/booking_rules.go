@@ -5,8 +5,8 @@ import (
 )
 
 // The rules below decide whether a change to an existing booking is allowed
-// at now. They keep the record people later argue from intact (TensorHive
-// #306): the past is read-only, an active booking's start never moves, and
+// at now. They keep the record people later argue from intact (a booking
+// edited after the fact is what starts the quarrels): the past is read-only, an active booking's start never moves, and
 // an active booking can only be extended or ended.
 
 // CheckCancel allows cancelling a booking that has not started yet. Once it

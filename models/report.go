@@ -17,8 +17,8 @@ type ReportRules struct {
 	Schedule    Schedule
 }
 
-// DefaultReportRules are the thresholds of issue 7: 5 % or 1 GiB, sent
-// Monday 08:00 cluster time.
+// DefaultReportRules: a GPU-minute is busy at 5 % utilisation or 1 GiB
+// held, and the report goes out Monday 08:00 cluster time.
 var DefaultReportRules = ReportRules{BusyUtilPct: 5, BusyMemMiB: 1024,
 	Schedule: Schedule{Weekday: time.Monday, Hour: 8}}
 

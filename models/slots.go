@@ -7,7 +7,8 @@ import (
 )
 
 // SlotQuery asks "N GPUs of model M for this long, starting at or after T":
-// the find-a-slot form and GET /api/v1/slots (TensorHive #292, LibreBooking #1614).
+// the find-a-slot form and GET /api/v1/slots, so that nobody has to scan
+// the calendar by eye for a gap.
 type SlotQuery struct {
 	GPUs     int
 	Duration time.Duration
@@ -132,7 +133,7 @@ func busyByGPU(busy []Booking) map[int64][]interval {
 }
 
 // slotNodes groups the eligible GPUs by node, by index, leaving out nodes
-// with fewer than q.GPUs of them (never hand out fewer than asked: canhazgpu #17).
+// with fewer than q.GPUs of them: never offer fewer GPUs than asked for.
 func slotNodes(gpus []GPU, q SlotQuery) [][]GPU {
 	byNode := map[int64][]GPU{}
 	var order []int64

@@ -8,7 +8,8 @@ import (
 )
 
 // BookingForm is the booking form as the user typed it, so that a
-// re-rendered form keeps every value (TensorHive #205).
+// re-rendered form keeps every value: nobody should type a note twice
+// because one field was wrong.
 type BookingForm struct {
 	GPUIDs   []int64
 	NodeID   int64

@@ -18,7 +18,8 @@ type MyBookingsView struct {
 }
 
 // BookingRowView is one booking as a row of the list; a multi-GPU booking
-// is one row with one set of actions (TensorHive #330).
+// is one row with one set of actions: users of other tools lost track
+// of one job split over many rows.
 type BookingRowView struct {
 	B     models.Booking
 	Phase models.BookingPhase

@@ -78,14 +78,14 @@ func kind[D any](subject func(EmailEnv, D) string, html func(EmailEnv, D) templ.
 func emailKinds() map[string]emailKind {
 	return map[string]emailKind{
 		"test": kind(testEmailSubject, testEmailHTML, testEmailText),
-		// Priority requests (issue 5): the data is a models.Notice.
+		// Priority requests: the data is a models.Notice.
 		models.NoticeNewRequest:    kind(priorityNewSubject, priorityNewHTML, priorityNewText),
 		models.NoticeDecision:      kind(priorityDecidedSubject, priorityDecidedHTML, priorityDecidedText),
 		models.NoticePreempted:     kind(preemptSubject, preemptHTML, preemptText),
 		models.NoticeReminderStart: kind(reminderStartSubject, reminderStartHTML, reminderStartText),
 		models.NoticeReminderEnd:   kind(reminderEndSubject, reminderEndHTML, reminderEndText),
 		models.NoticeFreed:         kind(freedSubject, freedHTML, freedText),
-		// Agent reports (issue 6).
+		// What the node agents report.
 		EmailIdleWarning: kind(idleSubject, idleHTML, idleText),
 		EmailNodeOffline: kind(offlineSubject, offlineHTML, offlineText),
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/gpubook/gpubook/models/store/storetest"
 )
 
-// TestAPIConcurrentOverlappingBookings is LibreBooking #147 through real
-// HTTP: 100 clients ask at the same moment for overlapping ranges on the
+// TestAPIConcurrentOverlappingBookings is the double booking other
+// booking tools let through under load, tried through real HTTP: 100 clients ask at the same moment for overlapping ranges on the
 // same GPUs. Exactly one is told 201, all others 409, and the database holds
 // exactly one booking.
 func TestAPIConcurrentOverlappingBookings(t *testing.T) {

@@ -70,7 +70,7 @@ func TestBookingCreate(t *testing.T) {
 			if len(bs) != 1 || bs[0].Note != "train" || bs[0].EndsAt.Sub(bs[0].StartsAt).Hours() != 2.5 || len(bs[0].GPUIDs) != 2 {
 				t.Fatalf("stored = %+v", bs)
 			}
-			// The next form remembers the note (TensorHive #205).
+			// The next form remembers the note.
 			if got := c.Get("/bookings/new").Doc.Find("#note").Text(); got != "train" {
 				t.Errorf("next form's note = %q", got)
 			}

@@ -39,7 +39,8 @@ type GPUState struct {
 	// Health readings as the source gave them (see gpu.Sample).
 	TempC, PowerW, SMClockMHz, MemClockMHz gpu.Reading
 	// Vanished counts PIDs NVML listed that were gone from /proc by the
-	// time we looked (normal at process exit; also go-nvml #75 ghosts).
+	// time we looked (normal at process exit; NVML also lists PIDs of other PID
+	// namespaces that /proc here cannot show).
 	Vanished int
 }
 

@@ -11,7 +11,8 @@ import (
 	"github.com/gpubook/gpubook/models/store"
 )
 
-// registerPolicyJobs runs the clock-driven parts of issue 5 every minute:
+// registerPolicyJobs runs the clock-driven parts of the policies and
+// priority requests every minute:
 // pending priority requests whose start passed expire (pages also expire
 // them when they read), booking reminders go out, and watchers of a GPU
 // that freed are told. Each is idempotent, so a run repeated by another
