@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strings"
 	"time"
@@ -60,15 +59,6 @@ func (h *AgentAPI) Authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 // node is the authenticated node of the request.
 func (h *AgentAPI) node(c echo.Context) int64 {
 	return AgentNodeFromContext(c.Request().Context()).NodeID
-}
-
-// decodeAgent reads a JSON body; a malformed one is the agent's fault (422,
-// which the agent treats as permanent and sets aside).
-func decodeAgent(c echo.Context, v any) error {
-	if err := json.NewDecoder(c.Request().Body).Decode(v); err != nil {
-		return &models.Error{Code: models.EINVALID, Msg: models.M("err.agent_invalid", "Problem", "body is not valid JSON"), Err: err}
-	}
-	return nil
 }
 
 func (h *AgentAPI) logger() *slog.Logger {

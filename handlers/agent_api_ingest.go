@@ -20,7 +20,7 @@ type bookingReleaser interface {
 // also when every record was already known).
 func (h *AgentAPI) Usage(c echo.Context) error {
 	var b models.AgentUsageBatch
-	if err := decodeAgent(c, &b); err != nil {
+	if err := decodeAgent(c, &b, usageShape, models.AgentMaxBody); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
@@ -38,7 +38,7 @@ func (h *AgentAPI) Usage(c echo.Context) error {
 // Violations stores violations; an escalation updates the stored one.
 func (h *AgentAPI) Violations(c echo.Context) error {
 	var b models.AgentViolationBatch
-	if err := decodeAgent(c, &b); err != nil {
+	if err := decodeAgent(c, &b, violationShape, models.AgentMaxBody); err != nil {
 		return err
 	}
 	if err := h.Store.RecordViolations(c.Request().Context(), h.node(c), b, h.Now()); err != nil {
@@ -51,7 +51,7 @@ func (h *AgentAPI) Violations(c echo.Context) error {
 // and applies the auto-release rule.
 func (h *AgentAPI) Idle(c echo.Context) error {
 	var b models.AgentIdleBatch
-	if err := decodeAgent(c, &b); err != nil {
+	if err := decodeAgent(c, &b, idleShape, models.AgentMaxBody); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()

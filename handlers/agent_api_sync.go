@@ -12,10 +12,10 @@ import (
 // Enroll exchanges a one-time token for the node credential (no credential yet).
 func (h *AgentAPI) Enroll(c echo.Context) error {
 	var req models.AgentEnrollRequest
-	if err := decodeAgent(c, &req); err != nil {
+	if err := decodeAgent(c, &req, flatShape, models.AgentMaxEnrollBody); err != nil {
 		return err
 	}
-	if strings.TrimSpace(req.Token) == "" {
+	if !req.UsableEnrollToken() {
 		return models.ErrEnrollToken()
 	}
 	resp, err := h.Store.Enroll(c.Request().Context(), req, h.Now())
@@ -29,10 +29,7 @@ func (h *AgentAPI) Enroll(c echo.Context) error {
 // Inventory makes the node's GPUs match the agent's report.
 func (h *AgentAPI) Inventory(c echo.Context) error {
 	var inv models.AgentInventory
-	if err := decodeAgent(c, &inv); err != nil {
-		return err
-	}
-	if err := inv.Validate(); err != nil {
+	if err := decodeAgent(c, &inv, inventoryShape, models.AgentMaxBody); err != nil {
 		return err
 	}
 	res, err := h.Store.ApplyInventory(c.Request().Context(), h.node(c), inv, h.Now())
@@ -79,7 +76,7 @@ func etagMatches(header, etag string) bool {
 // Heartbeat notes that the agent is alive and how far behind it is.
 func (h *AgentAPI) Heartbeat(c echo.Context) error {
 	var hb models.AgentHeartbeat
-	if err := decodeAgent(c, &hb); err != nil {
+	if err := decodeAgent(c, &hb, flatShape, models.AgentMaxBody); err != nil {
 		return err
 	}
 	if err := h.Store.RecordHeartbeat(c.Request().Context(), h.node(c), hb, h.Now()); err != nil {

@@ -3,8 +3,6 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -62,10 +60,10 @@ func parseExtendRequest(body []byte) (time.Time, error) {
 	return end, fe.Err()
 }
 
-// parseObject splits a JSON object into its raw fields. It walks the top
-// level itself, because encoding/json silently keeps the last of repeated
-// keys and matches names case-insensitively. ok is false when the body is
-// not one object; unknown and repeated fields are recorded in fe.
+// parseObject splits a JSON object into its raw fields, after checkJSON
+// has refused repeated keys (encoding/json would silently keep the last),
+// trailing data and anything but one object. ok is false when the body is
+// refused; unknown fields are recorded in fe.
 func parseObject(body []byte, fe models.FieldErrors, allowed ...string) (map[string]json.RawMessage, bool) {
 	switch {
 	case len(body) > MaxAPIBody:
@@ -75,40 +73,35 @@ func parseObject(body []byte, fe models.FieldErrors, allowed ...string) (map[str
 		fe.Add("body", models.M("err.body_required"))
 		return nil, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		fe.Add("body", models.M("err.json_invalid"))
+	if p := checkJSON(body, apiShape); p != nil {
+		switch p.fault {
+		case faultDuplicate:
+			fe.Add(p.field, models.M("err.field_duplicate"))
+		case faultTrailing:
+			fe.Add("body", models.M("err.json_trailing"))
+		default:
+			fe.Add("body", models.M("err.json_invalid"))
+		}
 		return nil, false
 	}
 	fields := map[string]json.RawMessage{}
-	var unknown []string
-	for dec.More() {
-		tok, err := dec.Token()
-		key, isKey := tok.(string)
-		var raw json.RawMessage
-		if err != nil || !isKey || dec.Decode(&raw) != nil {
-			fe.Add("body", models.M("err.json_invalid"))
-			return nil, false
-		}
-		switch _, dup := fields[key]; {
-		case !slices.Contains(allowed, key):
-			unknown = append(unknown, key)
-		case dup:
-			fe.Add(key, models.M("err.field_duplicate"))
-		}
-		fields[key] = raw
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+	if err := json.Unmarshal(body, &fields); err != nil {
 		fe.Add("body", models.M("err.json_invalid"))
 		return nil, false
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		fe.Add("body", models.M("err.json_trailing"))
-		return nil, false
+	var unknown []string
+	for key := range fields {
+		if !slices.Contains(allowed, key) {
+			unknown = append(unknown, key)
+		}
 	}
 	reportUnknown(unknown, fe)
 	return fields, true
 }
+
+// apiShape bounds /api/v1 bodies: a booking request is one flat object;
+// its lists have their own, friendlier bounds (MaxGPUCount).
+var apiShape = jsonShape{maxDepth: 16, otherLists: MaxAPIBody}
 
 // reportUnknown adds the first few unknown fields, with bounded names.
 func reportUnknown(unknown []string, fe models.FieldErrors) {

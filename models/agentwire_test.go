@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,15 +55,29 @@ func TestAgentUsageBatchValidate(t *testing.T) {
 		{"valid", []AgentUsageRecord{goodRecord()}, nil},
 		{"MIG without utilisation is valid", mod(func(r *AgentUsageRecord) { r.UtilAvgPct, r.UtilMaxPct = nil, nil }), nil},
 		{"empty", nil, []string{"records"}},
-		{"bad uuid", mod(func(r *AgentUsageRecord) { r.GPUUUID = "3; rm -rf /" }), []string{"records[0]"}},
-		{"minute not truncated", mod(func(r *AgentUsageRecord) { r.Minute = r.Minute.Add(time.Second) }), []string{"records[0]"}},
-		{"no samples", mod(func(r *AgentUsageRecord) { r.Samples = 0 }), []string{"records[0]"}},
+		{"bad uuid", mod(func(r *AgentUsageRecord) { r.GPUUUID = "3; rm -rf /" }), []string{"records[0].gpu_uuid"}},
+		{"minute not truncated", mod(func(r *AgentUsageRecord) { r.Minute = r.Minute.Add(time.Second) }), []string{"records[0].minute"}},
+		{"no samples", mod(func(r *AgentUsageRecord) { r.Samples = 0 }), []string{"records[0].samples"}},
+		{"absurd samples", mod(func(r *AgentUsageRecord) { r.Samples = 1 << 40 }), []string{"records[0].samples"}},
 		{"half utilisation", mod(func(r *AgentUsageRecord) { r.UtilMaxPct = nil }), []string{"records[0]"}},
 		{"utilisation over 100", mod(func(r *AgentUsageRecord) { r.UtilMaxPct = f64(101) }), []string{"records[0]"}},
 		{"avg above max", mod(func(r *AgentUsageRecord) { r.UtilAvgPct = f64(95) }), []string{"records[0]"}},
 		{"used above total", mod(func(r *AgentUsageRecord) { r.MemUsedMiB = r.MemTotalMiB + 1 }), []string{"records[0]"}},
-		{"user twice", mod(func(r *AgentUsageRecord) { r.Users = append(r.Users, r.Users[0]) }), []string{"records[0]"}},
-		{"user without name", mod(func(r *AgentUsageRecord) { r.Users[0].User = "" }), []string{"records[0]"}},
+		{"user twice", mod(func(r *AgentUsageRecord) { r.Users = append(r.Users, r.Users[0]) }), []string{"records[0].users[1]"}},
+		{"user without name", mod(func(r *AgentUsageRecord) { r.Users[0].User = "" }), []string{"records[0].users[0]"}},
+		{"NUL in a user name", mod(func(r *AgentUsageRecord) { r.Users[0].User = "al\x00ice" }), []string{"records[0].users[0]"}},
+		{"newline in a user name", mod(func(r *AgentUsageRecord) { r.Users[0].User = "alice\nroot" }), []string{"records[0].users[0]"}},
+		{"C1 control in a user name", mod(func(r *AgentUsageRecord) { r.Users[0].User = "alice\u009b" }), []string{"records[0].users[0]"}},
+		{"user name over 256 bytes", mod(func(r *AgentUsageRecord) { r.Users[0].User = strings.Repeat("a", 257) }), []string{"records[0].users[0]"}},
+		{"uid beyond int4", mod(func(r *AgentUsageRecord) { r.Users[0].UID = 1 << 62 }), []string{"records[0].users[0]"}},
+		{"uid below -1", mod(func(r *AgentUsageRecord) { r.Users[0].UID = -2 }), []string{"records[0].users[0]"}},
+		{"processes beyond pid_max", mod(func(r *AgentUsageRecord) { r.Users[0].Processes = 1 << 62 }), []string{"records[0].users[0]"}},
+		{"user memory over 16 TiB", mod(func(r *AgentUsageRecord) { r.Users[0].MemoryMiB = 1 << 62 }), []string{"records[0].users[0]"}},
+		{"total memory over 16 TiB", mod(func(r *AgentUsageRecord) { r.MemTotalMiB = 16<<20 + 1 }), []string{"records[0]"}},
+		{"too many users", mod(func(r *AgentUsageRecord) { r.Users = manyUsers(AgentMaxUsersPerRecord + 1) }), []string{"records[0].users"}},
+		{"as many users as allowed", mod(func(r *AgentUsageRecord) { r.Users = manyUsers(AgentMaxUsersPerRecord) }), nil},
+		{"too many records: one error", manyRecords(AgentMaxRecordsPerBatch + 1), []string{"records"}},
+		{"many bad records: one error", badRecords(50), []string{"records[0].samples"}},
 		{"duplicate key", []AgentUsageRecord{goodRecord(), goodRecord()}, []string{"records[1]"}},
 	}
 	for _, tt := range tests {
@@ -94,6 +110,14 @@ func TestAgentViolationBatchValidate(t *testing.T) {
 		{"no id", []AgentViolation{mod(func(v *AgentViolation) { v.ID = "" })}, []string{"violations[0]"}},
 		{"last before first", []AgentViolation{mod(func(v *AgentViolation) { v.LastSeen = t0.Add(-time.Second) })}, []string{"violations[0]"}},
 		{"unknown action", []AgentViolation{mod(func(v *AgentViolation) { v.Action = "nuke" })}, []string{"violations[0]"}},
+		{"NUL in the user", []AgentViolation{mod(func(v *AgentViolation) { v.User = "bob\x00" })}, []string{"violations[0]"}},
+		{"escape in the id", []AgentViolation{mod(func(v *AgentViolation) { v.ID = "x\x1b[2J" })}, []string{"violations[0]"}},
+		{"pid 2^62", []AgentViolation{mod(func(v *AgentViolation) { v.PID = 1 << 62 })}, []string{"violations[0]"}},
+		{"uid 2^62", []AgentViolation{mod(func(v *AgentViolation) { v.UID = 1 << 62 })}, []string{"violations[0]"}},
+		{"memory 2^62", []AgentViolation{mod(func(v *AgentViolation) { v.MemoryMiB = 1 << 62 })}, []string{"violations[0]"}},
+		{"negative booking", []AgentViolation{mod(func(v *AgentViolation) { v.BookingID = -1 })}, []string{"violations[0]"}},
+		{"year 0", []AgentViolation{mod(func(v *AgentViolation) { v.FirstSeen = time.Time{} })}, []string{"violations[0]"}},
+		{"too many", slices.Repeat([]AgentViolation{good}, AgentMaxViolationsPerBatch+1), []string{"violations"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,8 +141,13 @@ func TestAgentIdleBatchValidate(t *testing.T) {
 		{"valid", []AgentIdleReport{good}, nil},
 		{"empty", nil, []string{"reports"}},
 		{"no booking", []AgentIdleReport{mod(func(r *AgentIdleReport) { r.BookingID = 0 })}, []string{"reports[0]"}},
-		{"no gpus", []AgentIdleReport{mod(func(r *AgentIdleReport) { r.GPUUUIDs = nil })}, []string{"reports[0]"}},
-		{"bad gpu", []AgentIdleReport{mod(func(r *AgentIdleReport) { r.GPUUUIDs = []string{"GPU-$(id)"} })}, []string{"reports[0]"}},
+		{"no gpus", []AgentIdleReport{mod(func(r *AgentIdleReport) { r.GPUUUIDs = nil })}, []string{"reports[0].gpu_uuids"}},
+		{"bad gpu", []AgentIdleReport{mod(func(r *AgentIdleReport) { r.GPUUUIDs = []string{"GPU-$(id)"} })}, []string{"reports[0].gpu_uuids[0]"}},
+		{"too many gpus", []AgentIdleReport{mod(func(r *AgentIdleReport) {
+			r.GPUUUIDs = slices.Repeat([]string{testUUID}, AgentMaxGPUs+1)
+		})}, []string{"reports[0].gpu_uuids"}},
+		{"NUL in the user", []AgentIdleReport{mod(func(r *AgentIdleReport) { r.User = "a\x00" })}, []string{"reports[0].user"}},
+		{"too many reports", slices.Repeat([]AgentIdleReport{good}, AgentMaxIdlePerBatch+1), []string{"reports"}},
 		{"reported before idle", []AgentIdleReport{mod(func(r *AgentIdleReport) { r.ReportedAt = t0.Add(-time.Second) })}, []string{"reports[0]"}},
 	}
 	for _, tt := range tests {
@@ -143,6 +172,14 @@ func TestAgentInventoryValidate(t *testing.T) {
 		{"twice", []AgentGPU{good, good}, []string{"gpus[1]"}},
 		{"no model", []AgentGPU{{UUID: testUUID, MemoryMiB: 1}}, []string{"gpus[0]"}},
 		{"negative index", []AgentGPU{{UUID: testUUID, Index: -1, Model: "x", MemoryMiB: 1}}, []string{"gpus[0]"}},
+		{"index 64", []AgentGPU{{UUID: testUUID, Index: 64, Model: "x", MemoryMiB: 1}}, []string{"gpus[0]"}},
+		{"index 63", []AgentGPU{{UUID: testUUID, Index: 63, Minor: 254, Model: "x", MemoryMiB: 16 << 20}}, nil},
+		{"minor 255", []AgentGPU{{UUID: testUUID, Minor: 255, Model: "x", MemoryMiB: 1}}, []string{"gpus[0]"}},
+		{"memory over 16 TiB", []AgentGPU{{UUID: testUUID, Model: "x", MemoryMiB: 16<<20 + 1}}, []string{"gpus[0]"}},
+		{"NUL in the model", []AgentGPU{{UUID: testUUID, Model: "A100\x00", MemoryMiB: 1}}, []string{"gpus[0]"}},
+		{"index twice", []AgentGPU{good, {UUID: testUUID + "0", Model: "x", MemoryMiB: 1}}, []string{"gpus[1]"}},
+		{"65 GPUs", manyGPUs(65), []string{"gpus"}},
+		{"64 GPUs", manyGPUs(64), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,5 +232,94 @@ func TestAgentUsageRecordJSON(t *testing.T) {
 	}
 	if got, want := r.Key("node1"), "node1|"+testUUID+"|2026-03-02T14:05:00Z"; got != want {
 		t.Errorf("Key = %q, want %q", got, want)
+	}
+}
+
+func manyUsers(n int) []AgentUserUsage {
+	out := make([]AgentUserUsage, n)
+	for i := range out {
+		out[i] = AgentUserUsage{User: "u" + strconv.Itoa(i), UID: 1000 + i}
+	}
+	return out
+}
+
+// manyRecords is n valid records of distinct minutes.
+func manyRecords(n int) []AgentUsageRecord {
+	out := make([]AgentUsageRecord, n)
+	for i := range out {
+		out[i] = goodRecord()
+		out[i].Minute = out[i].Minute.Add(time.Duration(i) * time.Minute)
+	}
+	return out
+}
+
+// badRecords is n records that are all wrong.
+func badRecords(n int) []AgentUsageRecord {
+	out := manyRecords(n)
+	for i := range out {
+		out[i].Samples = 0
+	}
+	return out
+}
+
+func manyGPUs(n int) []AgentGPU {
+	out := make([]AgentGPU, n)
+	for i := range out {
+		out[i] = AgentGPU{UUID: testUUID + strconv.Itoa(i), Index: i, Minor: i, Model: "NVIDIA H100", MemoryMiB: 81559}
+	}
+	return out
+}
+
+func TestAgentHeartbeatValidate(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
+	good := AgentHeartbeat{Node: "n1", AgentVersion: "1.2.3", SentAt: t0, ScheduleETag: `"abc"`, SpoolDepth: 3, OldestSpooled: t0, NVMLOK: true}
+	mod := func(f func(h *AgentHeartbeat)) AgentHeartbeat { h := good; f(&h); return h }
+	tests := []struct {
+		name string
+		hb   AgentHeartbeat
+		want []string
+	}{
+		{"valid", good, nil},
+		{"empty is valid", AgentHeartbeat{}, nil},
+		{"NUL in the version", mod(func(h *AgentHeartbeat) { h.AgentVersion = "1\x00" }), []string{"agent_version"}},
+		{"long version", mod(func(h *AgentHeartbeat) { h.AgentVersion = strings.Repeat("1", 101) }), []string{"agent_version"}},
+		{"newline in the node", mod(func(h *AgentHeartbeat) { h.Node = "n1\nFAKE LOG LINE" }), []string{"node"}},
+		{"spool depth 2^62", mod(func(h *AgentHeartbeat) { h.SpoolDepth = 1 << 62 }), []string{"spool_depth"}},
+		{"negative spool depth", mod(func(h *AgentHeartbeat) { h.SpoolDepth = -1 }), []string{"spool_depth"}},
+		{"oldest in year 1", mod(func(h *AgentHeartbeat) { h.OldestSpooled = time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC) }), []string{"oldest_spooled"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := invalidFields(t, tt.hb.Validate()); !slices.Equal(got, tt.want) {
+				t.Errorf("fields = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAgentEnrollRequestValidate(t *testing.T) {
+	tests := []struct {
+		name  string
+		req   AgentEnrollRequest
+		want  []string
+		token bool
+	}{
+		{"valid", AgentEnrollRequest{Token: "gpbe_x", Hostname: "n1.example.org", AgentVersion: "1.0"}, nil, true},
+		{"NUL in the hostname", AgentEnrollRequest{Token: "gpbe_x", Hostname: "n1\x00"}, []string{"hostname"}, true},
+		{"long hostname", AgentEnrollRequest{Token: "gpbe_x", Hostname: strings.Repeat("h", 256)}, []string{"hostname"}, true},
+		{"escape in the version", AgentEnrollRequest{Token: "gpbe_x", AgentVersion: "\x1b]0;pwned\x07"}, []string{"agent_version"}, true},
+		{"no token", AgentEnrollRequest{}, nil, false},
+		{"NUL in the token", AgentEnrollRequest{Token: "gpbe\x00"}, nil, false},
+		{"long token", AgentEnrollRequest{Token: strings.Repeat("t", 257)}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := invalidFields(t, tt.req.Validate()); !slices.Equal(got, tt.want) {
+				t.Errorf("fields = %v, want %v", got, tt.want)
+			}
+			if got := tt.req.UsableEnrollToken(); got != tt.token {
+				t.Errorf("UsableEnrollToken = %v, want %v", got, tt.token)
+			}
+		})
 	}
 }

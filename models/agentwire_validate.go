@@ -2,105 +2,152 @@ package models
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
 
-// Limits on what one agent batch may carry. They keep a single request small
-// enough to ingest in one transaction: a week-long outage is delivered as many
-// batches, never as one giant body.
-const (
-	AgentMaxRecordsPerBatch    = 2000
-	AgentMaxViolationsPerBatch = 1000
-	AgentMaxIdlePerBatch       = 1000
-	agentMaxNameLen            = 256
-)
+// Every Validate below stops at the first problem and returns it as one
+// field error naming where it is: a hostile batch of a million bad items
+// costs one short answer, not a million field errors. They run on the
+// portal before anything is stored (and on the agent before it spools, so
+// that a bad batch never blocks the spool).
 
-// Validate checks a usage batch before the portal ingests it (and before the
-// agent spools it, so that a bad batch never blocks the spool).
+// agentInvalid is the one EINVALID error of an agent body.
+func agentInvalid(field, problem string) error {
+	return FieldErrors{field: agentProblem(problem)}.Err()
+}
+
+// AgentInvalid is agentInvalid for the decoder in handlers, so that a body
+// refused before decoding reads like one refused after.
+func AgentInvalid(field, problem string) error { return agentInvalid(field, problem) }
+
+// listProblem checks a list's length against its bounds.
+func listProblem(n, lo, hi int) string {
+	switch {
+	case n < lo:
+		return fmt.Sprintf("at least %d required", lo)
+	case n > hi:
+		return fmt.Sprintf("at most %d allowed", hi)
+	}
+	return ""
+}
+
+// envelopeProblem checks what every batch carries besides its list.
+func envelopeProblem(node, batchID string) (string, string) {
+	switch {
+	case !agentText(node, agentMaxNameLen):
+		return "node", "must be at most 256 bytes of text without control characters"
+	case !agentText(batchID, agentMaxNameLen):
+		return "batch_id", "must be at most 256 bytes of text without control characters"
+	}
+	return "", ""
+}
+
+// Validate checks a usage batch.
 func (b *AgentUsageBatch) Validate() error {
-	fe := FieldErrors{}
-	if len(b.Records) == 0 {
-		fe.Add("records", agentProblem("at least one record is required"))
-	} else if len(b.Records) > AgentMaxRecordsPerBatch {
-		fe.Add("records", agentProblem(fmt.Sprintf("at most %d records per batch", AgentMaxRecordsPerBatch)))
+	if f, p := envelopeProblem(b.Node, b.BatchID); p != "" {
+		return agentInvalid(f, p)
+	}
+	if p := listProblem(len(b.Records), 1, AgentMaxRecordsPerBatch); p != "" {
+		return agentInvalid("records", p)
 	}
 	seen := make(map[string]bool, len(b.Records))
 	for i, r := range b.Records {
 		field := fmt.Sprintf("records[%d]", i)
-		if msg := r.problem(); msg != "" {
-			fe.Add(field, agentProblem(msg))
-			continue
+		if f, msg := r.problem(); msg != "" {
+			return agentInvalid(field+f, msg)
 		}
 		if k := r.Key(""); seen[k] {
-			fe.Add(field, agentProblem("duplicate (gpu_uuid, minute)"))
-		} else {
-			seen[k] = true
+			return agentInvalid(field, "duplicate (gpu_uuid, minute)")
 		}
+		seen[r.Key("")] = true
 	}
-	return fe.Err()
+	return nil
 }
 
-// problem returns what is wrong with one record, or "".
-func (r AgentUsageRecord) problem() string {
+// problem returns what is wrong with one record (and where, below the
+// record), or "".
+func (r AgentUsageRecord) problem() (string, string) {
 	switch {
 	case !ValidGPUUUID(r.GPUUUID):
-		return "gpu_uuid is missing or malformed"
-	case r.Minute.IsZero() || !r.Minute.Equal(r.Minute.Truncate(time.Minute)):
-		return "minute must be the start of a minute"
-	case r.Samples < 1:
-		return "samples must be at least 1"
+		return ".gpu_uuid", "missing or malformed"
+	case !agentTime(r.Minute) || !r.Minute.Equal(r.Minute.Truncate(time.Minute)):
+		return ".minute", "must be the start of a minute"
+	case r.Samples < 1 || r.Samples > AgentMaxSamples:
+		return ".samples", fmt.Sprintf("must be between 1 and %d", AgentMaxSamples)
 	case (r.UtilAvgPct == nil) != (r.UtilMaxPct == nil):
-		return "util_avg_pct and util_max_pct must both be set or both be null"
+		return "", "util_avg_pct and util_max_pct must both be set or both be null"
 	case r.UtilAvgPct != nil && !pct(*r.UtilAvgPct), r.UtilMaxPct != nil && !pct(*r.UtilMaxPct):
-		return "utilisation must be between 0 and 100"
+		return "", "utilisation must be between 0 and 100"
 	case r.UtilAvgPct != nil && *r.UtilAvgPct > *r.UtilMaxPct:
-		return "util_avg_pct exceeds util_max_pct"
-	case r.MemTotalMiB < 0 || r.MemUsedMiB < 0 || r.MemUsedMiB > r.MemTotalMiB:
-		return "memory must satisfy 0 <= used <= total"
+		return "", "util_avg_pct exceeds util_max_pct"
+	case !agentMemory(r.MemTotalMiB) || !agentMemory(r.MemUsedMiB) || r.MemUsedMiB > r.MemTotalMiB:
+		return "", "memory must satisfy 0 <= used <= total <= 16 TiB"
 	}
-	users := make(map[string]bool, len(r.Users))
-	for _, u := range r.Users {
-		switch {
-		case u.User == "" || len(u.User) > agentMaxNameLen:
-			return "user name is missing or too long"
-		case users[u.User]:
-			return "user listed twice"
-		case u.MemoryMiB < 0 || u.Processes < 0:
-			return "user memory and processes must not be negative"
+	if p := listProblem(len(r.Users), 0, AgentMaxUsersPerRecord); p != "" {
+		return ".users", p
+	}
+	for i, u := range r.Users {
+		if p := u.problem(); p != "" {
+			return fmt.Sprintf(".users[%d]", i), p
 		}
-		users[u.User] = true
+		for _, v := range r.Users[:i] {
+			if v.User == u.User {
+				return fmt.Sprintf(".users[%d]", i), "user listed twice"
+			}
+		}
+	}
+	return "", ""
+}
+
+func (u AgentUserUsage) problem() string {
+	switch {
+	case !agentName(u.User, agentMaxNameLen):
+		return "user must be 1 to 256 bytes of text without control characters"
+	case !agentUID(u.UID):
+		return "uid must be between -1 and 2147483647"
+	case !agentMemory(u.MemoryMiB):
+		return "memory_mib must be between 0 and 16 TiB"
+	case u.Processes < 0 || u.Processes > AgentMaxPID:
+		return fmt.Sprintf("processes must be between 0 and %d", AgentMaxPID)
 	}
 	return ""
 }
 
 // Validate checks a violation batch.
 func (b *AgentViolationBatch) Validate() error {
-	fe := FieldErrors{}
-	if len(b.Violations) == 0 {
-		fe.Add("violations", agentProblem("at least one violation is required"))
-	} else if len(b.Violations) > AgentMaxViolationsPerBatch {
-		fe.Add("violations", agentProblem(fmt.Sprintf("at most %d violations per batch", AgentMaxViolationsPerBatch)))
+	if f, p := envelopeProblem(b.Node, b.BatchID); p != "" {
+		return agentInvalid(f, p)
+	}
+	if p := listProblem(len(b.Violations), 1, AgentMaxViolationsPerBatch); p != "" {
+		return agentInvalid("violations", p)
 	}
 	for i, v := range b.Violations {
 		if msg := v.problem(); msg != "" {
-			fe.Add(fmt.Sprintf("violations[%d]", i), agentProblem(msg))
+			return agentInvalid(fmt.Sprintf("violations[%d]", i), msg)
 		}
 	}
-	return fe.Err()
+	return nil
 }
 
 func (v AgentViolation) problem() string {
 	switch {
-	case v.ID == "" || len(v.ID) > agentMaxNameLen:
-		return "id is missing or too long"
+	case !agentName(v.ID, agentMaxNameLen):
+		return "id must be 1 to 256 bytes of text without control characters"
 	case v.Kind != ViolationUnbooked && v.Kind != ViolationOverstay && v.Kind != ViolationMemoryNoProcess:
 		return "unknown kind"
 	case !ValidGPUUUID(v.GPUUUID):
 		return "gpu_uuid is missing or malformed"
+	case !agentText(v.User, agentMaxNameLen):
+		return "user must be at most 256 bytes of text without control characters"
 	case v.Kind != ViolationMemoryNoProcess && (v.User == "" || v.PID <= 0):
 		return "user and pid are required for process violations"
-	case v.FirstSeen.IsZero() || v.LastSeen.Before(v.FirstSeen):
+	case !agentUID(v.UID) || v.PID < 0 || v.PID > AgentMaxPID:
+		return fmt.Sprintf("uid must be between -1 and 2147483647, pid between 0 and %d", AgentMaxPID)
+	case !agentMemory(v.MemoryMiB) || v.BookingID < 0:
+		return "memory_mib must be between 0 and 16 TiB, booking_id not negative"
+	case !agentTime(v.FirstSeen) || !agentTime(v.LastSeen) || v.LastSeen.Before(v.FirstSeen):
 		return "first_seen is required and must not be after last_seen"
 	case v.Action != ActionNone && v.Action != ActionWarned && v.Action != ActionSIGTERM && v.Action != ActionSIGKILL:
 		return "unknown action"
@@ -110,50 +157,122 @@ func (v AgentViolation) problem() string {
 
 // Validate checks an idle batch.
 func (b *AgentIdleBatch) Validate() error {
-	fe := FieldErrors{}
-	if len(b.Reports) == 0 {
-		fe.Add("reports", agentProblem("at least one report is required"))
-	} else if len(b.Reports) > AgentMaxIdlePerBatch {
-		fe.Add("reports", agentProblem(fmt.Sprintf("at most %d reports per batch", AgentMaxIdlePerBatch)))
+	if f, p := envelopeProblem(b.Node, b.BatchID); p != "" {
+		return agentInvalid(f, p)
+	}
+	if p := listProblem(len(b.Reports), 1, AgentMaxIdlePerBatch); p != "" {
+		return agentInvalid("reports", p)
 	}
 	for i, r := range b.Reports {
-		field := fmt.Sprintf("reports[%d]", i)
-		switch {
-		case r.ID == "" || r.BookingID <= 0:
-			fe.Add(field, agentProblem("id and booking_id are required"))
-		case len(r.GPUUUIDs) == 0:
-			fe.Add(field, agentProblem("gpu_uuids must not be empty"))
-		case r.IdleSince.IsZero() || r.ReportedAt.Before(r.IdleSince):
-			fe.Add(field, agentProblem("idle_since is required and must not be after reported_at"))
-		}
-		for _, u := range r.GPUUUIDs {
-			if !ValidGPUUUID(u) {
-				fe.Add(field, agentProblem("gpu_uuids has a malformed UUID"))
-			}
+		if f, msg := r.problem(); msg != "" {
+			return agentInvalid(fmt.Sprintf("reports[%d]%s", i, f), msg)
 		}
 	}
-	return fe.Err()
+	return nil
+}
+
+func (r AgentIdleReport) problem() (string, string) {
+	switch {
+	case !agentName(r.ID, agentMaxNameLen) || r.BookingID <= 0:
+		return "", "id (text without control characters) and booking_id are required"
+	case !agentText(r.User, agentMaxNameLen):
+		return ".user", "must be at most 256 bytes of text without control characters"
+	case !agentTime(r.IdleSince) || !agentTime(r.ReportedAt) || r.ReportedAt.Before(r.IdleSince):
+		return "", "idle_since is required and must not be after reported_at"
+	}
+	if p := listProblem(len(r.GPUUUIDs), 1, AgentMaxGPUs); p != "" {
+		return ".gpu_uuids", p
+	}
+	for i, u := range r.GPUUUIDs {
+		if !ValidGPUUUID(u) {
+			return fmt.Sprintf(".gpu_uuids[%d]", i), "malformed UUID"
+		}
+	}
+	return "", ""
 }
 
 // Validate checks an inventory report.
 func (inv *AgentInventory) Validate() error {
-	fe := FieldErrors{}
-	seen := map[string]bool{}
-	for i, g := range inv.GPUs {
-		field := fmt.Sprintf("gpus[%d]", i)
-		switch {
-		case !ValidGPUUUID(g.UUID):
-			fe.Add(field, agentProblem("uuid is missing or malformed"))
-		case seen[g.UUID]:
-			fe.Add(field, agentProblem("uuid listed twice"))
-		case g.Index < 0 || g.Minor < 0:
-			fe.Add(field, agentProblem("index and minor must not be negative"))
-		case g.Model == "" || g.MemoryMiB <= 0:
-			fe.Add(field, agentProblem("model and memory_mib are required"))
-		}
-		seen[g.UUID] = true
+	switch {
+	case !agentText(inv.Node, agentMaxNameLen):
+		return agentInvalid("node", "must be at most 256 bytes of text without control characters")
+	case !agentText(inv.AgentVersion, agentMaxVersionLen):
+		return agentInvalid("agent_version", "must be at most 100 bytes of text without control characters")
+	case !agentText(inv.DriverVersion, agentMaxVersionLen):
+		return agentInvalid("driver_version", "must be at most 100 bytes of text without control characters")
+	case !inv.ReportedAt.IsZero() && !agentTime(inv.ReportedAt):
+		return agentInvalid("reported_at", "must be between 1970 and 9999")
 	}
-	return fe.Err()
+	if p := listProblem(len(inv.GPUs), 0, AgentMaxGPUs); p != "" {
+		return agentInvalid("gpus", p)
+	}
+	for i, g := range inv.GPUs {
+		if msg := g.problem(); msg != "" {
+			return agentInvalid(fmt.Sprintf("gpus[%d]", i), msg)
+		}
+		for _, h := range inv.GPUs[:i] {
+			switch {
+			case h.UUID == g.UUID:
+				return agentInvalid(fmt.Sprintf("gpus[%d]", i), "uuid listed twice")
+			case h.Index == g.Index:
+				return agentInvalid(fmt.Sprintf("gpus[%d]", i), "index listed twice")
+			}
+		}
+	}
+	return nil
+}
+
+func (g AgentGPU) problem() string {
+	switch {
+	case !ValidGPUUUID(g.UUID):
+		return "uuid is missing or malformed"
+	case g.Index < 0 || g.Index >= AgentMaxGPUs:
+		return fmt.Sprintf("index must be between 0 and %d", AgentMaxGPUs-1)
+	case g.Minor < 0 || g.Minor > AgentMaxGPUMinor:
+		return fmt.Sprintf("minor must be between 0 and %d", AgentMaxGPUMinor)
+	case strings.TrimSpace(g.Model) == "" || !agentText(g.Model, agentMaxVersionLen):
+		return "model must be 1 to 100 bytes of text without control characters"
+	case g.MemoryMiB <= 0 || g.MemoryMiB > AgentMaxMemoryMiB:
+		return "memory_mib must be between 1 and 16 TiB"
+	}
+	return ""
+}
+
+// Validate checks an enrolment request's descriptive fields; the token is
+// checked by looking it up (any bad token is the same 401).
+func (r *AgentEnrollRequest) Validate() error {
+	switch {
+	case !agentText(r.Hostname, agentMaxHostLen):
+		return agentInvalid("hostname", "must be at most 255 bytes of text without control characters")
+	case !agentText(r.AgentVersion, agentMaxVersionLen):
+		return agentInvalid("agent_version", "must be at most 100 bytes of text without control characters")
+	}
+	return nil
+}
+
+// UsableEnrollToken reports whether a token can be looked up at all; one
+// that cannot is refused like an unknown one.
+func (r *AgentEnrollRequest) UsableEnrollToken() bool {
+	return agentName(strings.TrimSpace(r.Token), agentMaxNameLen)
+}
+
+// Validate checks a heartbeat.
+func (hb *AgentHeartbeat) Validate() error {
+	switch {
+	case !agentText(hb.Node, agentMaxNameLen):
+		return agentInvalid("node", "must be at most 256 bytes of text without control characters")
+	case !agentText(hb.AgentVersion, agentMaxVersionLen):
+		return agentInvalid("agent_version", "must be at most 100 bytes of text without control characters")
+	case !agentText(hb.ScheduleETag, agentMaxVersionLen):
+		return agentInvalid("schedule_etag", "must be at most 100 bytes of text without control characters")
+	case hb.SpoolDepth < 0 || hb.SpoolDepth > math.MaxInt32:
+		return agentInvalid("spool_depth", "must be between 0 and 2147483647")
+	case !hb.SentAt.IsZero() && !agentTime(hb.SentAt):
+		return agentInvalid("sent_at", "must be between 1970 and 9999")
+	case !hb.OldestSpooled.IsZero() && !agentTime(hb.OldestSpooled):
+		return agentInvalid("oldest_spooled", "must be between 1970 and 9999")
+	}
+	return nil
 }
 
 // ValidGPUUUID accepts NVML's "GPU-…" and "MIG-…" forms with only the

@@ -69,13 +69,13 @@ func (g *GPU) Validate() error {
 // the node name so that they are stable and unique; the agent replaces them.
 func NewNodeGPUs(nodeName string, count int, model string, memoryMiB int64) ([]GPU, error) {
 	fe := FieldErrors{}
-	if count < 1 || count > 64 {
-		fe.Add("gpus", M("err.gpu_count_invalid", "Max", 64))
+	if count < 1 || count > MaxNodeGPUs {
+		fe.Add("gpus", M("err.gpu_count_invalid", "Max", MaxNodeGPUs))
 	}
 	if strings.TrimSpace(model) == "" {
 		fe.Add("model", M("err.model_required"))
 	}
-	if memoryMiB <= 0 || memoryMiB > 16<<20 {
+	if memoryMiB <= 0 || memoryMiB > MaxGPUMemoryMiB {
 		fe.Add("memory_mib", M("err.memory_invalid"))
 	}
 	if err := fe.Err(); err != nil {

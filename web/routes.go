@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -126,12 +127,12 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	// rest needs the node's credential, never the session cookie.
 	agentAPI := &handlers.AgentAPI{Base: base, PortalURL: cfg.BaseURL, IdlePolicy: cfg.IdlePolicy, Retention: cfg.UsageRetention, Log: cfg.Logger,
 		IdleWarner: notifier(cfg, base).IdleWarning}
-	e.POST(models.AgentPathEnroll, agentAPI.Enroll, middleware.BodyLimit("64K"), rateLimit(cfg.SignInRate, byIP))
-	// Usage batches after an outage can be large: a higher body limit here only.
+	e.POST(models.AgentPathEnroll, agentAPI.Enroll, middleware.BodyLimit(strconv.Itoa(models.AgentMaxEnrollBody)), rateLimit(cfg.SignInRate, byIP))
+	// The agent's own body limit: its batches are cut to fit it (models.AgentMaxBody).
 	// One failure budget per address for both APIs: a guesser is refused
 	// before the credential is looked up.
 	authFails := limitAuthFailures(cfg.APIFailRate)
-	agent := e.Group(models.AgentAPIPrefix, middleware.BodyLimit("16M"), authFails, agentAPI.Authenticate)
+	agent := e.Group(models.AgentAPIPrefix, middleware.BodyLimit(strconv.Itoa(models.AgentMaxBody)), authFails, agentAPI.Authenticate)
 	agent.PUT("/inventory", agentAPI.Inventory)
 	agent.GET("/schedule", agentAPI.Schedule)
 	agent.POST("/usage", agentAPI.Usage)

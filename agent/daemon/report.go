@@ -14,25 +14,28 @@ import (
 	"github.com/gpubook/gpubook/models"
 )
 
-// spoolUsage stores completed minutes as one usage batch, then moves the
+// spoolUsage stores completed minutes as usage batches (one, unless the
+// portal's limits make it cut them: models.SplitUsage), then moves the
 // watermark past them. Order matters: spool first, so a crash in between
 // can only make a minute be sent twice (harmless), never lost.
 func (d *Daemon) spoolUsage(recs []models.AgentUsageRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	b := models.AgentUsageBatch{Node: d.cfg.Node, Records: recs}
-	if err := b.Validate(); err != nil {
-		return fmt.Errorf("agent: daemon: usage batch: %w", err)
+	for _, part := range models.SplitUsage(recs) {
+		b := models.AgentUsageBatch{Node: d.cfg.Node, Records: part}
+		if err := b.Validate(); err != nil {
+			return fmt.Errorf("agent: daemon: usage batch: %w", err)
+		}
+		e, err := d.deps.Spool.AppendSeq(models.AgentPathUsage, func(seq uint64) any {
+			b.BatchID = batchID(d.cfg.Node, seq)
+			return b
+		})
+		if err != nil {
+			return err
+		}
+		d.log.Debug("agent: spooled usage", "seq", e.Seq, "records", len(part))
 	}
-	e, err := d.deps.Spool.AppendSeq(models.AgentPathUsage, func(seq uint64) any {
-		b.BatchID = batchID(d.cfg.Node, seq)
-		return b
-	})
-	if err != nil {
-		return err
-	}
-	d.log.Debug("agent: spooled usage", "seq", e.Seq, "records", len(recs))
 	last := recs[0].Minute
 	for _, r := range recs {
 		if r.Minute.After(last) {
@@ -42,27 +45,28 @@ func (d *Daemon) spoolUsage(recs []models.AgentUsageRecord) error {
 	return writeWatermark(d.cfg.WatermarkPath, last)
 }
 
-// spoolEvents stores violations and idle reports, and counts them.
+// spoolEvents stores violations and idle reports, in batches the portal
+// accepts, and counts them.
 func (d *Daemon) spoolEvents(ev detect.Events) error {
-	if len(ev.Violations) > 0 {
-		for _, v := range ev.Violations {
-			d.log.Warn("agent: violation", "kind", v.Kind, "gpu", v.GPUUUID, "user", v.User, "pid", v.PID, "action", v.Action)
-		}
-		if d.deps.Metrics != nil {
-			d.deps.Metrics.AddViolations(ev.Violations)
-		}
+	for _, v := range ev.Violations {
+		d.log.Warn("agent: violation", "kind", v.Kind, "gpu", v.GPUUUID, "user", v.User, "pid", v.PID, "action", v.Action)
+	}
+	if d.deps.Metrics != nil && len(ev.Violations) > 0 {
+		d.deps.Metrics.AddViolations(ev.Violations)
+	}
+	for _, part := range models.SplitViolations(ev.Violations) {
 		if _, err := d.deps.Spool.AppendSeq(models.AgentPathViolations, func(seq uint64) any {
-			return models.AgentViolationBatch{Node: d.cfg.Node, BatchID: batchID(d.cfg.Node, seq), Violations: ev.Violations}
+			return models.AgentViolationBatch{Node: d.cfg.Node, BatchID: batchID(d.cfg.Node, seq), Violations: part}
 		}); err != nil {
 			return err
 		}
 	}
-	if len(ev.Idle) > 0 {
-		for _, r := range ev.Idle {
-			d.log.Info("agent: idle booking", "booking", r.BookingID, "user", r.User, "gpus", r.GPUUUIDs, "since", r.IdleSince)
-		}
+	for _, r := range ev.Idle {
+		d.log.Info("agent: idle booking", "booking", r.BookingID, "user", r.User, "gpus", r.GPUUUIDs, "since", r.IdleSince)
+	}
+	for _, part := range models.SplitIdle(ev.Idle) {
 		if _, err := d.deps.Spool.AppendSeq(models.AgentPathIdle, func(seq uint64) any {
-			return models.AgentIdleBatch{Node: d.cfg.Node, BatchID: batchID(d.cfg.Node, seq), Reports: ev.Idle}
+			return models.AgentIdleBatch{Node: d.cfg.Node, BatchID: batchID(d.cfg.Node, seq), Reports: part}
 		}); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -94,13 +95,19 @@ func TestAgentIdleAutoRelease(t *testing.T) {
 	})
 }
 
-// TestAgentViolationLongUserName: a name longer than the column keeps is
-// clipped at a character boundary, so PostgreSQL stores it too.
+// TestAgentViolationLongUserName: a name longer than 256 bytes is refused
+// whole (nothing stored), one of 256 bytes of multi-byte characters is
+// stored as it is on both databases.
 func TestAgentViolationLongUserName(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		n1, _ := enrolled(t, db, "gpu21", 1, 1)
 		v := models.AgentViolation{ID: "n1:unbooked:long", Kind: models.ViolationUnbooked, GPUUUID: realUUID(1, 0),
-			User: strings.Repeat("€", 100), UID: 1001, PID: 42, MemoryMiB: 100, FirstSeen: at0, LastSeen: at0, Action: models.ActionWarned}
+			User: strings.Repeat("€", 86), UID: 1001, PID: 42, MemoryMiB: 100, FirstSeen: at0, LastSeen: at0, Action: models.ActionWarned}
+		var me *models.Error
+		if err := db.RecordViolations(ctx, n1, models.AgentViolationBatch{Violations: []models.AgentViolation{v}}, at0); !errors.As(err, &me) || me.Code != models.EINVALID {
+			t.Fatalf("258-byte name: %v, want EINVALID", err)
+		}
+		v.User = strings.Repeat("€", 85)
 		if err := db.RecordViolations(ctx, n1, models.AgentViolationBatch{Violations: []models.AgentViolation{v}}, at0); err != nil {
 			t.Fatal(err)
 		}

@@ -25,6 +25,9 @@ const parkedIndex = 100000
 // whole report (403, nothing written).
 func (db *DB) ApplyInventory(ctx context.Context, nodeID int64, inv models.AgentInventory, now time.Time) (models.InventoryResult, error) {
 	var res models.InventoryResult
+	if err := inv.Validate(); err != nil {
+		return res, err
+	}
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var mine []gpuRow
 		if err := tx.Where("node_id = ?", nodeID).Order("idx").Find(&mine).Error; err != nil {

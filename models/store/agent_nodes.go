@@ -83,6 +83,9 @@ func (db *DB) CreateEnrollToken(ctx context.Context, nodeID int64, now time.Time
 // replacing any earlier one. The token is claimed with a conditional
 // UPDATE, so two agents racing with one token cannot both win.
 func (db *DB) Enroll(ctx context.Context, req models.AgentEnrollRequest, now time.Time) (models.AgentEnrollResponse, error) {
+	if err := req.Validate(); err != nil {
+		return models.AgentEnrollResponse{}, err
+	}
 	plain, hash, err := models.NewAgentSecret(models.NodeCredentialPrefix)
 	if err != nil {
 		return models.AgentEnrollResponse{}, err
@@ -229,6 +232,9 @@ func (db *DB) AgentNode(ctx context.Context, nodeID int64) (*models.AgentNode, e
 
 // RecordHeartbeat stores what the agent says about itself.
 func (db *DB) RecordHeartbeat(ctx context.Context, nodeID int64, hb models.AgentHeartbeat, now time.Time) error {
+	if err := hb.Validate(); err != nil {
+		return err
+	}
 	t := utc(now)
 	var oldest *time.Time
 	if !hb.OldestSpooled.IsZero() {

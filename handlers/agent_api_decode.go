@@ -1,0 +1,85 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// agentBody is a request body of the agent API: it says what is wrong with
+// itself after decoding.
+type agentBody interface{ Validate() error }
+
+// agentDepth bounds how deep an agent body nests: the deepest real one,
+// a usage batch, is five levels (batch, records, record, users, user).
+const agentDepth = 8
+
+// agentOtherLists bounds lists the protocol does not name (a newer agent's
+// fields, which are skipped without being stored).
+const agentOtherLists = 64
+
+// The shapes of the agent API's bodies: every list with its bound.
+var (
+	usageShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
+		"records": models.AgentMaxRecordsPerBatch, "records.users": models.AgentMaxUsersPerRecord}}
+	violationShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
+		"violations": models.AgentMaxViolationsPerBatch}}
+	idleShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
+		"reports": models.AgentMaxIdlePerBatch, "reports.gpu_uuids": models.AgentMaxGPUs}}
+	inventoryShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
+		"gpus": models.AgentMaxGPUs}}
+	flatShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists}
+)
+
+// decodeAgent reads one agent body strictly and validates it. It reads at
+// most limit bytes, walks them once (checkJSON: one object, no repeated
+// key, no trailing data, bounded nesting and lists) and only then decodes,
+// so that the memory a request costs is bounded by its size whatever it
+// holds. Every refusal is one EINVALID error naming the first problem: the
+// agent treats it as permanent and sets the body aside.
+func decodeAgent(c echo.Context, v agentBody, shape jsonShape, limit int64) error {
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, limit+1))
+	if err != nil {
+		var tooBig *echo.HTTPError
+		if errors.As(err, &tooBig) {
+			return err // the body limit middleware's own answer
+		}
+		return models.AgentInvalid("body", "could not be read")
+	}
+	if int64(len(body)) > limit {
+		return models.NewError(models.EINVALID, models.M("err.body_too_large"))
+	}
+	if p := checkJSON(body, shape); p != nil {
+		return agentJSONProblem(p)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return models.AgentInvalid(truncateRunes(te.Field, 128), "wrong JSON type or out of range, want "+te.Type.String())
+		}
+		return models.AgentInvalid("body", "not valid JSON: "+truncateRunes(err.Error(), 128))
+	}
+	return v.Validate()
+}
+
+// agentJSONProblem turns a fault of checkJSON into the agent's error.
+func agentJSONProblem(p *jsonProblem) error {
+	switch p.fault {
+	case faultNotObject:
+		return models.AgentInvalid("body", "must be a JSON object")
+	case faultTrailing:
+		return models.AgentInvalid("body", "more data after the JSON object")
+	case faultDuplicate:
+		return models.AgentInvalid(p.field, "field given twice")
+	case faultDepth:
+		return models.AgentInvalid("body", fmt.Sprintf("nested deeper than %d levels", p.max))
+	case faultList:
+		return models.AgentInvalid(p.field, fmt.Sprintf("at most %d allowed", p.max))
+	}
+	return models.AgentInvalid("body", "not valid JSON")
+}

@@ -1,0 +1,81 @@
+package models
+
+import (
+	"math"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits of the agent wire protocol. Both sides compile against them: the
+// portal refuses anything beyond them (422) before it allocates or touches
+// the database, and the agent cuts what it spools into batches that respect
+// them, so that a valid batch is never refused for its size. A node's agent
+// sends one minute of usage per batch (one record per GPU), so these leave
+// a wide margin above the largest real node and still keep the memory one
+// request can cost the portal to a few times AgentMaxBody.
+const (
+	// AgentMaxBody is the most bytes of one request body on the agent API.
+	// A real batch is a few kB; a week offline is delivered as one batch
+	// per spooled minute, never as one big body.
+	AgentMaxBody = 1 << 20
+	// AgentMaxEnrollBody bounds the enrolment request (token, hostname, version).
+	AgentMaxEnrollBody = 16 << 10
+
+	AgentMaxRecordsPerBatch    = 1000
+	AgentMaxUsersPerRecord     = 64
+	AgentMaxViolationsPerBatch = 500
+	AgentMaxIdlePerBatch       = 500
+	// AgentMaxGPUs bounds an inventory, a node's GPU indices (0 to
+	// AgentMaxGPUs−1) and the GPUs of one idle report; it equals the most
+	// GPUs a node may be registered with by hand.
+	AgentMaxGPUs = MaxNodeGPUs
+	// AgentMaxGPUMinor is the highest /dev/nvidiaN minor number (255 is nvidiactl).
+	AgentMaxGPUMinor = 254
+	// AgentMaxMemoryMiB (16 TiB) bounds every memory figure an agent sends.
+	AgentMaxMemoryMiB = MaxGPUMemoryMiB
+	// AgentMaxPID is Linux's PID_MAX_LIMIT; it bounds PIDs and process counts.
+	AgentMaxPID = 1 << 22
+	// AgentMaxSamples bounds the samples of one minute (one a millisecond).
+	AgentMaxSamples = 60000
+
+	agentMaxNameLen    = 256 // user names, ids, node names, tokens
+	agentMaxVersionLen = 100 // agent and driver versions, GPU models, ETags
+	agentMaxHostLen    = 255
+)
+
+// MaxNodeGPUs is the most GPUs one node may have; MaxGPUMemoryMiB (16 TiB)
+// the most memory one GPU may claim. Far above any real hardware, they only
+// keep absurd values out of the schedule and the reports.
+const (
+	MaxNodeGPUs     = 64
+	MaxGPUMemoryMiB = 16 << 20
+)
+
+// agentText reports whether s is acceptable text from an agent: at most max
+// bytes of valid UTF-8 without control characters. A NUL makes PostgreSQL
+// refuse the row, and a newline or an escape sequence forges log lines and
+// terminal output, so they are refused rather than stored.
+func agentText(s string, max int) bool {
+	if len(s) > max || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// agentName is agentText that must not be empty.
+func agentName(s string, max int) bool { return s != "" && agentText(s, max) }
+
+// agentTime reports whether t is a time an agent can have seen: from 1970
+// to 9999, like every time the portal accepts.
+func agentTime(t time.Time) bool { return t.Year() >= 1970 && t.Year() <= 9999 }
+
+// agentUID accepts a unix uid, or −1 for unknown; the column is a 32-bit integer.
+func agentUID(uid int) bool { return uid >= -1 && uid <= math.MaxInt32 }
+
+func agentMemory(mib int64) bool { return mib >= 0 && mib <= AgentMaxMemoryMiB }

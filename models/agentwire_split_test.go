@@ -1,0 +1,64 @@
+package models
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSplitUsage: every part is a valid batch under the body limit, no
+// user is lost, and a minute that fits is not cut.
+func TestSplitUsage(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
+	rec := func(gpu, users, nameLen int) AgentUsageRecord {
+		r := AgentUsageRecord{GPUUUID: "GPU-" + strconv.Itoa(gpu), Minute: t0, MemTotalMiB: 1, Samples: 1}
+		for u := range users {
+			r.Users = append(r.Users, AgentUserUsage{User: strings.Repeat("<", nameLen-4) + strconv.Itoa(1000+u)})
+		}
+		return r
+	}
+	many := func(gpus, users, nameLen int) []AgentUsageRecord {
+		var out []AgentUsageRecord
+		for g := range gpus {
+			out = append(out, rec(g, users, nameLen))
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		recs    []AgentUsageRecord
+		batches int
+	}{
+		{"a normal minute is one batch", many(8, 2, 8), 1},
+		{"1,500 records", many(1500, 0, 4), 2},
+		{"150 users on one GPU", many(1, 150, 8), 3},
+		{"64 GPUs of 64 long, escaped names", many(64, 64, 256), 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parts := SplitUsage(tt.recs)
+			users := map[string]bool{}
+			for i, p := range parts {
+				b := AgentUsageBatch{Node: strings.Repeat("n", 256), BatchID: strings.Repeat("b", 256), Records: p}
+				raw, _ := json.Marshal(b)
+				if err := b.Validate(); err != nil || len(raw) > AgentMaxBody {
+					t.Errorf("batch %d: %d bytes, %v", i, len(raw), err)
+				}
+				for _, r := range p {
+					for _, u := range r.Users {
+						users[r.GPUUUID+u.User] = true
+					}
+				}
+			}
+			want := 0
+			for _, r := range tt.recs {
+				want += len(r.Users)
+			}
+			if len(parts) != tt.batches || len(users) != want {
+				t.Errorf("%d batches with %d users, want %d with %d", len(parts), len(users), tt.batches, want)
+			}
+		})
+	}
+}

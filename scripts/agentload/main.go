@@ -1,0 +1,113 @@
+// Command agentload measures what the largest bodies the agent API accepts
+// cost the portal in memory. It builds and starts the real server
+// (`gpubook serve`) on 127.0.0.1 on a fresh SQLite or PostgreSQL database,
+// enrols a 64-GPU node, then posts, from several clients at once, bodies
+// just under models.AgentMaxBody: valid ones (stored) and invalid ones
+// (decoded in full, refused at their last item), and a 16 MB body. It
+// samples the server's resident memory (VmRSS) throughout and reports the
+// peak above idle.
+//
+//	go run ./scripts/agentload -db sqlite,postgres -clients 4 -n 5
+//
+// It only ever talks to 127.0.0.1: the server it starts and the local
+// PostgreSQL, where it creates a scratch database and drops it afterwards.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
+)
+
+type options struct {
+	clients, n int
+	pgAdmin    string
+	bin        string
+}
+
+func main() {
+	if err := run(context.Background(), os.Args, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "agentload:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("agentload", flag.ContinueOnError)
+	dbs := fs.String("db", "sqlite,postgres", "databases to measure")
+	clients := fs.Int("clients", 4, "clients posting at once")
+	n := fs.Int("n", 5, "requests per client and kind of body")
+	pgAdmin := fs.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (127.0.0.1 only)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if !strings.Contains(*pgAdmin, "@127.0.0.1:") {
+		return fmt.Errorf("-pg must be on 127.0.0.1")
+	}
+	dir, err := os.MkdirTemp("", "agentload-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "gpubook")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/gpubook")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build the server: %w", err)
+	}
+	o := options{clients: *clients, n: *n, pgAdmin: *pgAdmin, bin: bin}
+	for _, d := range strings.Split(*dbs, ",") {
+		if err := measure(ctx, d, dir, o, out); err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// measure runs every kind of body against one fresh server and database.
+func measure(ctx context.Context, dialect, dir string, o options, out io.Writer) error {
+	dbURL := "sqlite:" + filepath.Join(dir, "agentload.db")
+	if dialect == store.Postgres {
+		u, drop, err := storetest.ScratchPostgres(ctx, o.pgAdmin, "agentload")
+		if err != nil {
+			return err
+		}
+		defer drop()
+		dbURL = u
+	}
+	srv, err := startServer(ctx, o.bin, dbURL)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	cred, err := enrolNode(ctx, srv, dbURL)
+	if err != nil {
+		return err
+	}
+	kinds, err := buildBodies(o.clients * o.n)
+	if err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second) // let start-up garbage settle
+	idle := srv.rssKiB()
+	fmt.Fprintf(out, "\n%s: %d clients × %d requests per kind; server idle RSS %.1f MiB\n\n", dialect, o.clients, o.n, mib(idle))
+	fmt.Fprintln(out, "| body | bytes | answers | wall | peak RSS above idle |")
+	fmt.Fprintln(out, "|---|---|---|---|---|")
+	for _, k := range kinds {
+		res := post(ctx, srv, cred, k, o)
+		fmt.Fprintf(out, "| %s | %d | %s | %.1f s | %.1f MiB |\n", k.name, len(k.bodies[0]), res.answers, res.wall.Seconds(), mib(res.peak-idle))
+	}
+	fmt.Fprintf(out, "\nserver peak RSS over the whole run (VmHWM): %.1f MiB, %.1f MiB above idle\n", mib(srv.hwmKiB()), mib(srv.hwmKiB()-idle))
+	return nil
+}
+
+func mib(kib int64) float64 { return float64(kib) / 1024 }

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+)
+
+// server is a started `gpubook serve` process.
+type server struct {
+	cmd  *exec.Cmd
+	base string
+}
+
+// startServer runs the server on a free loopback port and waits for /healthz.
+func startServer(ctx context.Context, bin, dbURL string) (*server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.CommandContext(ctx, bin, "serve")
+	cmd.Env = append(os.Environ(), "GPUBOOK_DATABASE_URL="+dbURL, "GPUBOOK_LISTEN="+addr, "GPUBOOK_LOG_LEVEL=error",
+		"GPUBOOK_OIDC_ISSUER=", "GPUBOOK_SMTP_HOST=")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, base: "http://" + addr}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(s.base + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+	}
+	s.stop()
+	return nil, fmt.Errorf("server did not answer /healthz within 60 s")
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// status reads one "Name: N kB" line of the server's /proc status.
+func (s *server) status(name string) int64 {
+	f, err := os.Open("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func (s *server) rssKiB() int64 { return s.status("VmRSS") }
+func (s *server) hwmKiB() int64 { return s.status("VmHWM") }
+
+// enrolNode registers a 64-GPU node "load" and enrols it over HTTP.
+func enrolNode(ctx context.Context, s *server, dbURL string) (string, error) {
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	gpus, err := models.NewNodeGPUs("load", models.MaxNodeGPUs, "NVIDIA H100 80GB HBM3", 81559)
+	if err != nil {
+		return "", err
+	}
+	node := &models.Node{Name: "load"}
+	if err := db.CreateNode(ctx, node, gpus, models.CLIActor); err != nil {
+		return "", err
+	}
+	tok, _, err := db.CreateEnrollToken(ctx, node.ID, time.Now(), models.CLIActor)
+	if err != nil {
+		return "", err
+	}
+	body, _ := json.Marshal(models.AgentEnrollRequest{Token: tok, Hostname: "load", AgentVersion: "agentload"})
+	resp, err := http.Post(s.base+models.AgentPathEnroll, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var er models.AgentEnrollResponse
+	if err := json.NewDecoder(resp.Body).Decode(&er); err != nil || er.Credential == "" {
+		return "", fmt.Errorf("enrol: %d %v", resp.StatusCode, err)
+	}
+	return er.Credential, nil
+}
