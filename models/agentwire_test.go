@@ -280,6 +280,10 @@ func TestAgentHeartbeatValidate(t *testing.T) {
 		want []string
 	}{
 		{"valid", good, nil},
+		{"valid with health figures", mod(func(h *AgentHeartbeat) {
+			h.SpoolSetAside, h.SpoolSetAsideReason, h.SpoolSetAsideAt = 2, "records[3].minute: must be the start of a minute", t0
+			h.SpoolDroppedUsage, h.SpoolDroppedEvents, h.NVMLDownSince = 40, 1, t0
+		}), nil},
 		{"empty is valid", AgentHeartbeat{}, nil},
 		{"NUL in the version", mod(func(h *AgentHeartbeat) { h.AgentVersion = "1\x00" }), []string{"agent_version"}},
 		{"long version", mod(func(h *AgentHeartbeat) { h.AgentVersion = strings.Repeat("1", 101) }), []string{"agent_version"}},
@@ -287,6 +291,10 @@ func TestAgentHeartbeatValidate(t *testing.T) {
 		{"spool depth 2^62", mod(func(h *AgentHeartbeat) { h.SpoolDepth = 1 << 62 }), []string{"spool_depth"}},
 		{"negative spool depth", mod(func(h *AgentHeartbeat) { h.SpoolDepth = -1 }), []string{"spool_depth"}},
 		{"oldest in year 1", mod(func(h *AgentHeartbeat) { h.OldestSpooled = time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC) }), []string{"oldest_spooled"}},
+		{"set aside 2^62", mod(func(h *AgentHeartbeat) { h.SpoolSetAside = 1 << 62 }), []string{"spool_set_aside"}},
+		{"NUL in the set-aside reason", mod(func(h *AgentHeartbeat) { h.SpoolSetAsideReason = "bad\x00" }), []string{"spool_set_aside_reason"}},
+		{"negative drops", mod(func(h *AgentHeartbeat) { h.SpoolDroppedEvents = -1 }), []string{"spool_dropped_usage"}},
+		{"NVML down since year 1", mod(func(h *AgentHeartbeat) { h.NVMLDownSince = time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC) }), []string{"nvml_down_since"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

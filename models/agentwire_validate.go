@@ -272,6 +272,27 @@ func (hb *AgentHeartbeat) Validate() error {
 	case !hb.OldestSpooled.IsZero() && !agentTime(hb.OldestSpooled):
 		return agentInvalid("oldest_spooled", "must be between 1970 and 9999")
 	}
+	return hb.validateHealth()
+}
+
+// agentMaxReasonLen bounds the set-aside reason a heartbeat repeats (the
+// portal's own validation message; the node page shows its start).
+const agentMaxReasonLen = 1024
+
+// validateHealth checks what the agent could not deliver or sample.
+func (hb *AgentHeartbeat) validateHealth() error {
+	switch {
+	case hb.SpoolSetAside < 0 || hb.SpoolSetAside > math.MaxInt32:
+		return agentInvalid("spool_set_aside", "must be between 0 and 2147483647")
+	case !agentText(hb.SpoolSetAsideReason, agentMaxReasonLen):
+		return agentInvalid("spool_set_aside_reason", "must be at most 1024 bytes of text without control characters")
+	case !hb.SpoolSetAsideAt.IsZero() && !agentTime(hb.SpoolSetAsideAt):
+		return agentInvalid("spool_set_aside_at", "must be between 1970 and 9999")
+	case hb.SpoolDroppedUsage < 0 || hb.SpoolDroppedEvents < 0:
+		return agentInvalid("spool_dropped_usage", "drop counts must not be negative")
+	case !hb.NVMLDownSince.IsZero() && !agentTime(hb.NVMLDownSince):
+		return agentInvalid("nvml_down_since", "must be between 1970 and 9999")
+	}
 	return nil
 }
 
