@@ -114,7 +114,8 @@ func reportUnknown(unknown []string, fe models.FieldErrors) {
 	}
 }
 
-// parseGPUIDs reads a non-empty array of distinct positive integers.
+// parseGPUIDs reads an array of integers; models.CheckGPUIDs then applies
+// the rules every list of GPUs obeys (how many, positive, distinct).
 func parseGPUIDs(raw json.RawMessage, lim models.BookingLimits, fe models.FieldErrors) []int64 {
 	if raw == nil {
 		fe.Add("gpu_ids", models.M("err.gpus_required"))
@@ -125,28 +126,21 @@ func parseGPUIDs(raw json.RawMessage, lim models.BookingLimits, fe models.FieldE
 		fe.Add("gpu_ids", models.M("err.json_type"))
 		return nil
 	}
-	switch {
-	case len(elems) == 0:
-		fe.Add("gpu_ids", models.M("err.gpus_required"))
-		return nil
-	case len(elems) > lim.MaxGPUCount:
+	if len(elems) > lim.MaxGPUCount { // before parsing a long list
 		fe.Add("gpu_ids", models.M("err.gpus_too_many", "Max", lim.MaxGPUCount))
 		return nil
 	}
 	ids := make([]int64, 0, len(elems))
-	seen := map[int64]bool{}
 	for _, el := range elems {
 		id, err := strconv.ParseInt(string(bytes.TrimSpace(el)), 10, 64)
-		switch {
-		case err != nil || id <= 0:
+		if err != nil {
 			fe.Add("gpu_ids", models.M("err.gpu_id_invalid"))
 			return nil
-		case seen[id]:
-			fe.Add("gpu_ids", models.M("err.gpu_duplicate", "ID", id))
-			return nil
 		}
-		seen[id] = true
 		ids = append(ids, id)
+	}
+	if !models.CheckGPUIDs(ids, lim, fe) {
+		return nil
 	}
 	return ids
 }

@@ -129,22 +129,44 @@ func ValidateNewBooking(req NewBooking, gpus map[int64]GPU, lim BookingLimits, n
 	return req, nil
 }
 
-func validateGPUs(ids []int64, gpus map[int64]GPU, lim BookingLimits, fe FieldErrors) {
-	if len(ids) == 0 {
+// CheckGPUIDs applies the rules every list of GPUs asked for obeys, on
+// every way in (form, API, policy check): at least one, at most
+// lim.MaxGPUCount, each a positive id listed once. It stops at the first
+// problem and reports whether there was none.
+func CheckGPUIDs(ids []int64, lim BookingLimits, fe FieldErrors) bool {
+	switch {
+	case len(ids) == 0:
 		fe.Add("gpu_ids", M("err.gpus_required"))
-		return
-	}
-	if len(ids) > lim.MaxGPUCount {
+		return false
+	case len(ids) > lim.MaxGPUCount:
 		fe.Add("gpu_ids", M("err.gpus_too_many", "Max", lim.MaxGPUCount))
+		return false
+	}
+	seen := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		switch {
+		case id <= 0:
+			fe.Add("gpu_ids", M("err.gpu_id_invalid"))
+			return false
+		case seen[id]:
+			fe.Add("gpu_ids", M("err.gpu_duplicate", "ID", id))
+			return false
+		}
+		seen[id] = true
+	}
+	return true
+}
+
+// validateGPUs checks the list, then that every GPU exists, is in service
+// and is on the same node as the others.
+func validateGPUs(ids []int64, gpus map[int64]GPU, lim BookingLimits, fe FieldErrors) {
+	if !CheckGPUIDs(ids, lim, fe) {
 		return
 	}
-	seen := map[int64]bool{}
 	node := int64(0)
 	for _, id := range ids {
 		g, ok := gpus[id]
 		switch {
-		case seen[id]:
-			fe.Add("gpu_ids", M("err.gpu_duplicate", "ID", id))
 		case !ok:
 			fe.Add("gpu_ids", M("err.gpu_missing", "ID", id))
 		case !g.InService:
@@ -152,7 +174,6 @@ func validateGPUs(ids []int64, gpus map[int64]GPU, lim BookingLimits, fe FieldEr
 		case node != 0 && g.NodeID != node:
 			fe.Add("gpu_ids", M("err.gpus_one_node"))
 		}
-		seen[id] = true
 		if ok && node == 0 {
 			node = g.NodeID
 		}
