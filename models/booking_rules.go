@@ -46,14 +46,17 @@ func CheckRelease(b *Booking, actor *User, now time.Time) error {
 }
 
 // ReleaseEnd is the end a booking released at now gets: now in whole
-// seconds (what the store keeps), but always after the start so that the
-// booking keeps a positive length.
-func ReleaseEnd(b *Booking, now time.Time) time.Time {
-	end := now.UTC().Truncate(time.Second)
+// seconds (what the store keeps). whole is true when that is not after the
+// start, i.e. the booking is released within its first second: then it
+// held nothing worth keeping and the whole range must be free again at
+// once, so the store cancels it instead of keeping a one-second stub that
+// would refuse a booking made in the same second.
+func ReleaseEnd(b *Booking, now time.Time) (end time.Time, whole bool) {
+	end = now.UTC().Truncate(time.Second)
 	if !end.After(b.StartsAt) {
-		end = b.StartsAt.UTC().Add(time.Second)
+		return b.StartsAt.UTC(), true
 	}
-	return end
+	return end, false
 }
 
 // CheckExtend allows moving the end of an upcoming or active booking later,

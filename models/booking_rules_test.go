@@ -85,9 +85,9 @@ func TestCheckRelease(t *testing.T) {
 		{"owner, active", ruleBooking(-1, 2, StatusConfirmed), owner, ruleNow, okOutcome, ruleNow},
 		{"admin, active", ruleBooking(-1, 2, StatusConfirmed), adminUser, ruleNow, okOutcome, ruleNow},
 		{"stranger", ruleBooking(-1, 2, StatusConfirmed), stranger, ruleNow, notYours, ruleNow},
-		{"upcoming: cancel instead", ruleBooking(1, 2, StatusConfirmed), owner, ruleNow, notStarted, ruleNow.Add(time.Hour + time.Second)},
-		{"at its very start: cancel instead", ruleBooking(0, 2, StatusConfirmed), owner, ruleNow, notStarted, ruleNow.Add(time.Second)},
-		{"half a second in: end one second after start", ruleBooking(0, 2, StatusConfirmed), owner, ruleNow.Add(500 * time.Millisecond), okOutcome, ruleNow.Add(time.Second)},
+		{"upcoming: cancel instead", ruleBooking(1, 2, StatusConfirmed), owner, ruleNow, notStarted, ruleNow.Add(time.Hour)},
+		{"at its very start: cancel instead", ruleBooking(0, 2, StatusConfirmed), owner, ruleNow, notStarted, ruleNow},
+		{"half a second in: the whole range is freed", ruleBooking(0, 2, StatusConfirmed), owner, ruleNow.Add(500 * time.Millisecond), okOutcome, ruleNow},
 		{"fractions of a second are dropped", ruleBooking(-1, 2, StatusConfirmed), owner, ruleNow.Add(1700 * time.Millisecond), okOutcome, ruleNow.Add(time.Second)},
 		{"past", ruleBooking(-3, -1, StatusConfirmed), owner, ruleNow, pastOutcome, ruleNow},
 		{"at its end it is past", ruleBooking(-3, 0, StatusConfirmed), owner, ruleNow, pastOutcome, ruleNow},
@@ -98,8 +98,9 @@ func TestCheckRelease(t *testing.T) {
 			if got := outcomeOf(CheckRelease(tt.b, tt.actor, tt.now)); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
-			if got := ReleaseEnd(tt.b, tt.now); !got.Equal(tt.wantEnd) {
-				t.Errorf("ReleaseEnd = %v, want %v", got, tt.wantEnd)
+			got, whole := ReleaseEnd(tt.b, tt.now)
+			if !got.Equal(tt.wantEnd) || whole != !got.After(tt.b.StartsAt) {
+				t.Errorf("ReleaseEnd = %v, %v; want %v", got, whole, tt.wantEnd)
 			}
 		})
 	}

@@ -37,7 +37,13 @@ func (db *DB) ReleaseBooking(ctx context.Context, id int64, actor *models.User, 
 		if err := models.CheckRelease(b, actor, now); err != nil {
 			return err
 		}
-		end := models.ReleaseEnd(b, now)
+		end, whole := models.ReleaseEnd(b, now)
+		if whole { // released within its first second: free all of it
+			if err := releaseWhole(tx, b, now); err != nil {
+				return err
+			}
+			return auditBooking(tx, actor, models.AuditBookingRelease, b, map[string]any{"old_ends_at": b.EndsAt, "freed_whole_range": true})
+		}
 		if err := setBookingEnd(tx, b, end, map[string]any{"released_at": utc(now)}, now); err != nil {
 			return fmt.Errorf("store: release booking: %w", err)
 		}
@@ -145,6 +151,18 @@ func setBookingEnd(tx *gorm.DB, b *models.Booking, end time.Time, extra map[stri
 		return err
 	}
 	return restampBooking(tx, b.GPUIDs, b.EndsAt, end, now)
+}
+
+// releaseWhole releases b within its first second: it holds nothing from
+// now on (cancelled, with the moment of release kept).
+func releaseWhole(tx *gorm.DB, b *models.Booking, now time.Time) error {
+	if err := cancelHold(tx, b, now); err != nil {
+		return err
+	}
+	if err := tx.Model(&bookingRow{}).Where("id = ?", b.ID).Update("released_at", utc(now)).Error; err != nil {
+		return fmt.Errorf("store: release booking %d: %w", b.ID, err)
+	}
+	return nil
 }
 
 // cancelHold cancels b: it stays on record but holds its GPUs no more.

@@ -155,6 +155,42 @@ func TestReleaseBooking(t *testing.T) {
 	})
 }
 
+// TestReleaseInTheFirstSecond: booked now and released in the same second,
+// the GPU can be booked again from that same second (a one-second stub used
+// to refuse it).
+func TestReleaseInTheFirstSecond(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newChangeFixture(t, db)
+		gpu := []int64{f.node.GPUs[1].ID}
+		start := changeClock.Add(5 * time.Hour)
+		first, err := db.CreateBooking(ctx, models.NewBooking{UserID: f.owner.ID, GPUIDs: gpu, StartsAt: start, EndsAt: start.Add(time.Hour)},
+			models.DefaultBookingLimits, start, models.ActorFor(f.owner, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.ReleaseBooking(ctx, first.ID, f.owner, start.Add(400*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != models.StatusCancelled || got.ReleasedAt == nil {
+			t.Errorf("released in its first second = %+v, want cancelled with released_at", got)
+		}
+		for _, r := range blockingRows(t, db, first.ID) {
+			if r.Blocking {
+				t.Errorf("booking_gpus still blocking: %+v", r)
+			}
+		}
+		if ev := lastAudit(t, db, models.AuditBookingRelease); !contains(ev.Details, `"freed_whole_range":true`) {
+			t.Errorf("audit = %+v", ev)
+		}
+		again, err := db.CreateBooking(ctx, models.NewBooking{UserID: f.other.ID, GPUIDs: gpu, StartsAt: start, EndsAt: start.Add(time.Hour)},
+			models.DefaultBookingLimits, start.Add(800*time.Millisecond), models.ActorFor(f.other, ""))
+		if err != nil || again.StartsAt.Unix() != start.Unix() {
+			t.Fatalf("booking the same second again: %+v, %v", again, err)
+		}
+	})
+}
+
 func TestExtendBooking(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newChangeFixture(t, db)
