@@ -18,7 +18,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	https := strings.HasPrefix(cfg.BaseURL, "https://")
 	e.Use(middleware.RequestID(), accessLog(cfg.Logger), recoverPanics(cfg.Logger), securityHeaders(https),
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: isAgentAPI}),
-		middleware.GzipWithConfig(middleware.GzipConfig{Skipper: isAPIWrite}))
+		middleware.GzipWithConfig(middleware.GzipConfig{Skipper: isAPIWrite, MinLength: gzipMinLength}))
 
 	pages := &handlers.Pages{Base: base}
 	health := &handlers.Health{Base: base}
@@ -170,6 +170,11 @@ func (r guarded) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) 
 func (r guarded) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
 	r.g.POST(path, h, append(r.mw, m...)...)
 }
+
+// gzipMinLength is the smallest answer worth compressing: below about one
+// packet gzip saves nothing on the wire and costs a compressor per call
+// (0.4–0.55 ms measured on a 1 kB JSON answer).
+const gzipMinLength = 1400
 
 // isAPIWrite reports a JSON API call that changes something: its answer is
 // one small object, which gzip would make no smaller but cost a compressor
