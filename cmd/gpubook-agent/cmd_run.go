@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -20,6 +21,7 @@ import (
 	"github.com/gpubook/gpubook/agent/metrics"
 	"github.com/gpubook/gpubook/agent/nvmlgpu"
 	"github.com/gpubook/gpubook/agent/procfs"
+	"github.com/gpubook/gpubook/agent/simgpu"
 	"github.com/gpubook/gpubook/agent/spool"
 )
 
@@ -48,6 +50,9 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return fmt.Errorf("agent: state dir: %w", err)
 	}
+	if cfg.GPU == "simulated" {
+		return serveSimulated(ctx, cfg, cred, log)
+	}
 	var backend *nvmlgpu.Backend
 	open := func(context.Context) (gpu.Source, string, error) {
 		b, err := nvmlgpu.Open(nvml.New())
@@ -65,9 +70,31 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdo
 	return serve(ctx, cfg, cred, open, log)
 }
 
+// serveSimulated runs the daemon on simulated GPUs (agent/simgpu). The
+// resolver reads the simulation's process tree and passwd instead of the
+// host's, and signals go to the simulation: nothing real is measured or
+// signalled.
+func serveSimulated(ctx context.Context, cfg config, cred credential, log *slog.Logger) error {
+	sim, err := simgpu.New(simgpu.Config{Node: cfg.Node, GPUs: cfg.Sim.GPUs, Model: cfg.Sim.Model, MemoryMiB: cfg.Sim.MemoryMiB,
+		Dir: filepath.Join(cfg.StateDir, "sim"), CachePath: cfg.CacheFile, Script: cfg.Sim.Script, HostPasswd: cfg.PasswdFile})
+	if err != nil {
+		return err
+	}
+	cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile = sim.ProcRoot(), sim.Passwd(), sim.Group()
+	log.Warn("agent: SIMULATED GPUs (gpu = simulated): load follows the bookings and the load script; nothing real is measured or signalled",
+		"gpus", cfg.Sim.GPUs, "script", cfg.Sim.Script, "proc_root", cfg.ProcRoot)
+	return serveWith(ctx, cfg, cred, sim.Open, sim, log)
+}
+
 // serve wires the daemon around open (tried now and, while it fails, again
 // with backoff by the daemon) and runs it.
 func serve(ctx context.Context, cfg config, cred credential, open daemon.OpenSource, log *slog.Logger) error {
+	return serveWith(ctx, cfg, cred, open, daemon.NewSignalGuard(cfg.ProcRoot, os.Getpid()), log)
+}
+
+// serveWith is serve with the detector's signaller given: the guarded
+// kill(2) for real GPUs, the simulation's for simulated ones.
+func serveWith(ctx context.Context, cfg config, cred credential, open daemon.OpenSource, sig detect.Signaller, log *slog.Logger) error {
 	now := time.Now
 	sp, err := spool.Open(cfg.spoolDir(), cfg.Spool, now, log)
 	if err != nil {
@@ -75,8 +102,7 @@ func serve(ctx context.Context, cfg config, cred credential, open daemon.OpenSou
 	}
 	res := procfs.New(cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile)
 	exp := metrics.New(cfg.Node)
-	guard := daemon.NewSignalGuard(cfg.ProcRoot, os.Getpid())
-	det := detect.New(cfg.Node, cfg.Policy, guard, daemon.TTYNotifier{TTYs: res}, res, log)
+	det := detect.New(cfg.Node, cfg.Policy, sig, daemon.TTYNotifier{TTYs: res}, res, log)
 	portal := client.New(cfg.PortalURL, cred.Credential, "gpubook-agent/"+version)
 	metricsProblem := ""
 	if cfg.MetricsAddr != "" {

@@ -43,6 +43,20 @@ type config struct {
 
 	Policy detect.Policy
 	Spool  spool.Limits
+
+	// GPU is the backend: "nvml" (the real GPUs) or "simulated" (go-nvml's
+	// simulated devices, for demos and tests; agent/simgpu).
+	GPU string
+	Sim simConfig
+}
+
+// simConfig is the simulated node (gpu = simulated): how many GPUs of
+// which model, and the optional load script of extra processes.
+type simConfig struct {
+	GPUs      int
+	Model     string
+	MemoryMiB int64
+	Script    string
 }
 
 func defaultConfig() config {
@@ -52,7 +66,7 @@ func defaultConfig() config {
 		ProcRoot: "/proc", PasswdFile: "/etc/passwd", GroupFile: "/etc/group", LogLevel: slog.LevelInfo,
 		SampleInterval: 10 * time.Second, SyncInterval: 30 * time.Second, DeliverInterval: 15 * time.Second,
 		HeartbeatInterval: 60 * time.Second, EnvTimeout: 800 * time.Millisecond, NVMLRetry: 5 * time.Second,
-		Policy: detect.DefaultPolicy(), Spool: spool.DefaultLimits(),
+		Policy: detect.DefaultPolicy(), Spool: spool.DefaultLimits(), GPU: "nvml",
 	}
 }
 
@@ -122,12 +136,12 @@ var configKeys = []string{"portal_url", "node", "credential_file", "state_dir", 
 	"proc_root", "passwd_file", "group_file", "log_level", "sample_interval", "sync_interval", "deliver_interval",
 	"heartbeat_interval", "env_timeout", "exempt_users", "exempt_groups", "system_uid_max", "enforce", "grace",
 	"kill_after", "overstay_warning", "idle_util_pct", "idle_after", "mem_no_process_mib", "mem_no_process_after",
-	"spool_max_age", "spool_max_bytes"}
+	"spool_max_age", "spool_max_bytes", "gpu", "sim_gpus", "sim_model", "sim_memory_mib", "sim_script"}
 
 func (c *config) set(k, v string) error {
 	strs := map[string]*string{"portal_url": &c.PortalURL, "node": &c.Node, "credential_file": &c.CredentialFile,
 		"state_dir": &c.StateDir, "cache_file": &c.CacheFile, "metrics_addr": &c.MetricsAddr, "proc_root": &c.ProcRoot,
-		"passwd_file": &c.PasswdFile, "group_file": &c.GroupFile}
+		"passwd_file": &c.PasswdFile, "group_file": &c.GroupFile, "sim_model": &c.Sim.Model, "sim_script": &c.Sim.Script}
 	durs := map[string]*time.Duration{"sample_interval": &c.SampleInterval, "sync_interval": &c.SyncInterval,
 		"deliver_interval": &c.DeliverInterval, "heartbeat_interval": &c.HeartbeatInterval, "env_timeout": &c.EnvTimeout,
 		"grace": &c.Policy.Grace, "kill_after": &c.Policy.KillAfter, "overstay_warning": &c.Policy.OverstayWarning,
@@ -169,6 +183,21 @@ func (c *config) setOther(k, v string) error {
 		c.Policy.MemNoProcMiB, err = strconv.ParseInt(v, 10, 64)
 	case "spool_max_bytes":
 		c.Spool.MaxBytes, err = strconv.ParseInt(v, 10, 64)
+	case "gpu":
+		c.GPU = v
+		if v != "nvml" && v != "simulated" {
+			err = errors.New("want nvml or simulated")
+		}
+	case "sim_gpus":
+		c.Sim.GPUs, err = strconv.Atoi(v)
+		if err == nil && (c.Sim.GPUs < 1 || c.Sim.GPUs > 16) {
+			err = errors.New("want 1 to 16")
+		}
+	case "sim_memory_mib":
+		c.Sim.MemoryMiB, err = strconv.ParseInt(v, 10, 64)
+		if err == nil && c.Sim.MemoryMiB <= 0 {
+			err = errors.New("must be positive")
+		}
 	default:
 		return errors.New("unknown key")
 	}

@@ -10,14 +10,19 @@ import (
 	"github.com/gpubook/gpubook/models/store"
 )
 
-// demo runs "gpubook demo [--force]": it writes demoPlan's description
-// through the ordinary store methods, so the demo obeys every real rule.
+// demo runs "gpubook demo [--force] [--agents]": it writes demoPlan's
+// description through the ordinary store methods, so the demo obeys every
+// real rule; with --agents it then runs a simulated agent per node.
 func (c *cli) demo(ctx context.Context, args []string) error {
-	f := newFlags("demo", "gpubook demo [--force] [--seed N] [--usage-days N]",
-		"Fills an empty database with a believable demo: 3 nodes of 8 GPUs, 12 users in 3 teams and a week of bookings.\nRefuses a database that already has users unless --force is given; then it adds the demo beside them,\nskipping users, teams and nodes that already exist.", false)
+	f := newFlags("demo", "gpubook demo [--force] [--seed N] [--usage-days N] [--agents [--agent-bin FILE] [--agents-dir DIR]]",
+		"Fills an empty database with a believable demo: 3 nodes of 8 GPUs, 12 users in 3 teams and a week of bookings.\nRefuses a database that already has users unless --force is given; then it adds the demo beside them,\nskipping users, teams and nodes that already exist.\nWith --agents (the portal must be running) it then enrols each demo node and runs a real gpubook-agent\nper node on simulated GPUs (gpu = simulated) until Ctrl-C; on a database that already has users it\nonly starts the agents.", false)
 	force := f.Bool("force", false, "add the demo to a database that already has users")
 	seed := f.Uint64("seed", 1, "`seed` for the generated bookings (same seed and day, same demo)")
 	days := f.Int("usage-days", maxDemoUsageDays, "`days` of measured agent use to generate before now, 0 to 7 (each day takes a few seconds)")
+	agents := f.Bool("agents", false, "run a gpubook-agent on simulated GPUs for every demo node until Ctrl-C")
+	var o demoAgentOpts
+	f.StringVar(&o.bin, "agent-bin", "", "the gpubook-agent `binary` (default: beside gpubook, on PATH, or built from ./cmd/gpubook-agent)")
+	f.StringVar(&o.dir, "agents-dir", "", "`directory` for the agents' configuration, state and logs (default: a temporary one, removed at exit)")
 	cfg, _, err := f.parse(c, args, 0, 0)
 	if err != nil {
 		return err
@@ -34,13 +39,28 @@ func (c *cli) demo(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("cli: demo: %w", err)
 	}
-	if n > 0 && !*force {
+	now := c.now()
+	plan := demoPlan(*seed, now, cfg.Location)
+	switch {
+	case n == 0 || *force:
+		if err := c.seedDemo(ctx, cfg, db, plan, now, *force, *days); err != nil {
+			return err
+		}
+	case *agents:
+		fmt.Fprintf(c.stdout, "demo: the database already has %d user(s); adding no demo data, starting the agents only\n", n)
+	default:
 		return fmt.Errorf("demo: the database already has %d user(s); refusing to add demo data (use --force to add it beside them)", n)
 	}
-	now := c.now()
-	s := &seeder{db: db, now: now, limits: cfg.bookingLimits(), force: *force, users: map[string]int64{}, gpus: map[string]int64{},
-		usageDays: *days, progress: c.stderr}
-	plan := demoPlan(*seed, now, cfg.Location)
+	if *agents {
+		return c.demoAgents(ctx, cfg, db, plan, o)
+	}
+	return nil
+}
+
+// seedDemo writes plan and says what it added.
+func (c *cli) seedDemo(ctx context.Context, cfg Config, db *store.DB, plan demoData, now time.Time, force bool, days int) error {
+	s := &seeder{db: db, now: now, limits: cfg.bookingLimits(), force: force, users: map[string]int64{}, gpus: map[string]int64{},
+		usageDays: days, progress: c.stderr}
 	for _, step := range []func(context.Context, demoData) error{s.seedUsers, s.seedTeams, s.seedNodes, s.seedBookings, s.seedUsage} {
 		if err := step(ctx, plan); err != nil {
 			return fmt.Errorf("cli: demo: %w", err)
@@ -48,7 +68,7 @@ func (c *cli) demo(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(c.stdout, "demo: added %d users, %d teams, %d nodes, %d GPUs and %d bookings (%d past, %d active now, %d upcoming)\n",
 		s.added.users, s.added.teams, s.added.nodes, s.added.gpus, s.added.bookings, s.phases[models.PhasePast], s.phases[models.PhaseActive], s.phases[models.PhaseUpcoming])
-	fmt.Fprintf(c.stdout, "demo: added %d GPU-minutes of agent records (the last %d day(s)); see /usage and 'gpubook report preview'\n", s.added.usage, *days)
+	fmt.Fprintf(c.stdout, "demo: added %d GPU-minutes of agent records (the last %d day(s)); see /usage and 'gpubook report preview'\n", s.added.usage, days)
 	if s.skipped > 0 {
 		fmt.Fprintf(c.stdout, "demo: skipped %d that already existed or clashed with existing bookings\n", s.skipped)
 	}

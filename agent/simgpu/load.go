@@ -1,0 +1,165 @@
+package simgpu
+
+import (
+	"bufio"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// Proc is one simulated GPU process: who runs it, on which GPU, how hard.
+type Proc struct {
+	// Key names what the process stands for ("booking:ID:GPU" or
+	// "script:GPU:USER"); it decides the PID, so the same process keeps
+	// its PID from sample to sample and across agent restarts.
+	Key    string
+	GPU    int
+	User   string
+	Util   uint32
+	MemMiB int64
+	Since  time.Time
+}
+
+// Behaviour is how the holder of a booking uses it. It is chosen by the
+// booking's ID, so a booking behaves the same on every run and every node.
+type Behaviour int
+
+// The behaviours: most bookers train on every booked GPU; some hold their
+// GPUs and run nothing (an idle booking), some use only the first of
+// several GPUs (the rest idle), some keep running after the end (overstay).
+const (
+	Train Behaviour = iota
+	Idle
+	Partial
+	Overrun
+)
+
+// overrunFor is how long an Overrun booker's processes outlive the booking.
+const overrunFor = 15 * time.Minute
+
+// BehaviourOf returns the behaviour of booking id: ids ≡ 2 (mod 6) are
+// idle, ≡ 4 partial, ≡ 5 overrun, the others train.
+func BehaviourOf(id int64) Behaviour {
+	switch id % 6 {
+	case 2:
+		return Idle
+	case 4:
+		return Partial
+	case 5:
+		return Overrun
+	}
+	return Train
+}
+
+// ScriptLine is one extra process from the load script: "GPU USER UTIL
+// MEM_MIB". It runs while the line is in the file.
+type ScriptLine struct {
+	GPU    int
+	User   string
+	Util   uint32
+	MemMiB int64
+}
+
+// ParseScript reads a load script: one process per line, '#' comments.
+func ParseScript(r io.Reader) ([]ScriptLine, error) {
+	var out []ScriptLine
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 4 {
+			return nil, fmt.Errorf("agent: simgpu: script line %d: want GPU USER UTIL MEM_MIB", n)
+		}
+		gpu, err1 := strconv.Atoi(f[0])
+		util, err2 := strconv.ParseUint(f[2], 10, 32)
+		mem, err3 := strconv.ParseInt(f[3], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || gpu < 0 || util > 100 || mem < 0 {
+			return nil, fmt.Errorf("agent: simgpu: script line %d: bad number", n)
+		}
+		out = append(out, ScriptLine{GPU: gpu, User: f[1], Util: uint32(util), MemMiB: mem})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("agent: simgpu: script: %w", err)
+	}
+	return out, nil
+}
+
+// Node is what the plan needs to know about the simulated node.
+type Node struct {
+	UUIDs     []string // index → UUID
+	MemoryMiB int64
+}
+
+// Plan is the whole simulated load at now: the bookers' processes (by
+// their bookings' behaviour) and the script's processes. firstSeen gives
+// each script line's start; it is pure so tests can table it.
+func Plan(n Node, bookings []models.AgentBooking, script []ScriptLine, firstSeen func(key string) time.Time, now time.Time) []Proc {
+	index := make(map[string]int, len(n.UUIDs))
+	for i, u := range n.UUIDs {
+		index[u] = i
+	}
+	var out []Proc
+	for _, b := range bookings {
+		beh := BehaviourOf(b.ID)
+		running := b.ActiveAt(now) || beh == Overrun && !now.Before(b.StartsAt) && now.Before(b.EndsAt.Add(overrunFor))
+		if !running || beh == Idle {
+			continue
+		}
+		first := true
+		for _, u := range b.GPUUUIDs {
+			i, ok := index[u]
+			if !ok {
+				continue
+			}
+			if beh == Partial && !first {
+				continue
+			}
+			first = false
+			out = append(out, Proc{Key: fmt.Sprintf("booking:%d:%d", b.ID, i), GPU: i, User: b.User,
+				Util: 55 + hash(fmt.Sprint(b.ID, i, now.Unix()/60))%40, MemMiB: n.MemoryMiB * int64(60+b.ID%25) / 100, Since: b.StartsAt})
+		}
+	}
+	for _, l := range script {
+		if l.GPU >= len(n.UUIDs) {
+			continue
+		}
+		k := fmt.Sprintf("script:%d:%s", l.GPU, l.User)
+		out = append(out, Proc{Key: k, GPU: l.GPU, User: l.User, Util: l.Util, MemMiB: l.MemMiB, Since: firstSeen(k)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// pidBase is above Linux's highest possible PID (PID_MAX_LIMIT, 2^22), so
+// a simulated PID can never name a real process, even by mistake.
+const pidBase = 1 << 22
+
+// PIDs gives each process a PID from its key: stable across samples and
+// restarts, collisions resolved in key order. procs must be sorted by Key.
+func PIDs(procs []Proc) map[string]int {
+	out := make(map[string]int, len(procs))
+	used := map[int]bool{}
+	for _, p := range procs {
+		pid := pidBase + 1000 + int(hash(p.Key)%1_000_000)
+		for used[pid] {
+			pid++
+		}
+		used[pid], out[p.Key] = true, pid
+	}
+	return out
+}
+
+func hash(s string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return h.Sum32()
+}

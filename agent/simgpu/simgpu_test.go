@@ -1,0 +1,96 @@
+package simgpu
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/cache"
+	"github.com/gpubook/gpubook/agent/detect"
+	"github.com/gpubook/gpubook/agent/procfs"
+	"github.com/gpubook/gpubook/agent/sampler"
+	"github.com/gpubook/gpubook/models"
+)
+
+// TestSimulatedNodeThroughTheRealPath runs the simulated node through the
+// production NVML backend, procfs resolver, sampler and detector: the
+// booker's processes are attributed to the booker, the script's process
+// to its user and reported as unbooked use, and a signal ends it.
+func TestSimulatedNodeThroughTheRealPath(t *testing.T) {
+	dir := t.TempDir()
+	now := t0
+	hostPasswd := filepath.Join(dir, "host-passwd")
+	if err := os.WriteFile(hostPasswd, []byte("root:x:0:0::/root:/bin/bash\nada:x:1001:1001::/home/ada:/bin/bash\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "load")
+	if err := os.WriteFile(script, []byte("3 mallory 80 20000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sim, err := New(Config{Node: "n1", GPUs: 4, Model: "NVIDIA H100 80GB HBM3", MemoryMiB: 81559, Dir: filepath.Join(dir, "sim"),
+		CachePath: filepath.Join(dir, "schedule.json"), Script: script, HostPasswd: hostPasswd, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other, _ := New(Config{Node: "n1", Dir: t.TempDir()}); other.UUID(2) != sim.UUID(2) {
+		t.Errorf("UUIDs differ between runs: %s, %s", other.UUID(2), sim.UUID(2))
+	}
+	booking := models.AgentBooking{ID: 6, User: "ada", GPUUUIDs: []string{sim.UUID(0)}, StartsAt: t0.Add(-time.Hour), EndsAt: t0.Add(time.Hour)}
+	if err := cache.Write(filepath.Join(dir, "schedule.json"), cache.File{Schedule: models.AgentSchedule{Bookings: []models.AgentBooking{booking}}}); err != nil {
+		t.Fatal(err)
+	}
+	src, driver, err := sim.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if driver != "550.54.15 (simulated)" {
+		t.Errorf("driver = %q", driver)
+	}
+	devs, err := src.Devices(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(devs) != 4 || devs[1].Model != "NVIDIA H100 80GB HBM3" || devs[1].MemoryMiB != 81559 || devs[1].UUID != sim.UUID(1) {
+		t.Fatalf("devices = %+v", devs)
+	}
+	res := procfs.New(sim.ProcRoot(), sim.Passwd(), sim.Group())
+	smp := sampler.New(src, res, devs, nil)
+	pol := detect.DefaultPolicy()
+	pol.Enforce, pol.Grace = true, time.Minute
+	det := detect.New("n1", pol, sim, nil, res, nil)
+
+	snap, err := smp.Sample(context.Background(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g0, g3 := snap.GPUs[0], snap.GPUs[3]
+	if len(g0.Procs) != 1 || g0.Procs[0].User != "ada" || g0.Procs[0].UID != 1001 || !g0.UtilValid || g0.UtilPct < 55 {
+		t.Errorf("GPU 0 = %+v, want ada (host UID 1001) training", g0)
+	}
+	if len(g3.Procs) != 1 || g3.Procs[0].User != "mallory" || g3.Procs[0].UID < uidBase || g3.UtilPct != 80 || g3.MemUsedMiB != 20000 {
+		t.Errorf("GPU 3 = %+v, want mallory at 80 %% and 20000 MiB", g3)
+	}
+	if p := snap.GPUs[1]; len(p.Procs) != 0 || p.UtilPct != 0 || p.MemUsedMiB != 0 {
+		t.Errorf("GPU 1 = %+v, want idle", p)
+	}
+	ev := det.Observe(snap, []models.AgentBooking{booking})
+	if len(ev.Violations) != 1 || ev.Violations[0].User != "mallory" || ev.Violations[0].Kind != models.ViolationUnbooked || ev.Violations[0].GPUUUID != sim.UUID(3) {
+		t.Fatalf("violations = %+v, want mallory's unbooked use of GPU 3", ev.Violations)
+	}
+	now = now.Add(2 * time.Minute) // past the grace: the detector sends SIGTERM to the simulated process
+	snap, _ = smp.Sample(context.Background(), now)
+	ev = det.Observe(snap, []models.AgentBooking{booking})
+	if len(ev.Violations) != 1 || ev.Violations[0].Action != models.ActionSIGTERM {
+		t.Fatalf("violations = %+v, want SIGTERM", ev.Violations)
+	}
+	now = now.Add(10 * time.Second)
+	if snap, _ = smp.Sample(context.Background(), now); len(snap.GPUs[3].Procs) != 0 {
+		t.Errorf("GPU 3 after SIGTERM = %+v, want no process", snap.GPUs[3])
+	}
+	if err := sim.Signal(os.Getpid(), syscall.SIGTERM); err == nil {
+		t.Error("Signal of a real PID succeeded, want it refused")
+	}
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
+)
+
+// TestDemoAgents: `gpubook demo --agents` next to a running portal seeds
+// the demo, runs a real gpubook-agent per node on simulated GPUs (each
+// reports its heartbeat and its intruder's unbooked use), and on Ctrl-C
+// (the context's end) stops every agent process.
+func TestDemoAgents(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "gpubook-agent")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/gpubook/gpubook/cmd/gpubook-agent").CombinedOutput(); err != nil {
+		t.Fatalf("go build gpubook-agent: %v\n%s", err, out)
+	}
+	url := storetest.URL(t, store.SQLite)
+	base, _, _, _ := serveInBackground(t, map[string]string{"GPUBOOK_DATABASE_URL": url})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	errc := make(chan error, 1)
+	go func() {
+		errc <- runWith(ctx, []string{"gpubook", "demo", "--usage-days", "0", "--agents", "--agent-bin", bin, "--agents-dir", t.TempDir()},
+			envOf(map[string]string{"GPUBOOK_DATABASE_URL": url, "GPUBOOK_BASE_URL": base}), stdout, stderr, nil)
+	}()
+	db := storetest.OpenURL(t, url)
+	for end := time.Now().Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		if demoAgentsReported(t, db) {
+			break
+		}
+		select {
+		case err := <-errc:
+			t.Fatalf("demo stopped: %v\n%s\n%s", err, stdout, stderr)
+		default:
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no heartbeat and violation from all 3 agents within 2 minutes\n%s\n%s", stdout, stderr)
+		}
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("demo after Ctrl-C = %v, want nil", err)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatalf("demo still running 40 s after Ctrl-C\n%s", stderr)
+	}
+	pids := regexp.MustCompile(`\(pid (\d+),`).FindAllStringSubmatch(stdout.String(), -1)
+	if len(pids) != 3 {
+		t.Fatalf("started agents = %v, want 3\n%s", pids, stdout)
+	}
+	for _, m := range pids {
+		pid, _ := strconv.Atoi(m[1])
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("agent pid %d after the demo: kill -0 = %v, want ESRCH (gone)", pid, err)
+		}
+	}
+}
+
+// demoAgentsReported: every demo node's agent has sent a heartbeat and
+// each node has an unbooked-use violation (the demo's intruder).
+func demoAgentsReported(t *testing.T, db *store.DB) bool {
+	ctx := context.Background()
+	nodes, err := db.AgentNodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := db.Violations(ctx, models.ViolationFilter{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unbooked := map[string]bool{}
+	for _, v := range vs {
+		if v.Kind == models.ViolationUnbooked {
+			unbooked[v.NodeName] = true
+		}
+	}
+	beats := 0
+	for _, n := range nodes {
+		if n.LastHeartbeatAt != nil && unbooked[n.NodeName] {
+			beats++
+		}
+	}
+	return beats == 3
+}

@@ -1,0 +1,195 @@
+package web_test
+
+// The portal and a real gpubook-agent process (built with `go build`,
+// started with exec) on simulated GPUs (gpu = simulated), in real time:
+// what `gpubook demo --agents` runs, checked end to end on both databases.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/simgpu"
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/web/webtest"
+)
+
+// buildAgent builds cmd/gpubook-agent (cgo) into a temporary directory.
+func buildAgent(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gpubook-agent")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/gpubook/gpubook/cmd/gpubook-agent").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build gpubook-agent: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// agentProc is a running agent process and its log.
+type agentProc struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	log  bytes.Buffer
+	done chan struct{} // closed when the process has exited, with err set
+	err  error
+}
+
+func (a *agentProc) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.log.Write(p)
+}
+
+func (a *agentProc) logText() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.log.String()
+}
+
+// agentEnv is the agent's whole environment: nothing of the test's own
+// GPUBOOK_AGENT_* variables leaks in.
+func agentEnv(extra ...string) []string {
+	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}, extra...)
+}
+
+func TestAgentProcessOnSimulatedGPUs(t *testing.T) {
+	bin := buildAgent(t)
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			runAgentProcess(t, d, bin)
+		})
+	}
+}
+
+func runAgentProcess(t *testing.T, dialect, bin string) {
+	ctx := context.Background()
+	env := webtest.New(t, dialect)
+	srv := httptest.NewServer(env.Server.Echo)
+	t.Cleanup(srv.Close)
+	gpus, _ := models.NewNodeGPUs("sim1", 4, "NVIDIA L40S", 46068)
+	node := &models.Node{Name: "sim1"}
+	if err := env.DB.CreateNode(ctx, node, gpus, models.CLIActor); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := env.DB.Node(ctx, node.ID)
+	ada := env.AddUser("ada@example.org", "Ada", false)
+	start := time.Now().UTC().Truncate(30 * time.Minute)
+	b, err := env.DB.CreateBooking(ctx, models.NewBooking{UserID: ada.ID, GPUIDs: []int64{n.GPUs[0].ID}, StartsAt: start, EndsAt: start.Add(2 * time.Hour)},
+		models.DefaultBookingLimits, start, models.CLIActor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if simgpu.BehaviourOf(b.ID) != simgpu.Train {
+		t.Fatalf("booking %d does not train in the simulation; the test expects ada's processes on GPU 0", b.ID)
+	}
+	token, _, err := env.DB.CreateEnrollToken(ctx, node.ID, time.Now(), models.CLIActor)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	conf, script := filepath.Join(dir, "agent.conf"), filepath.Join(dir, "load")
+	writeFile(t, script, "3 mallory 70 10000 # unbooked\n")
+	writeFile(t, conf, fmt.Sprintf("node = sim1\ncredential_file = %s\nstate_dir = %s\ncache_file = %s\nmetrics_addr =\n"+
+		"gpu = simulated\nsim_gpus = 4\nsim_model = NVIDIA L40S\nsim_memory_mib = 46068\nsim_script = %s\n"+
+		"sample_interval = 1s\nsync_interval = 1s\ndeliver_interval = 1s\nheartbeat_interval = 2s\n",
+		filepath.Join(dir, "credential.json"), filepath.Join(dir, "state"), filepath.Join(dir, "state", "schedule.json"), script))
+	enroll := exec.Command(bin, "enroll", "--config", conf, "--portal", srv.URL)
+	enroll.Env = agentEnv("GPUBOOK_AGENT_TOKEN=" + token)
+	if out, err := enroll.CombinedOutput(); err != nil {
+		t.Fatalf("gpubook-agent enroll: %v\n%s", err, out)
+	}
+	a := startAgent(t, bin, conf)
+
+	uuid3 := ""
+	waitFor(t, a, "inventory: the simulated GPUs replace the placeholders", func() bool {
+		n, _ = env.DB.Node(ctx, node.ID)
+		uuid3 = n.GPUs[3].UUID
+		return !strings.HasPrefix(uuid3, "GPU-manual-")
+	})
+	waitFor(t, a, "mallory's unbooked process becomes a violation", func() bool {
+		vs, _ := env.DB.Violations(ctx, models.ViolationFilter{Limit: 10})
+		return len(vs) == 1 && vs[0].UserName == "mallory" && vs[0].Kind == models.ViolationUnbooked && vs[0].GPUUUID == uuid3
+	})
+	admin := env.Client()
+	admin.SignIn("root@example.org", "Root Admin")
+	row := func(i int) string { return `[data-testid="status-gpu-` + itoa64(n.GPUs[i].ID) + `"]` }
+	waitFor(t, a, "usage minutes arrive and live status shows the node's GPUs", func() bool {
+		var minutes int64
+		env.DB.Gorm.Table("gpu_usage_minutes").Count(&minutes)
+		doc := admin.Get("/status").Doc
+		return minutes >= 4 && doc.Find(`[data-testid="status-node-sim1"] [data-testid="agent-online"]`).Length() == 1 &&
+			strings.Contains(doc.Find(row(0)+` [data-testid="used-by"]`).Text(), "ada") &&
+			strings.Contains(doc.Find(row(3)+` [data-testid="used-by"]`).Text(), "mallory")
+	})
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.done:
+		if a.err != nil {
+			t.Errorf("agent exit after SIGTERM: %v\n%s", a.err, a.logText())
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("agent still running 30 s after SIGTERM\n%s", a.logText())
+	}
+}
+
+// startAgent starts `gpubook-agent run` and stops it (SIGKILL) at cleanup
+// if the test has not.
+func startAgent(t *testing.T, bin, conf string) *agentProc {
+	t.Helper()
+	a := &agentProc{done: make(chan struct{})}
+	a.cmd = exec.Command(bin, "run", "--config", conf)
+	a.cmd.Env, a.cmd.Stdout, a.cmd.Stderr = agentEnv(), a, a
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		a.err = a.cmd.Wait()
+		close(a.done)
+	}()
+	t.Cleanup(func() {
+		_ = a.cmd.Process.Kill()
+		<-a.done
+		if t.Failed() {
+			t.Logf("agent log:\n%s", a.logText())
+		}
+	})
+	return a
+}
+
+// waitFor polls cond for up to 3 minutes: usage arrives per completed
+// wall-clock minute, so the first takes up to a minute on its own.
+func waitFor(t *testing.T, a *agentProc, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(3 * time.Minute); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		if cond() {
+			return
+		}
+		select {
+		case <-a.done:
+			t.Fatalf("%s: the agent exited: %v\n%s", what, a.err, a.logText())
+		default:
+		}
+	}
+	t.Fatalf("%s: not within 3 minutes\n%s", what, a.logText())
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
