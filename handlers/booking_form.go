@@ -79,7 +79,7 @@ func parseIDs(vals []string, field string, fe models.FieldErrors) []int64 {
 // parseHours reads a duration in hours ("4", "1.5").
 func parseHours(s string) (time.Duration, bool) {
 	h, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || h <= 0 || h > 24*366 {
+	if err != nil || !(h > 0 && h <= 24*366) { // also refuses NaN
 		return 0, false
 	}
 	return time.Duration(h * float64(time.Hour)).Round(time.Minute), true

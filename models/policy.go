@@ -122,7 +122,7 @@ func ParseValue(rule, s string) (v int64, set, ok bool) {
 	}
 	spec, known := SpecOf(rule)
 	f, err := strconv.ParseFloat(s, 64)
-	if !known || err != nil || f < 0 || f > 1e7 {
+	if !known || err != nil || !(f >= 0 && f <= 1e7) { // also refuses NaN
 		return 0, true, false
 	}
 	if spec.Unit == 1 && f != float64(int64(f)) {

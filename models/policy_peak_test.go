@@ -88,6 +88,8 @@ func TestParseValue(t *testing.T) {
 		{"max_gpu_hours_week", "", 0, false, true},
 		{"max_gpus", "-1", 0, true, false},
 		{"nope", "1", 0, true, false},
+		{"max_length", "NaN", 0, true, false},
+		{"max_length", "Inf", 0, true, false},
 	}
 	for _, tt := range tests {
 		v, set, ok := models.ParseValue(tt.rule, tt.in)
