@@ -14,12 +14,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/glebarez/sqlite"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/libtnb/sqlite"
 	"github.com/pressly/goose/v3"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver, the only one that does
 
 	"github.com/gpubook/gpubook/migrations"
 )
@@ -38,6 +39,16 @@ type DB struct {
 	Dialect string
 }
 
+// sqliteParams configures every SQLite connection: foreign keys on, WAL,
+// SQLite's busy handler for other processes' locks, every transaction BEGIN
+// IMMEDIATE (the check and the insert of a booking then hold the write lock
+// together, which the no-double-booking rule depends on), and times written
+// as "2006-01-02 15:04:05.999999999-07:00" — the text the earlier driver
+// (glebarez/go-sqlite) wrote, so that existing databases and new rows
+// compare as text in the same order (modernc.org/sqlite's own default is
+// time.Time.String, which would not).
+const sqliteParams = "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate&_time_format=sqlite"
+
 // ParseURL splits a GPUBOOK_DATABASE_URL into a dialect and a driver DSN.
 // Accepted: postgres://…, postgresql://… and sqlite:PATH (sqlite::memory: is
 // refused because each connection would see its own empty database).
@@ -53,7 +64,7 @@ func ParseURL(url string) (dialect, dsn string, err error) {
 		if i := strings.IndexByte(path, '?'); i >= 0 {
 			path = path[:i]
 		}
-		return SQLite, "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate", nil
+		return SQLite, "file:" + path + sqliteParams, nil
 	default:
 		return "", "", fmt.Errorf("must start with postgres://, postgresql:// or sqlite: (got %q)", redact(url))
 	}
@@ -98,7 +109,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	if dialect == Postgres {
 		dialector = postgres.New(postgres.Config{Conn: sqlDB})
 	} else {
-		dialector = sqlite.Dialector{Conn: newWriterPool(sqlDB)}
+		dialector = sqlite.New(sqlite.Config{Conn: newWriterPool(sqlDB)})
 	}
 	g, err := gorm.Open(dialector, &gorm.Config{
 		SkipDefaultTransaction: true,
