@@ -31,12 +31,16 @@ type Portal interface {
 
 // Config is the daemon's settings, parsed in cmd/gpubook-agent.
 type Config struct {
-	Node              string
-	AgentVersion      string
-	DriverVersion     string
-	CachePath         string
-	StatusPath        string
-	WatermarkPath     string
+	Node          string
+	AgentVersion  string
+	DriverVersion string
+	CachePath     string
+	StatusPath    string
+	WatermarkPath string
+	// MinutePath keeps the minute being aggregated, saved after every
+	// sample, so that a crash or a restart loses none of it; "" keeps it
+	// in memory only (Stop then spools the partial minute).
+	MinutePath        string
 	SampleInterval    time.Duration
 	SyncInterval      time.Duration
 	DeliverInterval   time.Duration
@@ -113,6 +117,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Daemon, error) {
 		return nil, err
 	}
 	d.agg = sampler.NewAggregator(cfg.BusyPct, after)
+	d.restoreMinute(after)
 	if deps.Source == nil {
 		d.nvmlDown, d.nvmlErr = deps.Now().UTC(), "not opened yet"
 		return d, nil
@@ -146,6 +151,7 @@ func (d *Daemon) SampleOnce(ctx context.Context) error {
 	if err := d.spoolUsage(d.agg.Add(snap)); err != nil {
 		return err
 	}
+	d.saveMinute()
 	if d.deps.Detector != nil {
 		ev := d.deps.Detector.Observe(snap, bookings)
 		if len(ev.Violations) > 0 && d.cfg.DetectStatePath != "" {
@@ -164,9 +170,13 @@ func (d *Daemon) SampleOnce(ctx context.Context) error {
 	return nil
 }
 
-// Stop spools the partial minute so that a clean restart loses at most the
-// samples of the minute it restarts in.
+// Stop saves the minute in progress, which the next start resumes (same
+// minute) or spools (later); without MinutePath it spools the partial
+// minute, and a restart within that minute loses the rest of it.
 func (d *Daemon) Stop() error {
+	if d.cfg.MinutePath != "" {
+		return d.agg.Save(d.cfg.MinutePath)
+	}
 	return d.spoolUsage(d.agg.Flush())
 }
 

@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,6 +29,7 @@ type rig struct {
 	portal *fakePortal
 	dir    string
 	now    time.Time
+	log    *slog.Logger // nil: discarded
 }
 
 var t0 = time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
@@ -56,8 +58,8 @@ func (r *rig) start() *daemon.Daemon {
 	det := detect.New("n1", detect.DefaultPolicy(), daemon.KillSignaller{}, nil, res, nil)
 	d, err := daemon.New(context.Background(), daemon.Config{Node: "n1", AgentVersion: "test",
 		CachePath: filepath.Join(r.dir, "schedule.json"), StatusPath: filepath.Join(r.dir, "status.json"),
-		WatermarkPath: filepath.Join(r.dir, "watermark.json"), BusyPct: 5},
-		daemon.Deps{Source: b, Resolver: res, Portal: c, Spool: sp, Detector: det, Metrics: metrics.New("n1"), Now: now})
+		WatermarkPath: filepath.Join(r.dir, "watermark.json"), MinutePath: filepath.Join(r.dir, "minute.json"), BusyPct: 5},
+		daemon.Deps{Source: b, Resolver: res, Portal: c, Spool: sp, Detector: det, Metrics: metrics.New("n1"), Now: now, Log: r.log})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -137,7 +139,7 @@ func TestKillMidBatch(t *testing.T) {
 	r.run(d1, 10*time.Second) // 14:02:00: minute 14:01 is stored by the portal, the ack is lost
 	r.portal.setDown(true)
 	r.run(d1, 3*time.Minute+10*time.Second) // until 14:05:20: minutes 14:02–14:04 wait in the spool
-	// kill -9 at 14:05:20: no Stop, no flush, a partial minute lost from memory.
+	// kill -9 at 14:05:20: no Stop; minute.json holds 14:05 so far.
 	r.portal.setDown(false)
 	d2 := r.start() // restarted in the same minute, on the same state directory
 	if got := d2.CurrentStatus().SpoolDepth; got != 4 {
@@ -147,10 +149,15 @@ func TestKillMidBatch(t *testing.T) {
 	if err := d2.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if err := d2.DeliverOnce(context.Background()); err != nil {
+	end := r.now.Add(-10 * time.Second).Truncate(time.Minute).Add(time.Minute)
+	// A clean stop keeps the minute in progress; the next start, once
+	// that minute is over, spools it.
+	r.now = r.now.Add(time.Minute)
+	d3 := r.start()
+	if err := d3.DeliverOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	r.checkExactlyOnce(t0, r.now.Add(-10*time.Second).Truncate(time.Minute).Add(time.Minute)) // Stop flushed the last one
+	r.checkExactlyOnce(t0, end)
 	var resent []string
 	for k, n := range r.portal.receipts {
 		if n > 1 {

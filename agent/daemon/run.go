@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// Run paces the steps until ctx ends, then flushes the partial minute and
-// makes a last delivery attempt. Sampling and the portal exchange run on
-// separate goroutines: retries against a dead portal take tens of seconds.
+// Run paces the steps until ctx ends, then saves (or, without MinutePath,
+// spools) the partial minute and makes a last delivery attempt. Sampling
+// and the portal exchange run on separate goroutines: retries against a
+// dead portal take tens of seconds.
 func (d *Daemon) Run(ctx context.Context) error {
 	d.writeStatus() // `status` can tell a running daemon from the start
 	done := make(chan struct{})

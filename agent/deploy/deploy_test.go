@@ -93,10 +93,16 @@ func TestLoginHooks(t *testing.T) {
 			return fakeAgent(t, "echo 'export CUDA_VISIBLE_DEVICES=; export CUDA_DEVICE_ORDER=PCI_BUS_ID'; echo hint >&2")
 		}, closed, closed, false},
 	}
-	shells := []struct{ name, shell, file string }{
-		{"profile.d with sh", "sh", "profile.d/gpubook.sh"},
-		{"profile.d with bash", "bash", "profile.d/gpubook.sh"},
-		{"bash.bashrc", "bash", "bash.bashrc.snippet"},
+	// The bashrc snippet runs interactive (ssh with a terminal) and not
+	// (`ssh node cmd`, scp, rsync: quiet, no hint on stderr).
+	shells := []struct {
+		name, shell, file string
+		interactive       bool
+	}{
+		{"profile.d with sh", "sh", "profile.d/gpubook.sh", false},
+		{"profile.d with bash", "bash", "profile.d/gpubook.sh", true},
+		{"bash.bashrc", "bash", "bash.bashrc.snippet", true},
+		{"bash.bashrc non-interactive", "bash", "bash.bashrc.snippet", false},
 	}
 	for _, sh := range shells {
 		if _, err := exec.LookPath(sh.shell); err != nil {
@@ -109,13 +115,17 @@ func TestLoginHooks(t *testing.T) {
 					if u.exempt {
 						want = tt.wantExempt
 					}
-					out, stderr := runHook(t, sh.shell, hook(t, sh.file, tt.bin(t)), u.uid)
+					out, stderr := runHook(t, sh.shell, hook(t, sh.file, tt.bin(t)), u.uid, sh.interactive)
 					lines := strings.SplitN(out, "\n", 2)
 					if lines[0] != "after" || len(lines) < 2 || lines[1] != want {
 						t.Errorf("output %q, want after + %q", out, want)
 					}
-					if gotHint := strings.Contains(stderr, "could not be read"); gotHint != (tt.hint && !u.exempt) {
-						t.Errorf("stderr %q: fail-closed hint %v, want %v", stderr, gotHint, tt.hint && !u.exempt)
+					quiet := sh.shell == "bash" && !sh.interactive
+					if gotHint := strings.Contains(stderr, "could not be read"); gotHint != (tt.hint && !u.exempt && !quiet) {
+						t.Errorf("stderr %q: fail-closed hint %v, want %v", stderr, gotHint, tt.hint && !u.exempt && !quiet)
+					}
+					if quiet && stderr != "" {
+						t.Errorf("non-interactive bash printed %q; scp and rsync want silence", stderr)
 					}
 				})
 			}
@@ -123,14 +133,14 @@ func TestLoginHooks(t *testing.T) {
 	}
 }
 
-// runHook sources h in shell as uid (interactive for the bashrc snippet,
-// as ssh with a terminal) and returns stdout and stderr. A hung binary must
+// runHook sources h in shell as uid (bash interactive when asked, as ssh
+// with a terminal) and returns stdout and stderr. A hung binary must
 // not hold the login: the hook caps it, far below the 30 s it sleeps.
-func runHook(t *testing.T, shell, h string, uid int) (string, string) {
+func runHook(t *testing.T, shell, h string, uid int, interactive bool) (string, string) {
 	t.Helper()
 	script := ". " + h + `; echo "after"; printf '%s' "${CUDA_VISIBLE_DEVICES-unset}"`
 	args := []string{"-c", script}
-	if shell == "bash" {
+	if shell == "bash" && interactive {
 		args = []string{"-i", "-c", script}
 	}
 	cmd := exec.Command(shell, args...)

@@ -13,7 +13,10 @@
 # credential and agent.conf are kept.
 #
 # Packaging: DESTDIR=/tmp/pkg ./install.sh installs the files under DESTDIR
-# only (no root needed, no enrolment, no systemctl).
+# only (no root needed, no enrolment, no systemctl); when DESTDIR is a
+# whole root with etc/bash.bashrc or etc/bashrc, the bash hook is placed
+# there too. A package runs usr/share/gpubook-agent/bashrc-hook.sh install
+# in its post-install step.
 # Uninstall: see agent/README.md.
 set -eu
 
@@ -34,16 +37,22 @@ install -m 0755 "$BIN" "$D/usr/local/bin/gpubook-agent"
 [ -f "$D/etc/gpubook/agent.conf" ] || install -m 0644 "$HERE/agent.conf" "$D/etc/gpubook/agent.conf"
 install -m 0644 "$HERE/profile.d/gpubook.sh" "$D/etc/profile.d/gpubook.sh"
 install -m 0644 "$HERE/gpubook-agent.service" "$D/etc/systemd/system/gpubook-agent.service"
+# The bash hook and the script that places it, for a package's post-install
+# and for uninstalling (see agent/README.md).
+install -d -m 0755 "$D/usr/share/gpubook-agent"
+install -m 0644 "$HERE/bash.bashrc.snippet" "$D/usr/share/gpubook-agent/bash.bashrc.snippet"
+install -m 0755 "$HERE/bashrc-hook.sh" "$D/usr/share/gpubook-agent/bashrc-hook.sh"
 if [ -n "$D" ]; then
-    # A package appends the snippet in its post-install step.
-    install -d -m 0755 "$D/usr/share/gpubook-agent"
-    install -m 0644 "$HERE/bash.bashrc.snippet" "$D/usr/share/gpubook-agent/bash.bashrc.snippet"
+    # A staging tree for a package has no bashrc: the package runs
+    # bashrc-hook.sh in post-install. A whole root (an image being built)
+    # has one and gets the hook now.
+    if [ -f "$D/etc/bash.bashrc" ] || [ -f "$D/etc/bashrc" ]; then
+        sh "$HERE/bashrc-hook.sh" install "$D"
+    fi
     echo "gpubook-agent files installed under $D"
     exit 0
 fi
-if [ -f /etc/bash.bashrc ] && ! grep -q '^# --- gpubook' /etc/bash.bashrc; then
-    cat "$HERE/bash.bashrc.snippet" >>/etc/bash.bashrc
-fi
+sh "$HERE/bashrc-hook.sh" install
 
 /usr/local/bin/gpubook-agent probe || echo "install.sh: NVML not usable yet; the agent keeps the schedule and retries NVML" >&2
 

@@ -18,9 +18,14 @@ func TestInstallDestDir(t *testing.T) {
 		t.Fatalf("install.sh: %v\n%s", err, out)
 	}
 	for _, f := range []string{"usr/local/bin/gpubook-agent", "etc/gpubook/agent.conf", "etc/profile.d/gpubook.sh",
-		"etc/systemd/system/gpubook-agent.service", "usr/share/gpubook-agent/bash.bashrc.snippet"} {
+		"etc/systemd/system/gpubook-agent.service", "usr/share/gpubook-agent/bash.bashrc.snippet", "usr/share/gpubook-agent/bashrc-hook.sh"} {
 		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+	for _, f := range []string{"etc/bash.bashrc", "etc/bashrc"} {
+		if _, err := os.Stat(filepath.Join(dest, f)); !os.IsNotExist(err) {
+			t.Errorf("%s in a staging tree: %v; the package's post-install places the hook", f, err)
 		}
 	}
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // Aggregator folds Snapshots into one record per GPU per minute. A minute is
-// emitted once a snapshot of a later minute arrives (or at Flush), so every
-// record is complete and emitted exactly once by this process.
+// emitted once a snapshot of a later minute arrives (or at Flush, or by
+// Complete after a restart), so every record is complete and emitted once.
+// Save and Load carry the minute in progress across a crash.
 type Aggregator struct {
 	// BusyPct is the utilisation at or above which a user's process counts
 	// as busy (the idle threshold, 5 % by default).
@@ -37,20 +38,14 @@ func NewAggregator(busyPct float64, after time.Time) *Aggregator {
 // oldest first.
 func (a *Aggregator) Add(snap Snapshot) []models.AgentUsageRecord {
 	minute := snap.At.UTC().Truncate(time.Minute)
-	var done []models.AgentUsageRecord
-	for uuid, acc := range a.accs {
-		if acc.rec.Minute.Before(minute) {
-			done = append(done, acc.record())
-			delete(a.accs, uuid)
-		}
-	}
+	done := a.Complete(minute)
 	if !minute.After(a.After) {
-		return sortRecords(done)
+		return done
 	}
 	for _, g := range snap.GPUs {
 		a.addGPU(minute, g)
 	}
-	return sortRecords(done)
+	return done
 }
 
 // Flush returns every partial minute (at shutdown) and forgets them.

@@ -23,16 +23,22 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	node := agenttest.NewNode(t)
 	procs := agenttest.NewProcs(t)
+	return &fixture{node: node, procs: procs, s: newSampler(t, node, procs)}
+}
+
+// newSampler opens the simulated node and samples it with procs as /proc.
+func newSampler(tb testing.TB, node *agenttest.Node, procs *agenttest.Procs) *sampler.Sampler {
+	tb.Helper()
 	b, err := nvmlgpu.Open(node.Server)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { b.Close() })
+	tb.Cleanup(func() { b.Close() })
 	devs, err := b.Devices(context.Background())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	return &fixture{node: node, procs: procs, s: sampler.New(b, procfs.New(procs.Root, procs.Passwd, procs.Group), devs, nil)}
+	return sampler.New(b, procfs.New(procs.Root, procs.Passwd, procs.Group), devs, nil)
 }
 
 func TestSampleAttributesProcesses(t *testing.T) {

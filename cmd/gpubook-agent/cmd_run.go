@@ -119,7 +119,7 @@ func serveWith(ctx context.Context, cfg config, cred credential, open daemon.Ope
 	// The daemon opens NVML itself, and keeps trying while it fails.
 	d, err := daemon.New(ctx, daemon.Config{
 		Node: cfg.Node, AgentVersion: version, CachePath: cfg.CacheFile,
-		StatusPath: cfg.statusPath(), WatermarkPath: cfg.watermarkPath(), SampleInterval: cfg.SampleInterval,
+		StatusPath: cfg.statusPath(), WatermarkPath: cfg.watermarkPath(), MinutePath: cfg.minutePath(), SampleInterval: cfg.SampleInterval,
 		SyncInterval: cfg.SyncInterval, DeliverInterval: cfg.DeliverInterval, HeartbeatInterval: cfg.HeartbeatInterval,
 		BusyPct: cfg.Policy.IdleUtilPct, DetectStatePath: cfg.detectPath(), NVMLRetry: cfg.NVMLRetry, MetricsProblem: metricsProblem,
 	}, daemon.Deps{OpenSource: open, Resolver: res, Portal: portal, Spool: sp, Detector: det, Metrics: exp, Now: now, Log: log})

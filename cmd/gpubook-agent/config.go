@@ -220,4 +220,5 @@ func (c config) exemptRules() exempt.Rules { return c.Policy.Exempt }
 func (c config) statusPath() string    { return filepath.Join(c.StateDir, "status.json") }
 func (c config) watermarkPath() string { return filepath.Join(c.StateDir, "watermark.json") }
 func (c config) detectPath() string    { return filepath.Join(c.StateDir, "violations.json") }
+func (c config) minutePath() string    { return filepath.Join(c.StateDir, "minute.json") }
 func (c config) spoolDir() string      { return filepath.Join(c.StateDir, "spool") }

@@ -1,6 +1,7 @@
 # /etc/profile.d/gpubook.sh — gpubook: at login, set CUDA_VISIBLE_DEVICES to
 # the GPUs you have booked now (the hint goes to the terminal on stderr).
-# Login shells only; bash.bashrc.snippet covers `ssh host cmd`.
+# Login shells only; bash.bashrc.snippet (top of the system bashrc) covers
+# `ssh host cmd`.
 # Fails closed: when the agent is missing, crashes, hangs (capped at 1 s) or
 # prints anything but well-formed output, users see no GPU and a hint;
 # root and system accounts (UID < 1000) keep their environment. An empty

@@ -1,0 +1,101 @@
+package sampler
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/atomicfile"
+	"github.com/gpubook/gpubook/models"
+)
+
+// savedAcc is one GPU's minute in progress as kept across restarts: the
+// running sums, so that a restarted agent resumes the minute (or finishes
+// it) instead of losing the samples it had.
+type savedAcc struct {
+	Record    models.AgentUsageRecord `json:"record"`
+	UtilSum   float64                 `json:"util_sum"`
+	UtilMax   float64                 `json:"util_max"`
+	UtilCount int                     `json:"util_count"`
+	Users     []models.AgentUserUsage `json:"users"`
+}
+
+// Save writes the minute being aggregated to path (atomically, fsynced):
+// a crash then costs at most the samples taken since the last Save.
+func (a *Aggregator) Save(path string) error {
+	out := make([]savedAcc, 0, len(a.accs))
+	for _, acc := range a.accs {
+		s := savedAcc{Record: acc.rec, UtilSum: acc.utilSum, UtilMax: acc.utilMax, UtilCount: acc.utilCount}
+		for _, u := range acc.users {
+			s.Users = append(s.Users, *u)
+		}
+		out = append(out, s)
+	}
+	data, err := json.Marshal(out)
+	if err == nil {
+		err = atomicfile.Write(path, data, 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("agent: sampler: save minute: %w", err)
+	}
+	return nil
+}
+
+// Load restores what Save wrote, except minutes not after After (a
+// previous run spooled them already: loading them again would send them
+// twice). A missing file is nothing to restore; a damaged one is an error
+// and restores nothing.
+func (a *Aggregator) Load(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var saved []savedAcc
+	if err == nil {
+		err = json.Unmarshal(data, &saved)
+	}
+	if err != nil {
+		return fmt.Errorf("agent: sampler: load minute: %w", err)
+	}
+	for _, s := range saved {
+		s.Record.Minute = s.Record.Minute.UTC()
+		if s.Record.GPUUUID == "" || !s.Record.Minute.After(a.After) {
+			continue
+		}
+		acc := &minuteAcc{rec: s.Record, utilSum: s.UtilSum, utilMax: s.UtilMax, utilCount: s.UtilCount,
+			users: make(map[string]*models.AgentUserUsage, len(s.Users))}
+		for _, u := range s.Users {
+			acc.users[u.User] = &u
+		}
+		a.accs[s.Record.GPUUUID] = acc
+	}
+	return nil
+}
+
+// Complete returns the minutes that ended before now's minute and forgets
+// them: a restored minute whose process died before the next one began.
+func (a *Aggregator) Complete(now time.Time) []models.AgentUsageRecord {
+	minute := now.UTC().Truncate(time.Minute)
+	var done []models.AgentUsageRecord
+	for uuid, acc := range a.accs {
+		if acc.rec.Minute.Before(minute) {
+			done = append(done, acc.record())
+			delete(a.accs, uuid)
+		}
+	}
+	return sortRecords(done)
+}
+
+// Pending is the latest minute being aggregated; zero when none.
+func (a *Aggregator) Pending() time.Time {
+	var last time.Time
+	for _, acc := range a.accs {
+		if acc.rec.Minute.After(last) {
+			last = acc.rec.Minute
+		}
+	}
+	return last
+}
