@@ -139,9 +139,12 @@ func Plan(n Node, bookings []models.AgentBooking, script []ScriptLine, firstSeen
 	return out
 }
 
-// pidBase is above Linux's highest possible PID (PID_MAX_LIMIT, 2^22), so
-// a simulated PID can never name a real process, even by mistake.
-const pidBase = 1 << 22
+// pidBase puts simulated PIDs high in Linux's range (below PID_MAX_LIMIT,
+// 2^22, the most the wire protocol accepts). They may equal a real
+// process's PID, which is harmless: the agent reads them from the
+// simulated /proc tree, and the simulation's signaller only ends its own
+// processes, never calling kill(2).
+const pidBase = 3_000_000
 
 // PIDs gives each process a PID from its key: stable across samples and
 // restarts, collisions resolved in key order. procs must be sorted by Key.

@@ -83,15 +83,17 @@ func TestParseScript(t *testing.T) {
 	}
 }
 
-func TestPIDsAreNeverReal(t *testing.T) {
+// TestPIDsFitTheProtocol: stable, unique, and within the PIDs the portal
+// accepts (a simulated violation must not be refused for its PID).
+func TestPIDsFitTheProtocol(t *testing.T) {
 	procs := []Proc{{Key: "a"}, {Key: "b"}, {Key: "c"}}
 	pids := PIDs(procs)
 	again := PIDs(procs[1:])
 	seen := map[int]bool{}
 	for _, p := range procs {
 		pid := pids[p.Key]
-		if pid <= 1<<22 || seen[pid] {
-			t.Errorf("pid of %s = %d: want unique and above PID_MAX_LIMIT", p.Key, pid)
+		if pid <= 0 || pid > models.AgentMaxPID || seen[pid] {
+			t.Errorf("pid of %s = %d: want unique and in 1..%d", p.Key, pid, models.AgentMaxPID)
 		}
 		seen[pid] = true
 		if p.Key != "a" && again[p.Key] != pid {
