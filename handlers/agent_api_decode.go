@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // agentBody is a request body of the agent API: it says what is wrong with
@@ -26,13 +27,13 @@ const agentOtherLists = 64
 // The shapes of the agent API's bodies: every list with its bound.
 var (
 	usageShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
-		"records": models.AgentMaxRecordsPerBatch, "records.users": models.AgentMaxUsersPerRecord}}
+		"records": wire.MaxRecordsPerBatch, "records.users": wire.MaxUsersPerRecord}}
 	violationShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
-		"violations": models.AgentMaxViolationsPerBatch}}
+		"violations": wire.MaxViolationsPerBatch}}
 	idleShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
-		"reports": models.AgentMaxIdlePerBatch, "reports.gpu_uuids": models.AgentMaxGPUs}}
+		"reports": wire.MaxIdlePerBatch, "reports.gpu_uuids": wire.MaxGPUs}}
 	inventoryShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
-		"gpus": models.AgentMaxGPUs}}
+		"gpus": wire.MaxGPUs}}
 	flatShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists}
 )
 
@@ -64,7 +65,7 @@ func decodeAgent(c echo.Context, v agentBody, shape jsonShape, limit int64) erro
 		}
 		return models.AgentInvalid("body", "not valid JSON: "+truncateRunes(err.Error(), 128))
 	}
-	return v.Validate()
+	return models.AgentError(v.Validate())
 }
 
 // agentJSONProblem turns a fault of checkJSON into the agent's error.

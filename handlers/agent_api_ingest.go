@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // bookingReleaser is the store's ReleaseBooking, asserted at run time so
@@ -19,8 +20,8 @@ type bookingReleaser interface {
 // Usage stores a batch of per-minute records; a resend is harmless (204
 // also when every record was already known).
 func (h *AgentAPI) Usage(c echo.Context) error {
-	var b models.AgentUsageBatch
-	if err := decodeAgent(c, &b, usageShape, models.AgentMaxBody); err != nil {
+	var b wire.UsageBatch
+	if err := decodeAgent(c, &b, usageShape, wire.MaxBody); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
@@ -37,8 +38,8 @@ func (h *AgentAPI) Usage(c echo.Context) error {
 
 // Violations stores violations; an escalation updates the stored one.
 func (h *AgentAPI) Violations(c echo.Context) error {
-	var b models.AgentViolationBatch
-	if err := decodeAgent(c, &b, violationShape, models.AgentMaxBody); err != nil {
+	var b wire.ViolationBatch
+	if err := decodeAgent(c, &b, violationShape, wire.MaxBody); err != nil {
 		return err
 	}
 	if err := h.Store.RecordViolations(c.Request().Context(), h.node(c), b, h.Now()); err != nil {
@@ -50,8 +51,8 @@ func (h *AgentAPI) Violations(c echo.Context) error {
 // Idle records idle reports, warns the owners (when the warner is wired)
 // and applies the auto-release rule.
 func (h *AgentAPI) Idle(c echo.Context) error {
-	var b models.AgentIdleBatch
-	if err := decodeAgent(c, &b, idleShape, models.AgentMaxBody); err != nil {
+	var b wire.IdleBatch
+	if err := decodeAgent(c, &b, idleShape, wire.MaxBody); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()

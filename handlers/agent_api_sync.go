@@ -7,12 +7,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Enroll exchanges a one-time token for the node credential (no credential yet).
 func (h *AgentAPI) Enroll(c echo.Context) error {
-	var req models.AgentEnrollRequest
-	if err := decodeAgent(c, &req, flatShape, models.AgentMaxEnrollBody); err != nil {
+	var req wire.EnrollRequest
+	if err := decodeAgent(c, &req, flatShape, wire.MaxEnrollBody); err != nil {
 		return err
 	}
 	if !req.UsableEnrollToken() {
@@ -28,8 +29,8 @@ func (h *AgentAPI) Enroll(c echo.Context) error {
 
 // Inventory makes the node's GPUs match the agent's report.
 func (h *AgentAPI) Inventory(c echo.Context) error {
-	var inv models.AgentInventory
-	if err := decodeAgent(c, &inv, inventoryShape, models.AgentMaxBody); err != nil {
+	var inv wire.Inventory
+	if err := decodeAgent(c, &inv, inventoryShape, wire.MaxBody); err != nil {
 		return err
 	}
 	res, err := h.Store.ApplyInventory(c.Request().Context(), h.node(c), inv, h.Now())
@@ -75,8 +76,8 @@ func etagMatches(header, etag string) bool {
 
 // Heartbeat notes that the agent is alive and how far behind it is.
 func (h *AgentAPI) Heartbeat(c echo.Context) error {
-	var hb models.AgentHeartbeat
-	if err := decodeAgent(c, &hb, flatShape, models.AgentMaxBody); err != nil {
+	var hb wire.Heartbeat
+	if err := decodeAgent(c, &hb, flatShape, wire.MaxBody); err != nil {
 		return err
 	}
 	if err := h.Store.RecordHeartbeat(c.Request().Context(), h.node(c), hb, h.Now()); err != nil {

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // The portal's rules about agents: enrolment, when a node counts as
@@ -145,11 +147,11 @@ const (
 	UsageStale                     // older than retention: acknowledged, not stored
 )
 
-// CheckUsageRecord applies the rules beyond AgentUsageBatch.Validate: a
+// CheckUsageRecord applies the rules beyond wire.UsageBatch.Validate: a
 // minute in the future (beyond clock skew) is refused, one older than the
 // retention is acknowledged but dropped (the pruner would delete it anyway,
 // and refusing it would make the agent retry for nothing).
-func CheckUsageRecord(r AgentUsageRecord, now time.Time, retention time.Duration) (UsageVerdict, error) {
+func CheckUsageRecord(r wire.UsageRecord, now time.Time, retention time.Duration) (UsageVerdict, error) {
 	if r.Minute.After(now.Add(UsageFutureSkew)) {
 		return 0, NewError(EINVALID, agentProblem("minute "+r.Minute.UTC().Format(time.RFC3339)+" is in the future"))
 	}
@@ -190,7 +192,7 @@ func ScheduleWindow(now time.Time) (from, until time.Time) {
 // ScheduleETag is the schedule's entity tag: a hash of its bookings only
 // (not of the window or the generation time), so that it changes exactly
 // when a booking that matters to the node changes, appears or disappears.
-func ScheduleETag(bookings []AgentBooking) string {
+func ScheduleETag(bookings []wire.Booking) string {
 	data, _ := json.Marshal(bookings)
 	sum := sha256.Sum256(data)
 	return `"` + hex.EncodeToString(sum[:16]) + `"`

@@ -3,6 +3,8 @@ package models
 import (
 	"testing"
 	"time"
+
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 var ap0 = time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
@@ -75,7 +77,7 @@ func TestCheckUsageRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := CheckUsageRecord(AgentUsageRecord{Minute: tt.minute, Samples: tt.samples}, ap0, ret)
+			got, err := CheckUsageRecord(wire.UsageRecord{Minute: tt.minute, Samples: tt.samples}, ap0, ret)
 			if (err != nil) != tt.wantErr || got != tt.want {
 				t.Errorf("got %v, %v; want %v, error %v", got, err, tt.want, tt.wantErr)
 			}
@@ -98,8 +100,8 @@ func TestUsageRetention(t *testing.T) {
 }
 
 func TestScheduleETag(t *testing.T) {
-	a := []AgentBooking{{ID: 1, User: "ada", GPUUUIDs: []string{"GPU-1"}, StartsAt: ap0, EndsAt: ap0.Add(time.Hour)}}
-	b := []AgentBooking{{ID: 1, User: "ada", GPUUUIDs: []string{"GPU-1"}, StartsAt: ap0, EndsAt: ap0.Add(2 * time.Hour)}}
+	a := []wire.Booking{{ID: 1, User: "ada", GPUUUIDs: []string{"GPU-1"}, StartsAt: ap0, EndsAt: ap0.Add(time.Hour)}}
+	b := []wire.Booking{{ID: 1, User: "ada", GPUUUIDs: []string{"GPU-1"}, StartsAt: ap0, EndsAt: ap0.Add(2 * time.Hour)}}
 	if ScheduleETag(a) != ScheduleETag(a) || ScheduleETag(a) == ScheduleETag(b) || ScheduleETag(nil) == ScheduleETag(a) {
 		t.Errorf("ETag must be stable for equal schedules and differ when a booking changes")
 	}

@@ -3,6 +3,8 @@ package models
 import (
 	"context"
 	"time"
+
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // AgentStore is what the agent API, the live status page and the violation
@@ -12,19 +14,19 @@ type AgentStore interface {
 	// CreateEnrollToken makes a one-time token for nodeID (plain shown once).
 	CreateEnrollToken(ctx context.Context, nodeID int64, now time.Time, by Actor) (plain string, expiresAt time.Time, err error)
 	// Enroll spends a token and returns the node's new credential.
-	Enroll(ctx context.Context, req AgentEnrollRequest, now time.Time) (AgentEnrollResponse, error)
+	Enroll(ctx context.Context, req wire.EnrollRequest, now time.Time) (wire.EnrollResponse, error)
 	// NodeByCredential authenticates an agent call and notes that the node was seen.
 	NodeByCredential(ctx context.Context, plain string, now time.Time) (*AgentNode, error)
 	AgentNodes(ctx context.Context) ([]AgentNode, error) // every node, enrolled or not
 	AgentNode(ctx context.Context, nodeID int64) (*AgentNode, error)
-	ApplyInventory(ctx context.Context, nodeID int64, inv AgentInventory, now time.Time) (InventoryResult, error)
-	AgentSchedule(ctx context.Context, nodeID int64, now time.Time) (AgentSchedule, string, error)
+	ApplyInventory(ctx context.Context, nodeID int64, inv wire.Inventory, now time.Time) (InventoryResult, error)
+	AgentSchedule(ctx context.Context, nodeID int64, now time.Time) (wire.Schedule, string, error)
 	// IngestUsage stores each (GPU, minute) once; records older than
 	// retention are acknowledged and dropped.
-	IngestUsage(ctx context.Context, nodeID int64, b AgentUsageBatch, retention time.Duration, now time.Time) (UsageResult, error)
-	RecordViolations(ctx context.Context, nodeID int64, b AgentViolationBatch, now time.Time) error
-	RecordIdle(ctx context.Context, nodeID int64, b AgentIdleBatch, now time.Time) ([]IdleReport, error)
-	RecordHeartbeat(ctx context.Context, nodeID int64, hb AgentHeartbeat, now time.Time) error
+	IngestUsage(ctx context.Context, nodeID int64, b wire.UsageBatch, retention time.Duration, now time.Time) (UsageResult, error)
+	RecordViolations(ctx context.Context, nodeID int64, b wire.ViolationBatch, now time.Time) error
+	RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, now time.Time) ([]IdleReport, error)
+	RecordHeartbeat(ctx context.Context, nodeID int64, hb wire.Heartbeat, now time.Time) error
 	// IdleReleaseDue lists the node's open idle reports whose booking the
 	// policy says to release at now.
 	IdleReleaseDue(ctx context.Context, nodeID int64, pol IdlePolicy, now time.Time) ([]IdleReport, error)

@@ -3,12 +3,14 @@ package models
 import (
 	"sort"
 	"time"
+
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Booking kinds. Priority bookings come from approved priority requests.
 const (
-	KindStandard = "standard"
-	KindPriority = "priority"
+	KindStandard = wire.KindStandard
+	KindPriority = wire.KindPriority
 )
 
 // Booking statuses. A released booking stays confirmed with an earlier end;

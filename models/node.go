@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Node is one GPU server.
@@ -69,13 +71,13 @@ func (g *GPU) Validate() error {
 // the node name so that they are stable and unique; the agent replaces them.
 func NewNodeGPUs(nodeName string, count int, model string, memoryMiB int64) ([]GPU, error) {
 	fe := FieldErrors{}
-	if count < 1 || count > MaxNodeGPUs {
-		fe.Add("gpus", M("err.gpu_count_invalid", "Max", MaxNodeGPUs))
+	if count < 1 || count > wire.MaxNodeGPUs {
+		fe.Add("gpus", M("err.gpu_count_invalid", "Max", wire.MaxNodeGPUs))
 	}
 	if strings.TrimSpace(model) == "" {
 		fe.Add("model", M("err.model_required"))
 	}
-	if memoryMiB <= 0 || memoryMiB > MaxGPUMemoryMiB {
+	if memoryMiB <= 0 || memoryMiB > wire.MaxGPUMemoryMiB {
 		fe.Add("memory_mib", M("err.memory_invalid"))
 	}
 	if err := fe.Err(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/gpubook/gpubook/agent/client"
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 func statusOfErr(err error) int {
@@ -42,7 +43,7 @@ func TestAgentAPIEnrollmentRefusals(t *testing.T) {
 	if _, _, _, err := c.Schedule(ctx, ""); statusOfErr(err) != http.StatusUnauthorized {
 		t.Errorf("wrong credential: %v, want 401", err)
 	}
-	if err := client.New(x.srv.URL, "", "test").PostJSON(ctx, models.AgentPathHeartbeat, models.AgentHeartbeat{}); statusOfErr(err) != http.StatusUnauthorized {
+	if err := client.New(x.srv.URL, "", "test").PostJSON(ctx, wire.PathHeartbeat, wire.Heartbeat{}); statusOfErr(err) != http.StatusUnauthorized {
 		t.Errorf("no credential: %v, want 401", err)
 	}
 }
@@ -60,7 +61,7 @@ func TestAgentAPIForeignGPU(t *testing.T) {
 				t.Fatal(err)
 			}
 			tok, _, _ := x.env.DB.CreateEnrollToken(ctx, n2.ID, e2eT0, models.CLIActor)
-			resp, err := client.New(x.srv.URL, "", "test").Enroll(ctx, models.AgentEnrollRequest{Token: tok})
+			resp, err := client.New(x.srv.URL, "", "test").Enroll(ctx, wire.EnrollRequest{Token: tok})
 			if err != nil || resp.NodeID != n2.ID {
 				t.Fatalf("enroll n2: %+v, %v", resp, err)
 			}
@@ -68,15 +69,15 @@ func TestAgentAPIForeignGPU(t *testing.T) {
 			c2.Attempts = 1
 			theirs := x.node.UUID(3)
 			pct := 50.0
-			usage := models.AgentUsageBatch{Node: "n2", Records: []models.AgentUsageRecord{{GPUUUID: theirs, Minute: e2eT0,
+			usage := wire.UsageBatch{Node: "n2", Records: []wire.UsageRecord{{GPUUUID: theirs, Minute: e2eT0,
 				UtilAvgPct: &pct, UtilMaxPct: &pct, MemUsedMiB: 1, MemTotalMiB: 40960, Samples: 6}}}
-			viol := models.AgentViolationBatch{Node: "n2", Violations: []models.AgentViolation{{ID: "v1", Kind: models.ViolationMemoryNoProcess,
-				GPUUUID: theirs, FirstSeen: e2eT0, LastSeen: e2eT0, Action: models.ActionNone}}}
-			inv := models.AgentInventory{Node: "n2", GPUs: []models.AgentGPU{{UUID: theirs, Model: "A100", MemoryMiB: 40960}}}
-			if err := c2.PostJSON(ctx, models.AgentPathUsage, usage); statusOfErr(err) != http.StatusForbidden {
+			viol := wire.ViolationBatch{Node: "n2", Violations: []wire.Violation{{ID: "v1", Kind: wire.ViolationMemoryNoProcess,
+				GPUUUID: theirs, FirstSeen: e2eT0, LastSeen: e2eT0, Action: wire.ActionNone}}}
+			inv := wire.Inventory{Node: "n2", GPUs: []wire.GPU{{UUID: theirs, Model: "A100", MemoryMiB: 40960}}}
+			if err := c2.PostJSON(ctx, wire.PathUsage, usage); statusOfErr(err) != http.StatusForbidden {
 				t.Errorf("usage: %v, want 403", err)
 			}
-			if err := c2.PostJSON(ctx, models.AgentPathViolations, viol); statusOfErr(err) != http.StatusForbidden {
+			if err := c2.PostJSON(ctx, wire.PathViolations, viol); statusOfErr(err) != http.StatusForbidden {
 				t.Errorf("violations: %v, want 403", err)
 			}
 			if err := c2.PutInventory(ctx, inv); statusOfErr(err) != http.StatusForbidden {
@@ -131,13 +132,13 @@ func TestAgentAPIUsageResend(t *testing.T) {
 	x := enrolledE2E(t, "sqlite")
 	ctx := context.Background()
 	pct := 20.0
-	b := models.AgentUsageBatch{Node: "n1"}
+	b := wire.UsageBatch{Node: "n1"}
 	for i := range 8 {
-		b.Records = append(b.Records, models.AgentUsageRecord{GPUUUID: x.node.UUID(i), Minute: e2eT0, UtilAvgPct: &pct, UtilMaxPct: &pct,
-			MemTotalMiB: 40960, Samples: 6, Users: []models.AgentUserUsage{{User: "alice", UID: 1001, Processes: 1}}})
+		b.Records = append(b.Records, wire.UsageRecord{GPUUUID: x.node.UUID(i), Minute: e2eT0, UtilAvgPct: &pct, UtilMaxPct: &pct,
+			MemTotalMiB: 40960, Samples: 6, Users: []wire.UserUsage{{User: "alice", UID: 1001, Processes: 1}}})
 	}
 	for try := range 2 {
-		if err := x.client.PostJSON(ctx, models.AgentPathUsage, b); err != nil {
+		if err := x.client.PostJSON(ctx, wire.PathUsage, b); err != nil {
 			t.Fatalf("try %d: %v", try, err)
 		}
 	}
@@ -148,7 +149,7 @@ func TestAgentAPIUsageResend(t *testing.T) {
 		t.Errorf("rows = %d GPU-minutes, %d user-minutes; want 8 and 8", n, users)
 	}
 	b.Records[0].Minute = e2eT0.Add(time.Hour) // in the future beyond the skew
-	if err := x.client.PostJSON(ctx, models.AgentPathUsage, b); statusOfErr(err) != http.StatusUnprocessableEntity {
+	if err := x.client.PostJSON(ctx, wire.PathUsage, b); statusOfErr(err) != http.StatusUnprocessableEntity {
 		t.Errorf("future minute: %v, want 422", err)
 	}
 }

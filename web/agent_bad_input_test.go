@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 	"github.com/gpubook/gpubook/web"
 	"github.com/gpubook/gpubook/web/webtest"
 )
@@ -38,8 +39,8 @@ func newAgentFix(t *testing.T, dialect string) *agentFix {
 	alice := env.AddUser("alice@example.org", "Alice", false)
 	f := &agentFix{env: env, api: env.API(alice), nodeID: n.ID}
 	f.api.Token = ""
-	var resp models.AgentEnrollResponse
-	res := f.api.Post(models.AgentPathEnroll, models.AgentEnrollRequest{Token: f.enrollToken(), Hostname: "n1", AgentVersion: "test"})
+	var resp wire.EnrollResponse
+	res := f.api.Post(wire.PathEnroll, wire.EnrollRequest{Token: f.enrollToken(), Hostname: "n1", AgentVersion: "test"})
 	if res.Decode(&resp); res.Code != http.StatusOK || resp.Credential == "" {
 		t.Fatalf("enroll: %d %s", res.Code, res.Body.String())
 	}
@@ -139,8 +140,8 @@ type badCase struct {
 func badAgentInput(t *testing.T, f *agentFix) []badCase {
 	idle := strings.Replace(goodIdle, "BOOKING", fmt.Sprint(f.booking), 1)
 	post := func(name, path, body string) badCase { return badCase{name, http.MethodPost, path, body} }
-	put := func(name, body string) badCase { return badCase{name, http.MethodPut, models.AgentPathInventory, body} }
-	u, v, i, hb := models.AgentPathUsage, models.AgentPathViolations, models.AgentPathIdle, models.AgentPathHeartbeat
+	put := func(name, body string) badCase { return badCase{name, http.MethodPut, wire.PathInventory, body} }
+	u, v, i, hb := wire.PathUsage, wire.PathViolations, wire.PathIdle, wire.PathHeartbeat
 	var cases []badCase
 	for path, good := range map[string]string{u: goodUsage, v: goodViolations, i: idle, hb: goodHeartbeat} {
 		cases = append(cases,
@@ -152,7 +153,7 @@ func badAgentInput(t *testing.T, f *agentFix) []badCase {
 			post(path+" over-long node", path, sub(t, good, `"node":"n1"`, `"node":"`+strings.Repeat("n", 300)+`"`)),
 			post(path+" deeply nested unknown field", path, sub(t, good, `{"node":"n1"`, `{"x":`+strings.Repeat("[", 5000)+strings.Repeat("]", 5000)+`,"node":"n1"`)),
 			post(path+" long unknown list", path, sub(t, good, `{"node":"n1"`, `{"x":[`+strings.Repeat("0,", 500)+`0],"node":"n1"`)),
-			post(path+" over the body limit", path, sub(t, good, `"node":"n1"`, `"node":"`+strings.Repeat(" ", models.AgentMaxBody)+`"`)),
+			post(path+" over the body limit", path, sub(t, good, `"node":"n1"`, `"node":"`+strings.Repeat(" ", wire.MaxBody)+`"`)),
 		)
 	}
 	return append(cases,
@@ -171,7 +172,7 @@ func badAgentInput(t *testing.T, f *agentFix) []badCase {
 		post("usage: minute in year 0", u, sub(t, goodUsage, `"minute":"2026-03-02T13:59:00Z"`, `"minute":"0000-01-01T00:00:00Z"`)),
 		post("usage: duplicate user key", u, sub(t, goodUsage, `{"user":"alice"`, `{"user":"alice","user":"bob"`)),
 		post("usage: 65 users", u, sub(t, goodUsage, `"users":[`+goodUser+`]`, `"users":[`+strings.TrimSuffix(strings.Repeat(`{"user":"x"},`, 65), ",")+`]`)),
-		post("usage: 1001 records", u, manyRecords(models.AgentMaxRecordsPerBatch+1, `{}`)),
+		post("usage: 1001 records", u, manyRecords(wire.MaxRecordsPerBatch+1, `{}`)),
 		post("usage: 16 MB of bad records", u, manyRecords(16<<20/60, `{"gpu_uuid":"x","minute":"x","samples":0,"users":[]}`)),
 		post("usage: nested 10000 deep", u, nested(10000)),
 		post("violations: NUL in the user", v, sub(t, goodViolations, `"user":"bob"`, `"user":"bob\u0000"`)),
@@ -248,9 +249,9 @@ func wantAgentRefusal(t *testing.T, res *webtest.APIResponse, code string) {
 func (f *agentFix) wantGoodAccepted(t *testing.T) {
 	t.Helper()
 	idle := strings.Replace(goodIdle, "BOOKING", fmt.Sprint(f.booking), 1)
-	for _, c := range []badCase{{"inventory", http.MethodPut, models.AgentPathInventory, goodInventory},
-		{"usage", http.MethodPost, models.AgentPathUsage, goodUsage}, {"violations", http.MethodPost, models.AgentPathViolations, goodViolations},
-		{"idle", http.MethodPost, models.AgentPathIdle, idle}, {"heartbeat", http.MethodPost, models.AgentPathHeartbeat, goodHeartbeat}} {
+	for _, c := range []badCase{{"inventory", http.MethodPut, wire.PathInventory, goodInventory},
+		{"usage", http.MethodPost, wire.PathUsage, goodUsage}, {"violations", http.MethodPost, wire.PathViolations, goodViolations},
+		{"idle", http.MethodPost, wire.PathIdle, idle}, {"heartbeat", http.MethodPost, wire.PathHeartbeat, goodHeartbeat}} {
 		if res := f.api.Do(c.method, c.path, c.body); res.Code != http.StatusNoContent {
 			t.Errorf("good %s: %d %s", c.name, res.Code, res.Body.String())
 		}
@@ -282,10 +283,10 @@ func TestAgentAPIBadEnrollAndSchedule(t *testing.T) {
 				"duplicate token":           sub(t, good, `{"token"`, `{"token":"x","token"`),
 				"trailing garbage":          good + `,`,
 				"deeply nested":             sub(t, good, `{"token"`, `{"x":`+strings.Repeat("[", 100)+strings.Repeat("]", 100)+`,"token"`),
-				"over the enrol body limit": sub(t, good, `"hostname":"n1"`, `"hostname":"`+strings.Repeat(" ", models.AgentMaxEnrollBody)+`"`),
+				"over the enrol body limit": sub(t, good, `"hostname":"n1"`, `"hostname":"`+strings.Repeat(" ", wire.MaxEnrollBody)+`"`),
 			} {
 				t.Run(name, func(t *testing.T) {
-					wantAgentRefusal(t, f.api.Post(models.AgentPathEnroll, body), models.EINVALID)
+					wantAgentRefusal(t, f.api.Post(wire.PathEnroll, body), models.EINVALID)
 					if got := f.state(); got != before {
 						t.Errorf("stored state changed:\n%s\nwant\n%s", got, before)
 					}
@@ -293,7 +294,7 @@ func TestAgentAPIBadEnrollAndSchedule(t *testing.T) {
 			}
 			for name, token := range map[string]string{"NUL in the token": tok + `\u0000`, "over-long token": strings.Repeat("t", 300)} {
 				t.Run(name, func(t *testing.T) {
-					wantAgentRefusal(t, f.api.Post(models.AgentPathEnroll, sub(t, good, tok, token)), models.EUNAUTHORIZED)
+					wantAgentRefusal(t, f.api.Post(wire.PathEnroll, sub(t, good, tok, token)), models.EUNAUTHORIZED)
 				})
 			}
 			if got := f.state(); got != before {
@@ -301,12 +302,12 @@ func TestAgentAPIBadEnrollAndSchedule(t *testing.T) {
 			}
 			f.api.Token = cred
 			f.api.Header.Set("If-None-Match", strings.Repeat(`"x",`, 2000))
-			if res := f.api.Do(http.MethodGet, models.AgentPathSchedule, `{"node":"n1\u0000"}`+strings.Repeat("x", 1000)); res.Code != http.StatusOK {
+			if res := f.api.Do(http.MethodGet, wire.PathSchedule, `{"node":"n1\u0000"}`+strings.Repeat("x", 1000)); res.Code != http.StatusOK {
 				t.Errorf("schedule: %d %s", res.Code, res.Body.String())
 			}
 			f.api.Header.Del("If-None-Match")
 			f.api.Token = ""
-			if res := f.api.Post(models.AgentPathEnroll, good); res.Code != http.StatusOK {
+			if res := f.api.Post(wire.PathEnroll, good); res.Code != http.StatusOK {
 				t.Errorf("the token should still work after the refusals: %d %s", res.Code, res.Body.String())
 			}
 		})

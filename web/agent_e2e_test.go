@@ -27,6 +27,7 @@ import (
 	"github.com/gpubook/gpubook/agent/procfs"
 	"github.com/gpubook/gpubook/agent/spool"
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 	"github.com/gpubook/gpubook/web"
 	"github.com/gpubook/gpubook/web/webtest"
 )
@@ -84,7 +85,7 @@ func newE2E(t *testing.T, dialect string) *e2e {
 
 // enroll spends token through the real agent client.
 func (x *e2e) enroll(token string) error {
-	resp, err := client.New(x.srv.URL, "", "test").Enroll(context.Background(), models.AgentEnrollRequest{Token: token, Hostname: "n1", AgentVersion: "test"})
+	resp, err := client.New(x.srv.URL, "", "test").Enroll(context.Background(), wire.EnrollRequest{Token: token, Hostname: "n1", AgentVersion: "test"})
 	if err == nil {
 		x.cred = resp.Credential
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/gpubook/gpubook/agent/loginenv"
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 	"github.com/gpubook/gpubook/web"
 	"github.com/gpubook/gpubook/web/webtest"
 )
@@ -58,7 +59,7 @@ func TestAgentPortalLoginEnvAndViolations(t *testing.T) {
 				t.Fatalf("violations = %+v, %v; want bob's", vs, err)
 			}
 			v := vs[0]
-			if v.Kind != models.ViolationUnbooked || v.UserName != "bob" || v.GPUUUID != x.node.UUID(1) || v.GPUIndex != 1 || v.PID != 200 || v.NodeName != "n1" || v.UserID == 0 {
+			if v.Kind != wire.ViolationUnbooked || v.UserName != "bob" || v.GPUUUID != x.node.UUID(1) || v.GPUIndex != 1 || v.PID != 200 || v.NodeName != "n1" || v.UserID == 0 {
 				t.Errorf("violation = %+v", v)
 			}
 			admin := x.env.Client()

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // refusingProxy sits in front of the real portal and, while code is set,
@@ -98,10 +98,10 @@ func TestAgentHealthOnNodePage(t *testing.T) {
 				}
 			}
 			down := x.clock.Now().Add(-time.Hour)
-			hb := models.AgentHeartbeat{Node: "n1", AgentVersion: "test", SentAt: x.clock.Now(), NVMLOK: false,
+			hb := wire.Heartbeat{Node: "n1", AgentVersion: "test", SentAt: x.clock.Now(), NVMLOK: false,
 				SpoolSetAside: 2, SpoolSetAsideReason: "422 usage: unknown GPU", SpoolSetAsideAt: down,
 				SpoolDroppedUsage: 40, SpoolDroppedEvents: 1, NVMLDownSince: down}
-			if err := x.client.PostJSON(context.Background(), models.AgentPathHeartbeat, hb); err != nil {
+			if err := x.client.PostJSON(context.Background(), wire.PathHeartbeat, hb); err != nil {
 				t.Fatal(err)
 			}
 			res = admin.Get(page)

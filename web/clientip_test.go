@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 	"github.com/gpubook/gpubook/web"
 	"github.com/gpubook/gpubook/web/webtest"
 )
@@ -65,7 +66,7 @@ func TestRateLimitsIgnoreForgedHeaders(t *testing.T) {
 		env := webtest.New(t, "sqlite", func(c *web.Config) { c.SignInRate = web.Rate{PerMinute: 1, Burst: 2} })
 		var codes []int
 		for i := range 3 {
-			req := httptest.NewRequest(http.MethodPost, models.AgentPathEnroll, strings.NewReader(`{"token":"gpbe_nope`+forged(i)+`"}`))
+			req := httptest.NewRequest(http.MethodPost, wire.PathEnroll, strings.NewReader(`{"token":"gpbe_nope`+forged(i)+`"}`))
 			req.Header.Set("Content-Type", "application/json")
 			codes = append(codes, env.Client().Do(from(req, "192.0.2.10", forged(i), forged(i+100))).Code)
 		}
@@ -98,16 +99,16 @@ func TestRateLimitsIgnoreForgedHeaders(t *testing.T) {
 			t.Errorf("valid token from another address: %d, want 200", res.Code)
 		}
 		// The agent API shares the budget: node credentials are guessed the same way.
-		if res := env.Client().Do(from(bearerRequest(http.MethodPost, models.AgentAPIPrefix+"/heartbeat", "gpbn_guess", "{}"), "192.0.2.10", "", "")); res.Code != http.StatusTooManyRequests {
+		if res := env.Client().Do(from(bearerRequest(http.MethodPost, wire.APIPrefix+"/heartbeat", "gpbn_guess", "{}"), "192.0.2.10", "", "")); res.Code != http.StatusTooManyRequests {
 			t.Errorf("agent API from the blocked address: %d, want 429", res.Code)
 		}
 		for i := range 3 {
-			req := bearerRequest(http.MethodPost, models.AgentAPIPrefix+"/heartbeat", "gpbn_guess", "{}")
+			req := bearerRequest(http.MethodPost, wire.APIPrefix+"/heartbeat", "gpbn_guess", "{}")
 			if res := env.Client().Do(from(req, "192.0.2.12", forged(i), "")); res.Code != http.StatusUnauthorized {
 				t.Errorf("agent API guess %d from a fresh address: %d, want 401", i, res.Code)
 			}
 		}
-		if res := env.Client().Do(from(bearerRequest(http.MethodPost, models.AgentAPIPrefix+"/heartbeat", "gpbn_guess", "{}"), "192.0.2.12", "", "")); res.Code != http.StatusTooManyRequests {
+		if res := env.Client().Do(from(bearerRequest(http.MethodPost, wire.APIPrefix+"/heartbeat", "gpbn_guess", "{}"), "192.0.2.12", "", "")); res.Code != http.StatusTooManyRequests {
 			t.Errorf("fourth agent API guess: %d, want 429", res.Code)
 		}
 	})

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/gpubook/gpubook/handlers"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 	"github.com/gpubook/gpubook/static"
 )
 
@@ -127,12 +127,12 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	// rest needs the node's credential, never the session cookie.
 	agentAPI := &handlers.AgentAPI{Base: base, PortalURL: cfg.BaseURL, IdlePolicy: cfg.IdlePolicy, Retention: cfg.UsageRetention, Log: cfg.Logger,
 		IdleWarner: notifier(cfg, base).IdleWarning}
-	e.POST(models.AgentPathEnroll, agentAPI.Enroll, middleware.BodyLimit(strconv.Itoa(models.AgentMaxEnrollBody)), rateLimit(cfg.SignInRate, byIP))
-	// The agent's own body limit: its batches are cut to fit it (models.AgentMaxBody).
+	e.POST(wire.PathEnroll, agentAPI.Enroll, middleware.BodyLimit(strconv.Itoa(wire.MaxEnrollBody)), rateLimit(cfg.SignInRate, byIP))
+	// The agent's own body limit: its batches are cut to fit it (wire.MaxBody).
 	// One failure budget per address for both APIs: a guesser is refused
 	// before the credential is looked up.
 	authFails := limitAuthFailures(cfg.APIFailRate)
-	agent := e.Group(models.AgentAPIPrefix, middleware.BodyLimit(strconv.Itoa(models.AgentMaxBody)), authFails, agentAPI.Authenticate)
+	agent := e.Group(wire.APIPrefix, middleware.BodyLimit(strconv.Itoa(wire.MaxBody)), authFails, agentAPI.Authenticate)
 	agent.PUT("/inventory", agentAPI.Inventory)
 	agent.GET("/schedule", agentAPI.Schedule)
 	agent.POST("/usage", agentAPI.Usage)
@@ -186,5 +186,5 @@ func isAPIWrite(c echo.Context) bool {
 
 // isAgentAPI skips the global body limit for the agent API, which has its own.
 func isAgentAPI(c echo.Context) bool {
-	return strings.HasPrefix(c.Request().URL.Path, models.AgentAPIPrefix+"/") && c.Request().URL.Path != models.AgentPathEnroll
+	return strings.HasPrefix(c.Request().URL.Path, wire.APIPrefix+"/") && c.Request().URL.Path != wire.PathEnroll
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/atomicfile"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Version is the cache file format; a reader refuses other versions rather
@@ -26,11 +26,11 @@ var ErrTimeout = errors.New("agent: cache: read timed out")
 // File is the cache content: the schedule, its ETag, when it was fetched,
 // and the node's GPUs (so that a hint can say "GPU 3" instead of a UUID).
 type File struct {
-	Version   int                  `json:"version"`
-	FetchedAt time.Time            `json:"fetched_at"`
-	ETag      string               `json:"etag"`
-	GPUs      []models.AgentGPU    `json:"gpus"`
-	Schedule  models.AgentSchedule `json:"schedule"`
+	Version   int           `json:"version"`
+	FetchedAt time.Time     `json:"fetched_at"`
+	ETag      string        `json:"etag"`
+	GPUs      []wire.GPU    `json:"gpus"`
+	Schedule  wire.Schedule `json:"schedule"`
 }
 
 // Write stores f at path, world-readable (logins of every user read it).
@@ -38,7 +38,7 @@ type File struct {
 // is readable by everyone.
 func Write(path string, f File) error {
 	f.Version = Version
-	bookings := make([]models.AgentBooking, len(f.Schedule.Bookings))
+	bookings := make([]wire.Booking, len(f.Schedule.Bookings))
 	for i, b := range f.Schedule.Bookings {
 		b.Email = ""
 		bookings[i] = b

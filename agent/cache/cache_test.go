@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/cache"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 const uuid = "GPU-8c3e7a3b-4d6f-4b9c-9a51-0e6c2d1f0a11"
@@ -19,9 +19,9 @@ const uuid = "GPU-8c3e7a3b-4d6f-4b9c-9a51-0e6c2d1f0a11"
 func TestWriteReadRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "schedule.json")
 	at := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
-	in := cache.File{FetchedAt: at, ETag: `"v1"`, GPUs: []models.AgentGPU{{UUID: uuid, Index: 3, Model: "A100", MemoryMiB: 40960}},
-		Schedule: models.AgentSchedule{Node: "n1", Bookings: []models.AgentBooking{{ID: 1, User: "alice", Email: "alice@example.org",
-			GPUUUIDs: []string{uuid}, StartsAt: at, EndsAt: at.Add(time.Hour), Kind: models.KindStandard}}}}
+	in := cache.File{FetchedAt: at, ETag: `"v1"`, GPUs: []wire.GPU{{UUID: uuid, Index: 3, Model: "A100", MemoryMiB: 40960}},
+		Schedule: wire.Schedule{Node: "n1", Bookings: []wire.Booking{{ID: 1, User: "alice", Email: "alice@example.org",
+			GPUUUIDs: []string{uuid}, StartsAt: at, EndsAt: at.Add(time.Hour), Kind: wire.KindStandard}}}}
 	if err := cache.Write(path, in); err != nil {
 		t.Fatal(err)
 	}

@@ -6,47 +6,47 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Enroll exchanges a one-time token for the node credential.
-func (c *Client) Enroll(ctx context.Context, req models.AgentEnrollRequest) (models.AgentEnrollResponse, error) {
+func (c *Client) Enroll(ctx context.Context, req wire.EnrollRequest) (wire.EnrollResponse, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return models.AgentEnrollResponse{}, fmt.Errorf("agent: client: encode: %w", err)
+		return wire.EnrollResponse{}, fmt.Errorf("agent: client: encode: %w", err)
 	}
-	_, data, err := c.do(ctx, http.MethodPost, models.AgentPathEnroll, body, nil)
+	_, data, err := c.do(ctx, http.MethodPost, wire.PathEnroll, body, nil)
 	if err != nil {
-		return models.AgentEnrollResponse{}, err
+		return wire.EnrollResponse{}, err
 	}
-	var resp models.AgentEnrollResponse
+	var resp wire.EnrollResponse
 	if err := json.Unmarshal(data, &resp); err != nil {
-		return models.AgentEnrollResponse{}, fmt.Errorf("agent: client: enroll: decode: %w", err)
+		return wire.EnrollResponse{}, fmt.Errorf("agent: client: enroll: decode: %w", err)
 	}
 	if resp.Credential == "" {
-		return models.AgentEnrollResponse{}, fmt.Errorf("agent: client: enroll: portal returned no credential")
+		return wire.EnrollResponse{}, fmt.Errorf("agent: client: enroll: portal returned no credential")
 	}
 	return resp, nil
 }
 
 // PutInventory reports the node's GPUs.
-func (c *Client) PutInventory(ctx context.Context, inv models.AgentInventory) error {
+func (c *Client) PutInventory(ctx context.Context, inv wire.Inventory) error {
 	body, err := json.Marshal(inv)
 	if err != nil {
 		return fmt.Errorf("agent: client: encode: %w", err)
 	}
-	_, _, err = c.do(ctx, http.MethodPut, models.AgentPathInventory, body, nil)
+	_, _, err = c.do(ctx, http.MethodPut, wire.PathInventory, body, nil)
 	return err
 }
 
 // Schedule fetches the node's schedule with If-None-Match: etag. When the
 // portal answers 304, changed is false and the caller keeps its copy.
-func (c *Client) Schedule(ctx context.Context, etag string) (s models.AgentSchedule, newETag string, changed bool, err error) {
+func (c *Client) Schedule(ctx context.Context, etag string) (s wire.Schedule, newETag string, changed bool, err error) {
 	hdr := http.Header{}
 	if etag != "" {
 		hdr.Set("If-None-Match", etag)
 	}
-	resp, data, err := c.do(ctx, http.MethodGet, models.AgentPathSchedule, nil, hdr)
+	resp, data, err := c.do(ctx, http.MethodGet, wire.PathSchedule, nil, hdr)
 	if err != nil {
 		return s, etag, false, err
 	}

@@ -1,4 +1,4 @@
-// Package client talks to the portal's agent API (models.AgentAPIPrefix)
+// Package client talks to the portal's agent API (wire.APIPrefix)
 // with the node credential as a bearer token. It retries transient failures
 // with exponential backoff and full jitter; the clock, the sleep and the
 // random source are injectable so tests run retries in zero time.

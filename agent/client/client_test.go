@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/client"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // newClient returns a client whose sleeps are recorded, not slept.
@@ -57,7 +57,7 @@ func TestRetryBackoff(t *testing.T) {
 			}))
 			defer srv.Close()
 			var slept []time.Duration
-			err := newClient(srv.URL, &slept).PostJSON(context.Background(), models.AgentPathHeartbeat, models.AgentHeartbeat{Node: "n1"})
+			err := newClient(srv.URL, &slept).PostJSON(context.Background(), wire.PathHeartbeat, wire.Heartbeat{Node: "n1"})
 			if (err != nil) != tt.wantErr {
 				t.Errorf("err = %v, wantErr %v", err, tt.wantErr)
 			}
@@ -77,7 +77,7 @@ func TestBackoffCapAndPermanent(t *testing.T) {
 	var slept []time.Duration
 	c := newClient(srv.URL, &slept)
 	c.Attempts, c.Rand = 8, func() float64 { return 0.999999 }
-	err := c.PostJSON(context.Background(), models.AgentPathUsage, struct{}{})
+	err := c.PostJSON(context.Background(), wire.PathUsage, struct{}{})
 	if client.Permanent(err) {
 		t.Errorf("503 reported permanent")
 	}
@@ -98,7 +98,7 @@ func TestCancelledDuringBackoff(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := newClient(srv.URL, &slept)
 	c.Sleep = func(context.Context, time.Duration) error { cancel(); return context.Canceled }
-	if err := c.PostJSON(ctx, models.AgentPathUsage, struct{}{}); !errors.Is(err, context.Canceled) {
+	if err := c.PostJSON(ctx, wire.PathUsage, struct{}{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
@@ -139,18 +139,18 @@ func TestScheduleETag(t *testing.T) {
 
 func TestEnroll(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != models.AgentPathEnroll || r.Header.Get("Authorization") != "" {
+		if r.URL.Path != wire.PathEnroll || r.Header.Get("Authorization") != "" {
 			t.Errorf("path %s auth %q", r.URL.Path, r.Header.Get("Authorization"))
 		}
 		_, _ = w.Write([]byte(`{"node_id":3,"node_name":"gpu01","credential":"c-123"}`))
 	}))
 	defer srv.Close()
 	c := client.New(srv.URL+"/", "", "test")
-	resp, err := c.Enroll(context.Background(), models.AgentEnrollRequest{Token: "t", Hostname: "gpu01"})
+	resp, err := c.Enroll(context.Background(), wire.EnrollRequest{Token: "t", Hostname: "gpu01"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := resp, (models.AgentEnrollResponse{NodeID: 3, NodeName: "gpu01", Credential: "c-123"}); got != want {
+	if got, want := resp, (wire.EnrollResponse{NodeID: 3, NodeName: "gpu01", Credential: "c-123"}); got != want {
 		t.Errorf("resp = %+v, want %+v", got, want)
 	}
 }

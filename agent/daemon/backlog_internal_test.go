@@ -13,14 +13,14 @@ import (
 
 	"github.com/gpubook/gpubook/agent/detect"
 	"github.com/gpubook/gpubook/agent/spool"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // TestWeekBacklogFitsTheBodyLimit: a week of usage spooled while the
 // portal is unreachable, on a node with 8 busy GPUs and, once a day, a
 // minute far beyond any real node (64 GPUs, 100 users each with long
 // names) and a burst of 1,200 violations, drains as batches that are each
-// under models.AgentMaxBody and valid, and deliver every user-minute once.
+// under wire.MaxBody and valid, and deliver every user-minute once.
 func TestWeekBacklogFitsTheBodyLimit(t *testing.T) {
 	t0 := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	dir := memDir(t)
@@ -45,9 +45,9 @@ func TestWeekBacklogFitsTheBodyLimit(t *testing.T) {
 	}
 	var ev detect.Events
 	for i := range 1200 {
-		ev.Violations = append(ev.Violations, models.AgentViolation{ID: fmt.Sprintf("v%d-%s", i, strings.Repeat("x", 200)),
-			Kind: models.ViolationUnbooked, GPUUUID: gpuUUID(i % 8), User: strings.Repeat("u", 250), UID: 1000, PID: 1 + i,
-			FirstSeen: t0, LastSeen: t0, Action: models.ActionWarned})
+		ev.Violations = append(ev.Violations, wire.Violation{ID: fmt.Sprintf("v%d-%s", i, strings.Repeat("x", 200)),
+			Kind: wire.ViolationUnbooked, GPUUUID: gpuUUID(i % 8), User: strings.Repeat("u", 250), UID: 1000, PID: 1 + i,
+			FirstSeen: t0, LastSeen: t0, Action: wire.ActionWarned})
 	}
 	if err := d.spoolEvents(ev); err != nil {
 		t.Fatal(err)
@@ -57,12 +57,12 @@ func TestWeekBacklogFitsTheBodyLimit(t *testing.T) {
 	_, err = sp.Drain(context.Background(), func(_ context.Context, e spool.Entry) error {
 		batches++
 		largest = max(largest, len(e.Body))
-		if len(e.Body) > models.AgentMaxBody {
-			t.Fatalf("batch %d is %d bytes, over the %d-byte limit", e.Seq, len(e.Body), models.AgentMaxBody)
+		if len(e.Body) > wire.MaxBody {
+			t.Fatalf("batch %d is %d bytes, over the %d-byte limit", e.Seq, len(e.Body), wire.MaxBody)
 		}
 		switch e.Kind {
-		case models.AgentPathUsage:
-			var b models.AgentUsageBatch
+		case wire.PathUsage:
+			var b wire.UsageBatch
 			if err := json.Unmarshal(e.Body, &b); err != nil || b.Validate() != nil {
 				t.Fatalf("batch %d: %v / %v", e.Seq, err, b.Validate())
 			}
@@ -71,8 +71,8 @@ func TestWeekBacklogFitsTheBodyLimit(t *testing.T) {
 					got[userMinute(r, u)] = true
 				}
 			}
-		case models.AgentPathViolations:
-			var b models.AgentViolationBatch
+		case wire.PathViolations:
+			var b wire.ViolationBatch
 			if err := json.Unmarshal(e.Body, &b); err != nil || b.Validate() != nil {
 				t.Fatalf("batch %d: %v / %v", e.Seq, err, b.Validate())
 			}
@@ -86,25 +86,25 @@ func TestWeekBacklogFitsTheBodyLimit(t *testing.T) {
 	if len(got) != len(want) || violations != 1200 {
 		t.Errorf("delivered %d user-minutes and %d violations, want %d and 1200", len(got), violations, len(want))
 	}
-	t.Logf("%d batches, the largest %d bytes (limit %d)", batches, largest, models.AgentMaxBody)
+	t.Logf("%d batches, the largest %d bytes (limit %d)", batches, largest, wire.MaxBody)
 }
 
 func gpuUUID(i int) string { return fmt.Sprintf("GPU-%08d-0000-0000-0000-000000000000", i) }
 
-func userMinute(r models.AgentUsageRecord, u models.AgentUserUsage) string {
+func userMinute(r wire.UsageRecord, u wire.UserUsage) string {
 	return r.GPUUUID + "|" + r.Minute.Format(time.RFC3339) + "|" + u.User
 }
 
 // minuteRecords is one minute of usage, noted in want per user.
-func minuteRecords(m time.Time, gpus, users, nameLen int, want map[string]bool) []models.AgentUsageRecord {
-	recs := make([]models.AgentUsageRecord, gpus)
+func minuteRecords(m time.Time, gpus, users, nameLen int, want map[string]bool) []wire.UsageRecord {
+	recs := make([]wire.UsageRecord, gpus)
 	for g := range recs {
 		util := 50.0
-		recs[g] = models.AgentUsageRecord{GPUUUID: gpuUUID(g), Minute: m, UtilAvgPct: &util, UtilMaxPct: &util,
+		recs[g] = wire.UsageRecord{GPUUUID: gpuUUID(g), Minute: m, UtilAvgPct: &util, UtilMaxPct: &util,
 			MemUsedMiB: 1000, MemTotalMiB: 81920, Samples: 6}
 		for u := range users {
 			name := fmt.Sprintf("%0*d", nameLen, u)
-			recs[g].Users = append(recs[g].Users, models.AgentUserUsage{User: name, UID: 1000 + u, MemoryMiB: 10, Processes: 1, Busy: true})
+			recs[g].Users = append(recs[g].Users, wire.UserUsage{User: name, UID: 1000 + u, MemoryMiB: 10, Processes: 1, Busy: true})
 			want[userMinute(recs[g], recs[g].Users[u])] = true
 		}
 	}

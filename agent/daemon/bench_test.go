@@ -14,7 +14,7 @@ import (
 	"github.com/gpubook/gpubook/agent/nvmlgpu"
 	"github.com/gpubook/gpubook/agent/procfs"
 	"github.com/gpubook/gpubook/agent/sampler"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // BenchmarkSamplingCycle8GPUs is one 10 s cycle's work on an 8-GPU node
@@ -24,7 +24,7 @@ import (
 func BenchmarkSamplingCycle8GPUs(b *testing.B) {
 	node := agenttest.NewNode(b)
 	procs := agenttest.NewProcs(b)
-	var bookings []models.AgentBooking
+	var bookings []wire.Booking
 	t0 := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
 	for i := range 8 {
 		p1, p2 := 1000+2*i, 1001+2*i
@@ -33,7 +33,7 @@ func BenchmarkSamplingCycle8GPUs(b *testing.B) {
 		node.Set(i, agenttest.GPUState{Util: uint32(10 * i), UsedMiB: 8000, Procs: []agenttest.Proc{{PID: p1, MemMiB: 4000}, {PID: p2, MemMiB: 4000}}})
 	}
 	for i := range 100 {
-		bookings = append(bookings, models.AgentBooking{ID: int64(i + 1), User: "alice", GPUUUIDs: []string{node.UUID(i % 8)},
+		bookings = append(bookings, wire.Booking{ID: int64(i + 1), User: "alice", GPUUUIDs: []string{node.UUID(i % 8)},
 			StartsAt: t0.Add(time.Duration(i-50) * time.Hour), EndsAt: t0.Add(time.Duration(i-49) * time.Hour)})
 	}
 	be, err := nvmlgpu.Open(node.Server)

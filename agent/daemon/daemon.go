@@ -18,13 +18,13 @@ import (
 	"github.com/gpubook/gpubook/agent/metrics"
 	"github.com/gpubook/gpubook/agent/sampler"
 	"github.com/gpubook/gpubook/agent/spool"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Portal is what the daemon needs from agent/client.
 type Portal interface {
-	PutInventory(ctx context.Context, inv models.AgentInventory) error
-	Schedule(ctx context.Context, etag string) (models.AgentSchedule, string, bool, error)
+	PutInventory(ctx context.Context, inv wire.Inventory) error
+	Schedule(ctx context.Context, etag string) (wire.Schedule, string, bool, error)
 	PostJSON(ctx context.Context, path string, v any) error
 	PostRaw(ctx context.Context, path string, body []byte) error
 }
@@ -129,7 +129,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Daemon, error) {
 }
 
 // bookings returns the cached schedule's bookings.
-func (d *Daemon) bookings() []models.AgentBooking {
+func (d *Daemon) bookings() []wire.Booking {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.sched.Schedule.Bookings

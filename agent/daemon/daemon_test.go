@@ -18,7 +18,7 @@ import (
 	"github.com/gpubook/gpubook/agent/nvmlgpu"
 	"github.com/gpubook/gpubook/agent/procfs"
 	"github.com/gpubook/gpubook/agent/spool"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // rig is one node: simulated GPUs, /proc tree, state directory, portal, clock.
@@ -89,7 +89,7 @@ func (r *rig) checkExactlyOnce(from, to time.Time) {
 	for m := from; m.Before(to); m = m.Add(time.Minute) {
 		for i := range 8 {
 			want++
-			k := models.AgentUsageRecord{GPUUUID: r.node.UUID(i), Minute: m}.Key("n1")
+			k := wire.UsageRecord{GPUUUID: r.node.UUID(i), Minute: m}.Key("n1")
 			if _, ok := p.records[k]; !ok {
 				r.t.Errorf("minute lost: %s", k)
 			}
@@ -176,7 +176,7 @@ func TestKillMidBatch(t *testing.T) {
 
 func TestScheduleSyncDrivesLoginEnv(t *testing.T) {
 	r := newRig(t)
-	r.portal.schedule = models.AgentSchedule{Node: "n1", PortalURL: "https://gpubook.example.org", Bookings: []models.AgentBooking{
+	r.portal.schedule = wire.Schedule{Node: "n1", PortalURL: "https://gpubook.example.org", Bookings: []wire.Booking{
 		{ID: 1, User: "alice", GPUUUIDs: []string{r.node.UUID(2), r.node.UUID(5)}, StartsAt: t0, EndsAt: t0.Add(2 * time.Hour)}}}
 	d := r.start()
 	if err := d.SyncOnce(context.Background()); err != nil {
@@ -214,7 +214,7 @@ func TestScheduleSyncDrivesLoginEnv(t *testing.T) {
 
 func TestUnbookedProcessReachesPortal(t *testing.T) {
 	r := newRig(t)
-	r.portal.schedule = models.AgentSchedule{Node: "n1", Bookings: []models.AgentBooking{
+	r.portal.schedule = wire.Schedule{Node: "n1", Bookings: []wire.Booking{
 		{ID: 1, User: "alice", GPUUUIDs: []string{r.node.UUID(0)}, StartsAt: t0, EndsAt: t0.Add(time.Hour)}}}
 	r.procs.Add(t, 100, agenttest.UIDAlice)
 	r.procs.Add(t, 200, agenttest.UIDBob)
@@ -229,7 +229,7 @@ func TestUnbookedProcessReachesPortal(t *testing.T) {
 		t.Fatalf("violations = %v, want bob's only", r.portal.violations)
 	}
 	for _, v := range r.portal.violations {
-		if v.Kind != models.ViolationUnbooked || v.User != "bob" || v.GPUUUID != r.node.UUID(1) || v.PID != 200 {
+		if v.Kind != wire.ViolationUnbooked || v.User != "bob" || v.GPUUUID != r.node.UUID(1) || v.PID != 200 {
 			t.Errorf("violation = %+v", v)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // TestCrashAroundMinuteBoundary: the daemon is killed (abandoned without
@@ -70,7 +70,7 @@ func (r *rig) checkMinutes(from time.Time, n int, gapped map[int]bool, short map
 			want = s
 		}
 		for i := range 8 {
-			k := models.AgentUsageRecord{GPUUUID: r.node.UUID(i), Minute: from.Add(time.Duration(m) * time.Minute)}.Key("n1")
+			k := wire.UsageRecord{GPUUUID: r.node.UUID(i), Minute: from.Add(time.Duration(m) * time.Minute)}.Key("n1")
 			rec, ok := p.records[k]
 			switch {
 			case gapped[m] && ok:

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // fakePortal simulates the portal's agent API in-test (the real endpoints are
@@ -21,21 +21,21 @@ type fakePortal struct {
 	mu         sync.Mutex
 	down       bool
 	loseAcks   int // store the next N usage batches, then answer 500 (agent crashed before the ack)
-	schedule   models.AgentSchedule
+	schedule   wire.Schedule
 	etag       string
 	notMod     int
-	inventory  *models.AgentInventory
-	records    map[string]models.AgentUsageRecord
+	inventory  *wire.Inventory
+	records    map[string]wire.UsageRecord
 	receipts   map[string]int
 	acked      map[string]bool
-	violations map[string]models.AgentViolation
-	idle       map[string]models.AgentIdleReport
+	violations map[string]wire.Violation
+	idle       map[string]wire.IdleReport
 	heartbeats int
 }
 
 func newFakePortal(t *testing.T) *fakePortal {
-	p := &fakePortal{t: t, etag: `"1"`, records: map[string]models.AgentUsageRecord{}, receipts: map[string]int{},
-		acked: map[string]bool{}, violations: map[string]models.AgentViolation{}, idle: map[string]models.AgentIdleReport{}}
+	p := &fakePortal{t: t, etag: `"1"`, records: map[string]wire.UsageRecord{}, receipts: map[string]int{},
+		acked: map[string]bool{}, violations: map[string]wire.Violation{}, idle: map[string]wire.IdleReport{}}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.srv.Close)
 	return p
@@ -59,7 +59,7 @@ func (p *fakePortal) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch r.URL.Path {
-	case models.AgentPathSchedule:
+	case wire.PathSchedule:
 		if r.Header.Get("If-None-Match") == p.etag {
 			p.notMod++
 			w.WriteHeader(http.StatusNotModified)
@@ -68,28 +68,28 @@ func (p *fakePortal) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", p.etag)
 		_ = json.NewEncoder(w).Encode(p.schedule)
 		return
-	case models.AgentPathInventory:
-		var inv models.AgentInventory
+	case wire.PathInventory:
+		var inv wire.Inventory
 		p.decode(w, r, &inv, inv.Validate)
 		p.inventory = &inv
-	case models.AgentPathUsage:
+	case wire.PathUsage:
 		p.usage(w, r)
 		return
-	case models.AgentPathViolations:
-		var b models.AgentViolationBatch
+	case wire.PathViolations:
+		var b wire.ViolationBatch
 		if p.decode(w, r, &b, b.Validate) {
 			for _, v := range b.Violations {
 				p.violations[v.ID] = v
 			}
 		}
-	case models.AgentPathIdle:
-		var b models.AgentIdleBatch
+	case wire.PathIdle:
+		var b wire.IdleBatch
 		if p.decode(w, r, &b, b.Validate) {
 			for _, x := range b.Reports {
 				p.idle[x.ID] = x
 			}
 		}
-	case models.AgentPathHeartbeat:
+	case wire.PathHeartbeat:
 		p.heartbeats++
 	default:
 		http.NotFound(w, r)
@@ -113,7 +113,7 @@ func (p *fakePortal) decode(w http.ResponseWriter, r *http.Request, v any, valid
 // usage stores each key once (first wins) and flags any key that arrives
 // again after the agent already got a 2xx for it.
 func (p *fakePortal) usage(w http.ResponseWriter, r *http.Request) {
-	var b models.AgentUsageBatch
+	var b wire.UsageBatch
 	if !p.decode(w, r, &b, b.Validate) {
 		return
 	}

@@ -11,23 +11,23 @@ import (
 
 	"github.com/gpubook/gpubook/agent/atomicfile"
 	"github.com/gpubook/gpubook/agent/detect"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // spoolUsage stores completed minutes as usage batches (one, unless the
-// portal's limits make it cut them: models.SplitUsage), then moves the
+// portal's limits make it cut them: wire.SplitUsage), then moves the
 // watermark past them. Order matters: spool first, so a crash in between
 // can only make a minute be sent twice (harmless), never lost.
-func (d *Daemon) spoolUsage(recs []models.AgentUsageRecord) error {
+func (d *Daemon) spoolUsage(recs []wire.UsageRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	for _, part := range models.SplitUsage(recs) {
-		b := models.AgentUsageBatch{Node: d.cfg.Node, Records: part}
+	for _, part := range wire.SplitUsage(recs) {
+		b := wire.UsageBatch{Node: d.cfg.Node, Records: part}
 		if err := b.Validate(); err != nil {
 			return fmt.Errorf("agent: daemon: usage batch: %w", err)
 		}
-		e, err := d.deps.Spool.AppendSeq(models.AgentPathUsage, func(seq uint64) any {
+		e, err := d.deps.Spool.AppendSeq(wire.PathUsage, func(seq uint64) any {
 			b.BatchID = batchID(d.cfg.Node, seq)
 			return b
 		})
@@ -54,9 +54,9 @@ func (d *Daemon) spoolEvents(ev detect.Events) error {
 	if d.deps.Metrics != nil && len(ev.Violations) > 0 {
 		d.deps.Metrics.AddViolations(ev.Violations)
 	}
-	for _, part := range models.SplitViolations(ev.Violations) {
-		if _, err := d.deps.Spool.AppendSeq(models.AgentPathViolations, func(seq uint64) any {
-			return models.AgentViolationBatch{Node: d.cfg.Node, BatchID: batchID(d.cfg.Node, seq), Violations: part}
+	for _, part := range wire.SplitViolations(ev.Violations) {
+		if _, err := d.deps.Spool.AppendSeq(wire.PathViolations, func(seq uint64) any {
+			return wire.ViolationBatch{Node: d.cfg.Node, BatchID: batchID(d.cfg.Node, seq), Violations: part}
 		}); err != nil {
 			return err
 		}
@@ -64,9 +64,9 @@ func (d *Daemon) spoolEvents(ev detect.Events) error {
 	for _, r := range ev.Idle {
 		d.log.Info("agent: idle booking", "booking", r.BookingID, "user", r.User, "gpus", r.GPUUUIDs, "since", r.IdleSince)
 	}
-	for _, part := range models.SplitIdle(ev.Idle) {
-		if _, err := d.deps.Spool.AppendSeq(models.AgentPathIdle, func(seq uint64) any {
-			return models.AgentIdleBatch{Node: d.cfg.Node, BatchID: batchID(d.cfg.Node, seq), Reports: part}
+	for _, part := range wire.SplitIdle(ev.Idle) {
+		if _, err := d.deps.Spool.AppendSeq(wire.PathIdle, func(seq uint64) any {
+			return wire.IdleBatch{Node: d.cfg.Node, BatchID: batchID(d.cfg.Node, seq), Reports: part}
 		}); err != nil {
 			return err
 		}

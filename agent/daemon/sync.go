@@ -8,14 +8,14 @@ import (
 	"github.com/gpubook/gpubook/agent/cache"
 	"github.com/gpubook/gpubook/agent/client"
 	"github.com/gpubook/gpubook/agent/spool"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // agentGPUs converts the devices to wire form; d.mu must be held.
-func (d *Daemon) agentGPUs() []models.AgentGPU {
-	out := make([]models.AgentGPU, len(d.devices))
+func (d *Daemon) agentGPUs() []wire.GPU {
+	out := make([]wire.GPU, len(d.devices))
 	for i, g := range d.devices {
-		out[i] = models.AgentGPU{UUID: g.UUID, Index: g.Index, Minor: g.Minor, Model: g.Model, MemoryMiB: g.MemoryMiB, MIG: g.MIG}
+		out[i] = wire.GPU{UUID: g.UUID, Index: g.Index, Minor: g.Minor, Model: g.Model, MemoryMiB: g.MemoryMiB, MIG: g.MIG}
 	}
 	return out
 }
@@ -57,7 +57,7 @@ func (d *Daemon) SyncOnce(ctx context.Context) error {
 func (d *Daemon) sendInventory(ctx context.Context) error {
 	d.mu.Lock()
 	skip := d.invSent || d.sampler == nil
-	inv := models.AgentInventory{Node: d.cfg.Node, AgentVersion: d.cfg.AgentVersion, DriverVersion: d.cfg.DriverVersion,
+	inv := wire.Inventory{Node: d.cfg.Node, AgentVersion: d.cfg.AgentVersion, DriverVersion: d.cfg.DriverVersion,
 		ReportedAt: d.deps.Now().UTC(), GPUs: d.agentGPUs()}
 	d.mu.Unlock()
 	if skip {
@@ -96,13 +96,13 @@ func (d *Daemon) DeliverOnce(ctx context.Context) error {
 func (d *Daemon) HeartbeatOnce(ctx context.Context) error {
 	st := d.deps.Spool.Stats()
 	d.mu.Lock()
-	hb := models.AgentHeartbeat{Node: d.cfg.Node, AgentVersion: d.cfg.AgentVersion, SentAt: d.deps.Now().UTC(),
+	hb := wire.Heartbeat{Node: d.cfg.Node, AgentVersion: d.cfg.AgentVersion, SentAt: d.deps.Now().UTC(),
 		ScheduleETag: d.sched.ETag, SpoolDepth: st.Depth, OldestSpooled: st.Oldest, NVMLOK: d.sampler != nil,
 		SpoolSetAside: st.SetAside, SpoolSetAsideReason: st.SetAsideReason, SpoolSetAsideAt: st.SetAsideAt,
-		SpoolDroppedUsage: st.Dropped[spool.Tag(models.AgentPathUsage)], SpoolDroppedEvents: st.DroppedTotal() - st.Dropped[spool.Tag(models.AgentPathUsage)],
+		SpoolDroppedUsage: st.Dropped[spool.Tag(wire.PathUsage)], SpoolDroppedEvents: st.DroppedTotal() - st.Dropped[spool.Tag(wire.PathUsage)],
 		NVMLDownSince: d.nvmlDown}
 	d.mu.Unlock()
-	if err := d.deps.Portal.PostJSON(ctx, models.AgentPathHeartbeat, hb); err != nil {
+	if err := d.deps.Portal.PostJSON(ctx, wire.PathHeartbeat, hb); err != nil {
 		return d.syncFailed(err)
 	}
 	d.synced(d.deps.Now())

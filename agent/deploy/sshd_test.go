@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/cache"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // sshUser is a login the sshd test creates inside its own mount namespace
@@ -246,8 +246,8 @@ func writeSchedule(t *testing.T, dir string) {
 	t.Helper()
 	path := filepath.Join(dir, "schedule.json")
 	now := time.Now()
-	f := cache.File{FetchedAt: now, GPUs: []models.AgentGPU{{UUID: uuid, Index: 2}},
-		Schedule: models.AgentSchedule{PortalURL: "https://gpubook.example.org", Bookings: []models.AgentBooking{
+	f := cache.File{FetchedAt: now, GPUs: []wire.GPU{{UUID: uuid, Index: 2}},
+		Schedule: wire.Schedule{PortalURL: "https://gpubook.example.org", Bookings: []wire.Booking{
 			{ID: 1, User: sshBooked.name, GPUUUIDs: []string{uuid}, StartsAt: now.Add(-time.Hour), EndsAt: now.Add(time.Hour)}}}}
 	must(t, cache.Write(path, f))
 	must(t, os.Chmod(path, 0o644))

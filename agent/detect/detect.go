@@ -11,7 +11,7 @@ import (
 
 	"github.com/gpubook/gpubook/agent/exempt"
 	"github.com/gpubook/gpubook/agent/sampler"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Policy is the node's detection and enforcement settings.
@@ -58,8 +58,8 @@ type Owners interface {
 
 // Events is what one observation produced, for the spool and the metrics.
 type Events struct {
-	Violations []models.AgentViolation
-	Idle       []models.AgentIdleReport
+	Violations []wire.Violation
+	Idle       []wire.IdleReport
 }
 
 // Detector keeps the state between observations: when each violation was
@@ -76,7 +76,7 @@ type Detector struct {
 	mem     map[string]*memState
 	idle    map[int64]*idleState
 	warned  map[int64]bool
-	history map[int64]models.AgentBooking // bookings seen, to recognise an overstay
+	history map[int64]wire.Booking // bookings seen, to recognise an overstay
 }
 
 // New returns a Detector for node.
@@ -86,11 +86,11 @@ func New(node string, pol Policy, sig Signaller, note Notifier, owners Owners, l
 	}
 	return &Detector{node: node, pol: pol, sig: sig, note: note, owners: owners, log: log,
 		procs: map[procKey]*procState{}, mem: map[string]*memState{}, idle: map[int64]*idleState{},
-		warned: map[int64]bool{}, history: map[int64]models.AgentBooking{}}
+		warned: map[int64]bool{}, history: map[int64]wire.Booking{}}
 }
 
 // Observe checks one snapshot against the bookings and returns what is new.
-func (d *Detector) Observe(snap sampler.Snapshot, bookings []models.AgentBooking) Events {
+func (d *Detector) Observe(snap sampler.Snapshot, bookings []wire.Booking) Events {
 	now := snap.At
 	for _, b := range bookings {
 		d.history[b.ID] = b
@@ -114,11 +114,11 @@ func (d *Detector) exempt(p sampler.Proc) bool {
 }
 
 // activeBooking returns the user's booking that holds uuid at t.
-func activeBooking(bookings []models.AgentBooking, user, uuid string, t time.Time) (models.AgentBooking, bool) {
+func activeBooking(bookings []wire.Booking, user, uuid string, t time.Time) (wire.Booking, bool) {
 	for _, b := range bookings {
 		if b.User == user && b.HasGPU(uuid) && b.ActiveAt(t) {
 			return b, true
 		}
 	}
-	return models.AgentBooking{}, false
+	return wire.Booking{}, false
 }

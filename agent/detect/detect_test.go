@@ -13,7 +13,7 @@ import (
 	"github.com/gpubook/gpubook/agent/nvmlgpu"
 	"github.com/gpubook/gpubook/agent/procfs"
 	"github.com/gpubook/gpubook/agent/sampler"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 type sent struct {
@@ -52,9 +52,9 @@ type scenario struct {
 	det      *detect.Detector
 	rec      *recorder
 	now      time.Time
-	bookings []models.AgentBooking
-	viol     []models.AgentViolation
-	idle     []models.AgentIdleReport
+	bookings []wire.Booking
+	viol     []wire.Violation
+	idle     []wire.IdleReport
 }
 
 var t0 = time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
@@ -104,14 +104,14 @@ func (sc *scenario) run(d time.Duration) {
 }
 
 func (sc *scenario) booking(id int64, user string, gpus []int, from, to time.Duration) {
-	b := models.AgentBooking{ID: id, User: user, StartsAt: t0.Add(from), EndsAt: t0.Add(to), Kind: models.KindStandard}
+	b := wire.Booking{ID: id, User: user, StartsAt: t0.Add(from), EndsAt: t0.Add(to), Kind: wire.KindStandard}
 	for _, i := range gpus {
 		b.GPUUUIDs = append(b.GPUUUIDs, sc.node.UUID(i))
 	}
 	sc.bookings = append(sc.bookings, b)
 }
 
-func actions(vs []models.AgentViolation) []string {
+func actions(vs []wire.Violation) []string {
 	var out []string
 	for _, v := range vs {
 		out = append(out, v.Kind+"/"+v.Action)
@@ -157,7 +157,7 @@ func TestUnbookedUseEscalates(t *testing.T) {
 		t.Errorf("after exit = %v, want the final update %v", got, want)
 	}
 	for _, v := range sc.viol {
-		b := models.AgentViolationBatch{Node: "n1", Violations: []models.AgentViolation{v}}
+		b := wire.ViolationBatch{Node: "n1", Violations: []wire.Violation{v}}
 		if err := b.Validate(); err != nil {
 			t.Errorf("violation does not validate: %v", err)
 		}

@@ -7,20 +7,20 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/sampler"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // memState is one GPU holding memory with no visible process.
 type memState struct {
-	v        models.AgentViolation
+	v        wire.Violation
 	reported bool
 }
 
 // checkMemory reports GPUs whose memory stays used with no process NVML can
 // show us (zombies, processes stuck in D state, other PID namespaces).
-func (d *Detector) checkMemory(snap sampler.Snapshot) []models.AgentViolation {
+func (d *Detector) checkMemory(snap sampler.Snapshot) []wire.Violation {
 	now := snap.At
-	var out []models.AgentViolation
+	var out []wire.Violation
 	for _, g := range snap.GPUs {
 		uuid := g.Device.UUID
 		st := d.mem[uuid]
@@ -32,9 +32,9 @@ func (d *Detector) checkMemory(snap sampler.Snapshot) []models.AgentViolation {
 			continue
 		}
 		if st == nil {
-			st = &memState{v: models.AgentViolation{
-				ID:   fmt.Sprintf("%s:%s:%s:0:%d", d.node, models.ViolationMemoryNoProcess, uuid, now.Unix()),
-				Kind: models.ViolationMemoryNoProcess, GPUUUID: uuid, UID: -1, FirstSeen: now, Action: models.ActionNone,
+			st = &memState{v: wire.Violation{
+				ID:   fmt.Sprintf("%s:%s:%s:0:%d", d.node, wire.ViolationMemoryNoProcess, uuid, now.Unix()),
+				Kind: wire.ViolationMemoryNoProcess, GPUUUID: uuid, UID: -1, FirstSeen: now, Action: wire.ActionNone,
 			}}
 			d.mem[uuid] = st
 		}
@@ -56,14 +56,14 @@ type idleState struct {
 
 // checkIdle reports active bookings whose GPUs show low utilisation and no
 // process for IdleAfter. It reports again only when the idle set grows.
-func (d *Detector) checkIdle(snap sampler.Snapshot, bookings []models.AgentBooking) []models.AgentIdleReport {
+func (d *Detector) checkIdle(snap sampler.Snapshot, bookings []wire.Booking) []wire.IdleReport {
 	now := snap.At
 	byUUID := make(map[string]sampler.GPUState, len(snap.GPUs))
 	for _, g := range snap.GPUs {
 		byUUID[g.Device.UUID] = g
 	}
 	active := map[int64]bool{}
-	var out []models.AgentIdleReport
+	var out []wire.IdleReport
 	for _, b := range bookings {
 		if !b.ActiveAt(now) {
 			continue
@@ -81,7 +81,7 @@ func (d *Detector) checkIdle(snap sampler.Snapshot, bookings []models.AgentBooki
 	return out
 }
 
-func (d *Detector) idleBooking(b models.AgentBooking, gpus map[string]sampler.GPUState, now time.Time) (models.AgentIdleReport, bool) {
+func (d *Detector) idleBooking(b wire.Booking, gpus map[string]sampler.GPUState, now time.Time) (wire.IdleReport, bool) {
 	st, ok := d.idle[b.ID]
 	if !ok {
 		st = &idleState{since: map[string]time.Time{}}
@@ -113,13 +113,13 @@ func (d *Detector) idleBooking(b models.AgentBooking, gpus map[string]sampler.GP
 	sort.Strings(idle)
 	if len(idle) == 0 {
 		st.reported = nil
-		return models.AgentIdleReport{}, false
+		return wire.IdleReport{}, false
 	}
 	if len(idle) <= len(st.reported) && isSubset(idle, st.reported) {
-		return models.AgentIdleReport{}, false
+		return wire.IdleReport{}, false
 	}
 	st.reported = idle
-	return models.AgentIdleReport{ID: fmt.Sprintf("%s:%d:%d", d.node, b.ID, earliest.Unix()), BookingID: b.ID, User: b.User,
+	return wire.IdleReport{ID: fmt.Sprintf("%s:%d:%d", d.node, b.ID, earliest.Unix()), BookingID: b.ID, User: b.User,
 		GPUUUIDs: slices.Clone(idle), IdleSince: earliest, ReportedAt: now}, true
 }
 

@@ -9,18 +9,18 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/atomicfile"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // savedProc is one violating process as kept across agent restarts, so that
 // a restart neither restarts a user's grace period nor forgets an escalation.
 type savedProc struct {
-	GPU        string                `json:"gpu"`
-	PID        int                   `json:"pid"`
-	Violation  models.AgentViolation `json:"violation"`
-	GraceStart time.Time             `json:"grace_start"`
-	TermAt     time.Time             `json:"term_at,omitzero"`
-	Start      uint64                `json:"start"`
+	GPU        string         `json:"gpu"`
+	PID        int            `json:"pid"`
+	Violation  wire.Violation `json:"violation"`
+	GraceStart time.Time      `json:"grace_start"`
+	TermAt     time.Time      `json:"term_at,omitzero"`
+	Start      uint64         `json:"start"`
 }
 
 // SaveState writes the violating processes to path (atomically).

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/sampler"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 type procKey struct {
@@ -16,7 +16,7 @@ type procKey struct {
 
 // procState is one violating process across observations.
 type procState struct {
-	v          models.AgentViolation
+	v          wire.Violation
 	graceStart time.Time // when the grace period began (first seen, or the booking's end)
 	termAt     time.Time
 	start      uint64 // the process's start time when first seen (0: unknown)
@@ -25,9 +25,9 @@ type procState struct {
 
 // checkProcs finds processes without a booking, warns, escalates and
 // reports; a process that is gone gets a last update with its LastSeen.
-func (d *Detector) checkProcs(snap sampler.Snapshot, bookings []models.AgentBooking) []models.AgentViolation {
+func (d *Detector) checkProcs(snap sampler.Snapshot, bookings []wire.Booking) []wire.Violation {
 	now := snap.At
-	var out []models.AgentViolation
+	var out []wire.Violation
 	for _, st := range d.procs {
 		st.seen = false
 	}
@@ -61,7 +61,7 @@ func (d *Detector) checkProcs(snap sampler.Snapshot, bookings []models.AgentBook
 
 // violating updates one violating process; changed is true when the portal
 // should hear about it (new, or the action escalated).
-func (d *Detector) violating(k procKey, g sampler.GPUState, p sampler.Proc, now time.Time) (models.AgentViolation, bool) {
+func (d *Detector) violating(k procKey, g sampler.GPUState, p sampler.Proc, now time.Time) (wire.Violation, bool) {
 	st, ok := d.procs[k]
 	if ok && st.start != 0 && d.startTime(p.PID) != st.start {
 		// Same PID, another process (reused, e.g. after an agent restart):
@@ -83,14 +83,14 @@ func (d *Detector) violating(k procKey, g sampler.GPUState, p sampler.Proc, now 
 		return st.v, false
 	}
 	switch {
-	case st.v.Action == models.ActionWarned && !now.Before(st.graceStart.Add(d.pol.Grace)):
+	case st.v.Action == wire.ActionWarned && !now.Before(st.graceStart.Add(d.pol.Grace)):
 		if d.signal(st, p, syscall.SIGTERM) {
-			st.v.Action, st.termAt = models.ActionSIGTERM, now
+			st.v.Action, st.termAt = wire.ActionSIGTERM, now
 			return st.v, true
 		}
-	case st.v.Action == models.ActionSIGTERM && !now.Before(st.termAt.Add(d.pol.KillAfter)):
+	case st.v.Action == wire.ActionSIGTERM && !now.Before(st.termAt.Add(d.pol.KillAfter)):
 		if d.signal(st, p, syscall.SIGKILL) {
-			st.v.Action = models.ActionSIGKILL
+			st.v.Action = wire.ActionSIGKILL
 			return st.v, true
 		}
 	}
@@ -100,17 +100,17 @@ func (d *Detector) violating(k procKey, g sampler.GPUState, p sampler.Proc, now 
 // newViolation classifies a first sighting: overstay when the user's
 // booking of this GPU ended within the last 24 h, unbooked use otherwise.
 func (d *Detector) newViolation(k procKey, g sampler.GPUState, p sampler.Proc, now time.Time) *procState {
-	kind, bookingID, graceStart := models.ViolationUnbooked, int64(0), now
+	kind, bookingID, graceStart := wire.ViolationUnbooked, int64(0), now
 	var latest time.Time
 	for _, b := range d.history {
 		if b.User == p.User && b.HasGPU(k.uuid) && !b.EndsAt.After(now) && b.EndsAt.After(latest) {
-			kind, bookingID, graceStart, latest = models.ViolationOverstay, b.ID, b.EndsAt, b.EndsAt
+			kind, bookingID, graceStart, latest = wire.ViolationOverstay, b.ID, b.EndsAt, b.EndsAt
 		}
 	}
-	v := models.AgentViolation{
+	v := wire.Violation{
 		ID:   fmt.Sprintf("%s:%s:%s:%d:%d", d.node, kind, k.uuid, k.pid, now.Unix()),
 		Kind: kind, GPUUUID: k.uuid, User: p.User, UID: p.UID, PID: p.PID, MemoryMiB: p.MemMiB,
-		BookingID: bookingID, FirstSeen: now, LastSeen: now, Action: models.ActionWarned,
+		BookingID: bookingID, FirstSeen: now, LastSeen: now, Action: wire.ActionWarned,
 	}
 	return &procState{v: v, graceStart: graceStart, start: d.startTime(p.PID), seen: true}
 }
@@ -145,7 +145,7 @@ func (d *Detector) signal(st *procState, p sampler.Proc, sig syscall.Signal) boo
 
 // warnOverstay tells a user, once per booking, that it ends soon while their
 // processes still run — unless a booking of theirs continues on that GPU.
-func (d *Detector) warnOverstay(b models.AgentBooking, bookings []models.AgentBooking, g sampler.GPUState, p sampler.Proc, now time.Time) {
+func (d *Detector) warnOverstay(b wire.Booking, bookings []wire.Booking, g sampler.GPUState, p sampler.Proc, now time.Time) {
 	if d.warned[b.ID] || b.EndsAt.Sub(now) > d.pol.OverstayWarning {
 		return
 	}

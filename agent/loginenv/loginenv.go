@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/cache"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Result is the outcome for one user at one instant.
@@ -68,7 +68,7 @@ func Compute(f cache.File, user string, now time.Time, loc *time.Location) Resul
 			continue
 		}
 		for _, u := range b.GPUUUIDs {
-			if !models.ValidGPUUUID(u) {
+			if !wire.ValidGPUUUID(u) {
 				continue
 			}
 			if _, seen := until[u]; !seen {
@@ -121,7 +121,7 @@ func bookedUntil(index map[string]int, visible []string, until map[string]time.T
 const StaleAfter = time.Hour
 
 func noBookingHint(f cache.File, user string, now time.Time, loc *time.Location, index map[string]int) string {
-	var next *models.AgentBooking
+	var next *wire.Booking
 	for i, b := range f.Schedule.Bookings {
 		if b.User == user && b.StartsAt.After(now) && (next == nil || b.StartsAt.Before(next.StartsAt)) {
 			next = &f.Schedule.Bookings[i]
@@ -143,7 +143,7 @@ func gpuList(index map[string]int, uuids []string) string {
 	for _, u := range uuids {
 		if i, ok := index[u]; ok {
 			names = append(names, strconv.Itoa(i))
-		} else if models.ValidGPUUUID(u) {
+		} else if wire.ValidGPUUUID(u) {
 			names = append(names, u)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gpubook/gpubook/agent/cache"
 	"github.com/gpubook/gpubook/agent/loginenv"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 var (
@@ -17,17 +17,17 @@ var (
 		"GPU-44444444-4444-4444-4444-444444444444", "GPU-55555555-5555-5555-5555-555555555555"}
 )
 
-func file(bookings ...models.AgentBooking) cache.File {
+func file(bookings ...wire.Booking) cache.File {
 	f := cache.File{Version: cache.Version, FetchedAt: now.Add(-time.Minute),
-		Schedule: models.AgentSchedule{PortalURL: "https://gpubook.example.org", Bookings: bookings}}
+		Schedule: wire.Schedule{PortalURL: "https://gpubook.example.org", Bookings: bookings}}
 	for i, u := range gpus {
-		f.GPUs = append(f.GPUs, models.AgentGPU{UUID: u, Index: i})
+		f.GPUs = append(f.GPUs, wire.GPU{UUID: u, Index: i})
 	}
 	return f
 }
 
-func bk(id int64, user string, from, to time.Duration, idx ...int) models.AgentBooking {
-	b := models.AgentBooking{ID: id, User: user, StartsAt: now.Add(from), EndsAt: now.Add(to)}
+func bk(id int64, user string, from, to time.Duration, idx ...int) wire.Booking {
+	b := wire.Booking{ID: id, User: user, StartsAt: now.Add(from), EndsAt: now.Add(to)}
 	for _, i := range idx {
 		b.GPUUUIDs = append(b.GPUUUIDs, gpus[i])
 	}
@@ -60,7 +60,7 @@ func TestCompute(t *testing.T) {
 		{"booking just ended", file(bk(1, "alice", -time.Hour, 0, 1)), "alice",
 			"export CUDA_VISIBLE_DEVICES=; export CUDA_DEVICE_ORDER=PCI_BUS_ID\n",
 			"gpubook: no GPU booked now; book at https://gpubook.example.org"},
-		{"malformed UUID never reaches the shell", file(models.AgentBooking{ID: 1, User: "eve", StartsAt: now.Add(-time.Hour), EndsAt: now.Add(time.Hour),
+		{"malformed UUID never reaches the shell", file(wire.Booking{ID: 1, User: "eve", StartsAt: now.Add(-time.Hour), EndsAt: now.Add(time.Hour),
 			GPUUUIDs: []string{"GPU-1; rm -rf ~", gpus[0]}}), "eve",
 			"export CUDA_VISIBLE_DEVICES=" + gpus[0] + "; export CUDA_DEVICE_ORDER=PCI_BUS_ID\n", "gpubook: GPU 0 booked until 11:00"},
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/gpubook/gpubook/agent/gpu"
 	"github.com/gpubook/gpubook/agent/sampler"
 	"github.com/gpubook/gpubook/agent/spool"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Exporter holds the latest values. The daemon updates it; HTTP reads it.
@@ -31,9 +31,9 @@ type Exporter struct {
 
 	mu         sync.Mutex
 	snap       sampler.Snapshot
-	holders    map[string]models.AgentBooking // GPU UUID → booking active now
-	violations map[string]float64             // kind → total
-	counted    map[string]bool                // violation IDs already counted
+	holders    map[string]wire.Booking // GPU UUID → booking active now
+	violations map[string]float64      // kind → total
+	counted    map[string]bool         // violation IDs already counted
 	spool      spool.Stats
 	lastSync   time.Time
 	samples    float64
@@ -41,16 +41,16 @@ type Exporter struct {
 
 // New returns an Exporter that labels every GPU series with hostname.
 func New(hostname string) *Exporter {
-	return &Exporter{hostname: hostname, holders: map[string]models.AgentBooking{}, violations: map[string]float64{}, counted: map[string]bool{}}
+	return &Exporter{hostname: hostname, holders: map[string]wire.Booking{}, violations: map[string]float64{}, counted: map[string]bool{}}
 }
 
 // SetSnapshot records the latest sample and who holds each GPU at its time.
-func (e *Exporter) SetSnapshot(snap sampler.Snapshot, bookings []models.AgentBooking) {
+func (e *Exporter) SetSnapshot(snap sampler.Snapshot, bookings []wire.Booking) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.snap = snap
 	e.samples++
-	e.holders = map[string]models.AgentBooking{}
+	e.holders = map[string]wire.Booking{}
 	for _, b := range bookings {
 		if b.ActiveAt(snap.At) {
 			for _, u := range b.GPUUUIDs {
@@ -62,7 +62,7 @@ func (e *Exporter) SetSnapshot(snap sampler.Snapshot, bookings []models.AgentBoo
 
 // AddViolations counts violations by kind, each ID once (escalations and
 // final updates of the same episode re-send it).
-func (e *Exporter) AddViolations(vs []models.AgentViolation) {
+func (e *Exporter) AddViolations(vs []wire.Violation) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.counted) > 100000 { // bound memory; a rare double count is acceptable
@@ -151,7 +151,7 @@ func (e *Exporter) writeGPU(b *strings.Builder) {
 func (e *Exporter) writeAgent(b *strings.Builder) {
 	host := [][2]string{{"Hostname", e.hostname}}
 	header(b, "gpubook_violations_total", "counter", "Violations detected since the agent started, by kind.")
-	for _, k := range []string{models.ViolationUnbooked, models.ViolationOverstay, models.ViolationMemoryNoProcess} {
+	for _, k := range []string{wire.ViolationUnbooked, wire.ViolationOverstay, wire.ViolationMemoryNoProcess} {
 		sample(b, "gpubook_violations_total", append(host, [2]string{"kind", k}), e.violations[k])
 	}
 	header(b, "gpubook_spool_depth", "gauge", "Reports waiting on disk for the portal.")

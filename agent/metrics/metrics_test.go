@@ -11,7 +11,7 @@ import (
 	"github.com/gpubook/gpubook/agent/metrics"
 	"github.com/gpubook/gpubook/agent/sampler"
 	"github.com/gpubook/gpubook/agent/spool"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 func TestExposition(t *testing.T) {
@@ -23,9 +23,9 @@ func TestExposition(t *testing.T) {
 			Procs: []sampler.Proc{{PID: 1, User: "alice"}, {PID: 2, User: "alice"}}},
 		{Device: gpu.Device{UUID: "GPU-b", Index: 1, Minor: 1, Model: "A100", MIG: true}, MemUsedMiB: 50, MemTotalMiB: 40960},
 	}}
-	e.SetSnapshot(snap, []models.AgentBooking{{ID: 7, User: "alice", GPUUUIDs: []string{"GPU-a"}, StartsAt: at, EndsAt: at.Add(time.Hour)}})
-	v := models.AgentViolation{ID: "x", Kind: models.ViolationUnbooked}
-	e.AddViolations([]models.AgentViolation{v, v}) // an escalation re-sends the same ID
+	e.SetSnapshot(snap, []wire.Booking{{ID: 7, User: "alice", GPUUUIDs: []string{"GPU-a"}, StartsAt: at, EndsAt: at.Add(time.Hour)}})
+	v := wire.Violation{ID: "x", Kind: wire.ViolationUnbooked}
+	e.AddViolations([]wire.Violation{v, v}) // an escalation re-sends the same ID
 	e.SetSpool(spool.Stats{Depth: 3, Bytes: 4096, SetAside: 2, Dropped: map[string]int64{"usage": 5}})
 	e.SetLastSync(at)
 	rec := httptest.NewRecorder()

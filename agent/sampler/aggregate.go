@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Aggregator folds Snapshots into one record per GPU per minute. A minute is
@@ -22,11 +22,11 @@ type Aggregator struct {
 }
 
 type minuteAcc struct {
-	rec       models.AgentUsageRecord
+	rec       wire.UsageRecord
 	utilSum   float64
 	utilMax   float64
 	utilCount int
-	users     map[string]*models.AgentUserUsage
+	users     map[string]*wire.UserUsage
 }
 
 // NewAggregator returns an Aggregator with the given busy threshold.
@@ -36,7 +36,7 @@ func NewAggregator(busyPct float64, after time.Time) *Aggregator {
 
 // Add folds snap in and returns the records of minutes that are now complete,
 // oldest first.
-func (a *Aggregator) Add(snap Snapshot) []models.AgentUsageRecord {
+func (a *Aggregator) Add(snap Snapshot) []wire.UsageRecord {
 	minute := snap.At.UTC().Truncate(time.Minute)
 	done := a.Complete(minute)
 	if !minute.After(a.After) {
@@ -49,8 +49,8 @@ func (a *Aggregator) Add(snap Snapshot) []models.AgentUsageRecord {
 }
 
 // Flush returns every partial minute (at shutdown) and forgets them.
-func (a *Aggregator) Flush() []models.AgentUsageRecord {
-	var done []models.AgentUsageRecord
+func (a *Aggregator) Flush() []wire.UsageRecord {
+	var done []wire.UsageRecord
 	for uuid, acc := range a.accs {
 		done = append(done, acc.record())
 		delete(a.accs, uuid)
@@ -61,7 +61,7 @@ func (a *Aggregator) Flush() []models.AgentUsageRecord {
 func (a *Aggregator) addGPU(minute time.Time, g GPUState) {
 	acc, ok := a.accs[g.Device.UUID]
 	if !ok {
-		acc = &minuteAcc{rec: models.AgentUsageRecord{GPUUUID: g.Device.UUID, Minute: minute}, users: map[string]*models.AgentUserUsage{}}
+		acc = &minuteAcc{rec: wire.UsageRecord{GPUUUID: g.Device.UUID, Minute: minute}, users: map[string]*wire.UserUsage{}}
 		a.accs[g.Device.UUID] = acc
 	}
 	acc.rec.Samples++
@@ -73,11 +73,11 @@ func (a *Aggregator) addGPU(minute time.Time, g GPUState) {
 		acc.utilCount++
 	}
 	busy := !g.UtilValid || g.UtilPct >= a.BusyPct
-	perUser := map[string]*models.AgentUserUsage{}
+	perUser := map[string]*wire.UserUsage{}
 	for _, p := range g.Procs {
 		u, ok := perUser[p.User]
 		if !ok {
-			u = &models.AgentUserUsage{User: p.User, UID: p.UID}
+			u = &wire.UserUsage{User: p.User, UID: p.UID}
 			perUser[p.User] = u
 		}
 		u.MemoryMiB += p.MemMiB
@@ -86,7 +86,7 @@ func (a *Aggregator) addGPU(minute time.Time, g GPUState) {
 	for name, cur := range perUser {
 		u, ok := acc.users[name]
 		if !ok {
-			u = &models.AgentUserUsage{User: name, UID: cur.UID}
+			u = &wire.UserUsage{User: name, UID: cur.UID}
 			acc.users[name] = u
 		}
 		u.MemoryMiB = max(u.MemoryMiB, cur.MemoryMiB)
@@ -97,14 +97,14 @@ func (a *Aggregator) addGPU(minute time.Time, g GPUState) {
 
 // record finishes the accumulator. MIG minutes (no valid utilisation sample)
 // carry null utilisation.
-func (acc *minuteAcc) record() models.AgentUsageRecord {
+func (acc *minuteAcc) record() wire.UsageRecord {
 	r := acc.rec
 	if acc.utilCount > 0 {
 		avg := round2(acc.utilSum / float64(acc.utilCount))
 		mx := acc.utilMax
 		r.UtilAvgPct, r.UtilMaxPct = &avg, &mx
 	}
-	r.Users = make([]models.AgentUserUsage, 0, len(acc.users))
+	r.Users = make([]wire.UserUsage, 0, len(acc.users))
 	for _, u := range acc.users {
 		r.Users = append(r.Users, *u)
 	}
@@ -114,7 +114,7 @@ func (acc *minuteAcc) record() models.AgentUsageRecord {
 
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 
-func sortRecords(rs []models.AgentUsageRecord) []models.AgentUsageRecord {
+func sortRecords(rs []wire.UsageRecord) []wire.UsageRecord {
 	sort.Slice(rs, func(i, j int) bool {
 		if !rs[i].Minute.Equal(rs[j].Minute) {
 			return rs[i].Minute.Before(rs[j].Minute)

@@ -9,18 +9,18 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/atomicfile"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // savedAcc is one GPU's minute in progress as kept across restarts: the
 // running sums, so that a restarted agent resumes the minute (or finishes
 // it) instead of losing the samples it had.
 type savedAcc struct {
-	Record    models.AgentUsageRecord `json:"record"`
-	UtilSum   float64                 `json:"util_sum"`
-	UtilMax   float64                 `json:"util_max"`
-	UtilCount int                     `json:"util_count"`
-	Users     []models.AgentUserUsage `json:"users"`
+	Record    wire.UsageRecord `json:"record"`
+	UtilSum   float64          `json:"util_sum"`
+	UtilMax   float64          `json:"util_max"`
+	UtilCount int              `json:"util_count"`
+	Users     []wire.UserUsage `json:"users"`
 }
 
 // Save writes the minute being aggregated to path (atomically, fsynced):
@@ -66,7 +66,7 @@ func (a *Aggregator) Load(path string) error {
 			continue
 		}
 		acc := &minuteAcc{rec: s.Record, utilSum: s.UtilSum, utilMax: s.UtilMax, utilCount: s.UtilCount,
-			users: make(map[string]*models.AgentUserUsage, len(s.Users))}
+			users: make(map[string]*wire.UserUsage, len(s.Users))}
 		for _, u := range s.Users {
 			acc.users[u.User] = &u
 		}
@@ -77,9 +77,9 @@ func (a *Aggregator) Load(path string) error {
 
 // Complete returns the minutes that ended before now's minute and forgets
 // them: a restored minute whose process died before the next one began.
-func (a *Aggregator) Complete(now time.Time) []models.AgentUsageRecord {
+func (a *Aggregator) Complete(now time.Time) []wire.UsageRecord {
 	minute := now.UTC().Truncate(time.Minute)
-	var done []models.AgentUsageRecord
+	var done []wire.UsageRecord
 	for uuid, acc := range a.accs {
 		if acc.rec.Minute.Before(minute) {
 			done = append(done, acc.record())

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gpubook/gpubook/agent/agenttest"
 	"github.com/gpubook/gpubook/agent/sampler"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // snapshots samples the node every 10 s from 14:00:05 to 14:02:55 while
@@ -47,16 +47,16 @@ func TestCheckpointResumesExactly(t *testing.T) {
 	t0 := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
 	snaps := snapshots(t, f, t0)
 	ref := sampler.NewAggregator(5, time.Time{})
-	var want []models.AgentUsageRecord
+	var want []wire.UsageRecord
 	for _, s := range snaps {
 		want = append(want, ref.Add(s)...)
 	}
 	want = append(want, ref.Flush()...)
 	for kill := range snaps {
 		path := filepath.Join(t.TempDir(), "minute.json")
-		var got []models.AgentUsageRecord
+		var got []wire.UsageRecord
 		var watermark time.Time
-		emit := func(rs []models.AgentUsageRecord) {
+		emit := func(rs []wire.UsageRecord) {
 			for _, r := range rs {
 				got = append(got, r)
 				watermark = r.Minute

@@ -9,7 +9,7 @@ import (
 	"github.com/gpubook/gpubook/agent/nvmlgpu"
 	"github.com/gpubook/gpubook/agent/procfs"
 	"github.com/gpubook/gpubook/agent/sampler"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // fixture is a simulated node with a /proc tree and a sampler over both.
@@ -75,7 +75,7 @@ func TestPerMinuteAggregation(t *testing.T) {
 	agg := sampler.NewAggregator(5, time.Time{})
 	t0 := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
 	utils := []uint32{10, 20, 30, 40, 50, 60}
-	var got []models.AgentUsageRecord
+	var got []wire.UsageRecord
 	for i := 0; i < 13; i++ { // 14:00:00 … 14:02:00
 		f.node.Set(0, agenttest.GPUState{Util: utils[i%6], UsedMiB: int64(1000 * (i%6 + 1)), Procs: []agenttest.Proc{{PID: 100, MemMiB: 500}}})
 		st := agenttest.GPUState{Util: 0, UsedMiB: 2000, Procs: []agenttest.Proc{{PID: 200, MemMiB: 700}, {PID: 201, MemMiB: 300}}}
@@ -93,19 +93,19 @@ func TestPerMinuteAggregation(t *testing.T) {
 	if n := len(got); n != 16 {
 		t.Fatalf("records = %d, want 16 (8 GPUs × 2 complete minutes)", n)
 	}
-	byKey := map[string]models.AgentUsageRecord{}
+	byKey := map[string]wire.UsageRecord{}
 	for _, r := range got {
 		byKey[r.Key("n")] = r
 	}
 	key := func(i int, m int) string {
-		return models.AgentUsageRecord{GPUUUID: f.node.UUID(i), Minute: t0.Add(time.Duration(m) * time.Minute)}.Key("n")
+		return wire.UsageRecord{GPUUUID: f.node.UUID(i), Minute: t0.Add(time.Duration(m) * time.Minute)}.Key("n")
 	}
 	t.Run("busy GPU", func(t *testing.T) {
 		r := byKey[key(0, 0)]
 		if r.UtilAvgPct == nil || *r.UtilAvgPct != 35 || *r.UtilMaxPct != 60 || r.MemUsedMiB != 6000 || r.MemTotalMiB != 40960 || r.Samples != 6 {
 			t.Errorf("record = %+v", r)
 		}
-		want := []models.AgentUserUsage{{User: "alice", UID: agenttest.UIDAlice, MemoryMiB: 500, Processes: 1, Busy: true}}
+		want := []wire.UserUsage{{User: "alice", UID: agenttest.UIDAlice, MemoryMiB: 500, Processes: 1, Busy: true}}
 		if len(r.Users) != 1 || r.Users[0] != want[0] {
 			t.Errorf("users = %+v, want %+v", r.Users, want)
 		}
@@ -115,7 +115,7 @@ func TestPerMinuteAggregation(t *testing.T) {
 		if r.UtilAvgPct == nil || *r.UtilAvgPct != 0 || *r.UtilMaxPct != 0 || r.Samples != 6 {
 			t.Errorf("record = %+v", r)
 		}
-		want := models.AgentUserUsage{User: "bob", UID: agenttest.UIDBob, MemoryMiB: 1000, Processes: 2, Busy: false}
+		want := wire.UserUsage{User: "bob", UID: agenttest.UIDBob, MemoryMiB: 1000, Processes: 2, Busy: false}
 		if len(r.Users) != 1 || r.Users[0] != want {
 			t.Errorf("users = %+v, want %+v", r.Users, want)
 		}
@@ -127,7 +127,7 @@ func TestPerMinuteAggregation(t *testing.T) {
 		}
 	})
 	t.Run("batch validates", func(t *testing.T) {
-		b := models.AgentUsageBatch{Node: "n", Records: got}
+		b := wire.UsageBatch{Node: "n", Records: got}
 		if err := b.Validate(); err != nil {
 			t.Error(err)
 		}

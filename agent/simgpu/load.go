@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Proc is one simulated GPU process: who runs it, on which GPU, how hard.
@@ -102,7 +102,7 @@ type Node struct {
 // Plan is the whole simulated load at now: the bookers' processes (by
 // their bookings' behaviour) and the script's processes. firstSeen gives
 // each script line's start; it is pure so tests can table it.
-func Plan(n Node, bookings []models.AgentBooking, script []ScriptLine, firstSeen func(key string) time.Time, now time.Time) []Proc {
+func Plan(n Node, bookings []wire.Booking, script []ScriptLine, firstSeen func(key string) time.Time, now time.Time) []Proc {
 	index := make(map[string]int, len(n.UUIDs))
 	for i, u := range n.UUIDs {
 		index[u] = i

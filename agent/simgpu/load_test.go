@@ -5,35 +5,35 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 var t0 = time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
 
 func TestPlan(t *testing.T) {
 	n := Node{UUIDs: []string{"G0", "G1", "G2", "G3"}, MemoryMiB: 1000}
-	book := func(id int64, user string, from, to time.Duration, gpus ...string) models.AgentBooking {
-		return models.AgentBooking{ID: id, User: user, GPUUUIDs: gpus, StartsAt: t0.Add(from), EndsAt: t0.Add(to)}
+	book := func(id int64, user string, from, to time.Duration, gpus ...string) wire.Booking {
+		return wire.Booking{ID: id, User: user, GPUUUIDs: gpus, StartsAt: t0.Add(from), EndsAt: t0.Add(to)}
 	}
 	script := []ScriptLine{{GPU: 3, User: "mallory", Util: 90, MemMiB: 500}, {GPU: 9, User: "nowhere", Util: 1, MemMiB: 1}}
 	seen := func(string) time.Time { return t0.Add(-time.Minute) }
 	tests := []struct {
 		name     string
-		bookings []models.AgentBooking
+		bookings []wire.Booking
 		at       time.Duration
 		want     []string // key user gpu
 	}{
-		{"train on every booked GPU", []models.AgentBooking{book(6, "ada", -time.Hour, time.Hour, "G0", "G1")}, 0,
+		{"train on every booked GPU", []wire.Booking{book(6, "ada", -time.Hour, time.Hour, "G0", "G1")}, 0,
 			[]string{"booking:6:0 ada 0", "booking:6:1 ada 1"}},
-		{"idle booking runs nothing", []models.AgentBooking{book(2, "ada", -time.Hour, time.Hour, "G0")}, 0, nil},
-		{"partial uses the first GPU only", []models.AgentBooking{book(4, "ada", -time.Hour, time.Hour, "G1", "G2")}, 0,
+		{"idle booking runs nothing", []wire.Booking{book(2, "ada", -time.Hour, time.Hour, "G0")}, 0, nil},
+		{"partial uses the first GPU only", []wire.Booking{book(4, "ada", -time.Hour, time.Hour, "G1", "G2")}, 0,
 			[]string{"booking:4:1 ada 1"}},
-		{"overrun outlives the booking", []models.AgentBooking{book(5, "bob", -time.Hour, -10*time.Minute, "G2")}, 0,
+		{"overrun outlives the booking", []wire.Booking{book(5, "bob", -time.Hour, -10*time.Minute, "G2")}, 0,
 			[]string{"booking:5:2 bob 2"}},
-		{"overrun stops 15 min after the end", []models.AgentBooking{book(5, "bob", -time.Hour, -15*time.Minute, "G2")}, 0, nil},
-		{"a train booking ends on time", []models.AgentBooking{book(7, "bob", -time.Hour, -time.Minute, "G2")}, 0, nil},
-		{"not started yet", []models.AgentBooking{book(7, "bob", time.Minute, time.Hour, "G2")}, 0, nil},
-		{"other node's GPU ignored", []models.AgentBooking{book(7, "bob", -time.Hour, time.Hour, "X9")}, 0, nil},
+		{"overrun stops 15 min after the end", []wire.Booking{book(5, "bob", -time.Hour, -15*time.Minute, "G2")}, 0, nil},
+		{"a train booking ends on time", []wire.Booking{book(7, "bob", -time.Hour, -time.Minute, "G2")}, 0, nil},
+		{"not started yet", []wire.Booking{book(7, "bob", time.Minute, time.Hour, "G2")}, 0, nil},
+		{"other node's GPU ignored", []wire.Booking{book(7, "bob", -time.Hour, time.Hour, "X9")}, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,8 +92,8 @@ func TestPIDsFitTheProtocol(t *testing.T) {
 	seen := map[int]bool{}
 	for _, p := range procs {
 		pid := pids[p.Key]
-		if pid <= 0 || pid > models.AgentMaxPID || seen[pid] {
-			t.Errorf("pid of %s = %d: want unique and in 1..%d", p.Key, pid, models.AgentMaxPID)
+		if pid <= 0 || pid > wire.MaxPID || seen[pid] {
+			t.Errorf("pid of %s = %d: want unique and in 1..%d", p.Key, pid, wire.MaxPID)
 		}
 		seen[pid] = true
 		if p.Key != "a" && again[p.Key] != pid {

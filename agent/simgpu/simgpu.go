@@ -27,7 +27,7 @@ import (
 	"github.com/gpubook/gpubook/agent/cache"
 	"github.com/gpubook/gpubook/agent/gpu"
 	"github.com/gpubook/gpubook/agent/nvmlgpu"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Config describes the simulated node.
@@ -63,7 +63,7 @@ type Sim struct {
 	names     map[string]bool
 	script    []ScriptLine
 	scriptMod time.Time
-	bookings  []models.AgentBooking
+	bookings  []wire.Booking
 }
 
 // New builds the simulated node and its (empty) proc tree.

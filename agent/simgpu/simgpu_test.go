@@ -12,7 +12,7 @@ import (
 	"github.com/gpubook/gpubook/agent/detect"
 	"github.com/gpubook/gpubook/agent/procfs"
 	"github.com/gpubook/gpubook/agent/sampler"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // TestSimulatedNodeThroughTheRealPath runs the simulated node through the
@@ -38,8 +38,8 @@ func TestSimulatedNodeThroughTheRealPath(t *testing.T) {
 	if other, _ := New(Config{Node: "n1", Dir: t.TempDir()}); other.UUID(2) != sim.UUID(2) {
 		t.Errorf("UUIDs differ between runs: %s, %s", other.UUID(2), sim.UUID(2))
 	}
-	booking := models.AgentBooking{ID: 6, User: "ada", GPUUUIDs: []string{sim.UUID(0)}, StartsAt: t0.Add(-time.Hour), EndsAt: t0.Add(time.Hour)}
-	if err := cache.Write(filepath.Join(dir, "schedule.json"), cache.File{Schedule: models.AgentSchedule{Bookings: []models.AgentBooking{booking}}}); err != nil {
+	booking := wire.Booking{ID: 6, User: "ada", GPUUUIDs: []string{sim.UUID(0)}, StartsAt: t0.Add(-time.Hour), EndsAt: t0.Add(time.Hour)}
+	if err := cache.Write(filepath.Join(dir, "schedule.json"), cache.File{Schedule: wire.Schedule{Bookings: []wire.Booking{booking}}}); err != nil {
 		t.Fatal(err)
 	}
 	src, driver, err := sim.Open(context.Background())
@@ -76,14 +76,14 @@ func TestSimulatedNodeThroughTheRealPath(t *testing.T) {
 	if p := snap.GPUs[1]; len(p.Procs) != 0 || p.UtilPct != 0 || p.MemUsedMiB != 0 {
 		t.Errorf("GPU 1 = %+v, want idle", p)
 	}
-	ev := det.Observe(snap, []models.AgentBooking{booking})
-	if len(ev.Violations) != 1 || ev.Violations[0].User != "mallory" || ev.Violations[0].Kind != models.ViolationUnbooked || ev.Violations[0].GPUUUID != sim.UUID(3) {
+	ev := det.Observe(snap, []wire.Booking{booking})
+	if len(ev.Violations) != 1 || ev.Violations[0].User != "mallory" || ev.Violations[0].Kind != wire.ViolationUnbooked || ev.Violations[0].GPUUUID != sim.UUID(3) {
 		t.Fatalf("violations = %+v, want mallory's unbooked use of GPU 3", ev.Violations)
 	}
 	now = now.Add(2 * time.Minute) // past the grace: the detector sends SIGTERM to the simulated process
 	snap, _ = smp.Sample(context.Background(), now)
-	ev = det.Observe(snap, []models.AgentBooking{booking})
-	if len(ev.Violations) != 1 || ev.Violations[0].Action != models.ActionSIGTERM {
+	ev = det.Observe(snap, []wire.Booking{booking})
+	if len(ev.Violations) != 1 || ev.Violations[0].Action != wire.ActionSIGTERM {
 		t.Fatalf("violations = %+v, want SIGTERM", ev.Violations)
 	}
 	now = now.Add(10 * time.Second)

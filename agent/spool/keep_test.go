@@ -11,7 +11,7 @@ import (
 
 	"github.com/gpubook/gpubook/agent/client"
 	"github.com/gpubook/gpubook/agent/spool"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // TestOnlyInvalidBodiesSetAside: an answer about the credential, the node or
@@ -29,7 +29,7 @@ func TestOnlyInvalidBodiesSetAside(t *testing.T) {
 			dir := t.TempDir()
 			s := open(t, dir, spool.DefaultLimits(), &clock{time.Now()})
 			for i := 1; i <= 2; i++ {
-				_, _ = s.Append(models.AgentPathUsage, i)
+				_, _ = s.Append(wire.PathUsage, i)
 			}
 			n, err := s.Drain(context.Background(), func(_ context.Context, e spool.Entry) error {
 				return &client.StatusError{Code: tt.code, Body: `{"error":"nope"}`}
@@ -61,7 +61,7 @@ func TestSetAsideCountSurvivesReopen(t *testing.T) {
 	dir := t.TempDir()
 	c := &clock{time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)}
 	s := open(t, dir, spool.DefaultLimits(), c)
-	_, _ = s.Append(models.AgentPathViolations, 1)
+	_, _ = s.Append(wire.PathViolations, 1)
 	_, _ = s.Drain(context.Background(), func(context.Context, spool.Entry) error {
 		return &client.StatusError{Code: 422, Body: "violations[0].gpu_uuid: unknown GPU"}
 	}, client.Invalid)
@@ -77,7 +77,7 @@ func TestOverflowDropsUsageFirst(t *testing.T) {
 	dir := t.TempDir()
 	c := &clock{time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)}
 	s := open(t, dir, spool.Limits{MaxBytes: 1}, c) // everything but the newest is over
-	kinds := []string{models.AgentPathViolations, models.AgentPathUsage, models.AgentPathIdle, models.AgentPathUsage}
+	kinds := []string{wire.PathViolations, wire.PathUsage, wire.PathIdle, wire.PathUsage}
 	for i, k := range kinds {
 		if _, err := s.Append(k, i+1); err != nil {
 			t.Fatal(err)
@@ -89,9 +89,9 @@ func TestOverflowDropsUsageFirst(t *testing.T) {
 	}
 	s2 := open(t, dir, spool.Limits{MaxBytes: 4 << 10}, c)
 	for i := 0; i < 3; i++ {
-		_, _ = s2.Append(models.AgentPathUsage, 10+i)
+		_, _ = s2.Append(wire.PathUsage, 10+i)
 	}
-	_, _ = s2.Append(models.AgentPathViolations, 20)
+	_, _ = s2.Append(wire.PathViolations, 20)
 	s2.Prune()
 	s3 := open(t, dir, spool.Limits{MaxBytes: 250}, c) // room for two entries
 	s3.Prune()
@@ -126,10 +126,10 @@ func TestSeqNeverRepeats(t *testing.T) {
 	dir := t.TempDir()
 	c := &clock{time.Now()}
 	s := open(t, dir, spool.DefaultLimits(), c)
-	_, _ = s.Append(models.AgentPathUsage, 1)
-	_, _ = s.Append(models.AgentPathUsage, 2)
+	_, _ = s.Append(wire.PathUsage, 1)
+	_, _ = s.Append(wire.PathUsage, 2)
 	drainAll(t, s)
-	e, err := open(t, dir, spool.DefaultLimits(), c).Append(models.AgentPathUsage, 3)
+	e, err := open(t, dir, spool.DefaultLimits(), c).Append(wire.PathUsage, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,12 +142,12 @@ func TestSeqNeverRepeats(t *testing.T) {
 // are still delivered, in order, and known by kind for the drop policy.
 func TestLegacyEntryNames(t *testing.T) {
 	dir := t.TempDir()
-	raw, _ := json.Marshal(spool.Entry{Seq: 7, Kind: models.AgentPathIdle, CreatedAt: time.Now(), Body: json.RawMessage("7")})
+	raw, _ := json.Marshal(spool.Entry{Seq: 7, Kind: wire.PathIdle, CreatedAt: time.Now(), Body: json.RawMessage("7")})
 	if err := os.WriteFile(filepath.Join(dir, "00000000000000000007.json"), raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := open(t, dir, spool.DefaultLimits(), &clock{time.Now()})
-	e, _ := s.Append(models.AgentPathUsage, 8)
+	e, _ := s.Append(wire.PathUsage, 8)
 	if e.Seq != 8 {
 		t.Errorf("seq after a legacy entry = %d, want 8", e.Seq)
 	}

@@ -27,7 +27,7 @@ import (
 // Entry is one spooled request body and where it goes.
 type Entry struct {
 	Seq       uint64          `json:"seq"`
-	Kind      string          `json:"kind"` // the endpoint path, e.g. models.AgentPathUsage
+	Kind      string          `json:"kind"` // the endpoint path, e.g. wire.PathUsage
 	CreatedAt time.Time       `json:"created_at"`
 	Body      json.RawMessage `json:"body"`
 }
@@ -141,7 +141,7 @@ func (s *Spool) readTag(name string) string {
 }
 
 // Tag is the short name of a kind used in file names and counters:
-// "usage" for models.AgentPathUsage.
+// "usage" for wire.PathUsage.
 func Tag(kind string) string { return path.Base(kind) }
 
 func (s *Spool) path(f fileInfo) string { return filepath.Join(s.dir, f.name) }

@@ -12,23 +12,23 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/cache"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // bigCache writes a cache of n bookings over 8 GPUs, one of them alice's now.
 func bigCache(b *testing.B, n int) string {
 	b.Helper()
 	now := time.Now()
-	f := cache.File{FetchedAt: now, Schedule: models.AgentSchedule{PortalURL: "https://gpubook.example.org"}}
+	f := cache.File{FetchedAt: now, Schedule: wire.Schedule{PortalURL: "https://gpubook.example.org"}}
 	for i := range 8 {
-		f.GPUs = append(f.GPUs, models.AgentGPU{UUID: fmt.Sprintf("GPU-%08d-0000-0000-0000-000000000000", i), Index: i})
+		f.GPUs = append(f.GPUs, wire.GPU{UUID: fmt.Sprintf("GPU-%08d-0000-0000-0000-000000000000", i), Index: i})
 	}
 	for i := range n {
 		start := now.Add(time.Duration(i-n/2) * time.Minute)
-		f.Schedule.Bookings = append(f.Schedule.Bookings, models.AgentBooking{ID: int64(i + 1), User: fmt.Sprintf("user%03d", i%200),
-			GPUUUIDs: []string{f.GPUs[i%8].UUID}, StartsAt: start, EndsAt: start.Add(50 * time.Minute), Kind: models.KindStandard})
+		f.Schedule.Bookings = append(f.Schedule.Bookings, wire.Booking{ID: int64(i + 1), User: fmt.Sprintf("user%03d", i%200),
+			GPUUUIDs: []string{f.GPUs[i%8].UUID}, StartsAt: start, EndsAt: start.Add(50 * time.Minute), Kind: wire.KindStandard})
 	}
-	f.Schedule.Bookings = append(f.Schedule.Bookings, models.AgentBooking{ID: 99999, User: "alice",
+	f.Schedule.Bookings = append(f.Schedule.Bookings, wire.Booking{ID: 99999, User: "alice",
 		GPUUUIDs: []string{f.GPUs[2].UUID, f.GPUs[5].UUID}, StartsAt: now.Add(-time.Hour), EndsAt: now.Add(time.Hour)})
 	path := filepath.Join(b.TempDir(), "schedule.json")
 	if err := cache.Write(path, f); err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gpubook/gpubook/agent/atomicfile"
 	"github.com/gpubook/gpubook/agent/client"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // credential is the node's identity, stored with mode 0600.
@@ -55,7 +55,7 @@ func cmdEnroll(ctx context.Context, args []string, getenv func(string) string, s
 		host = cfg.Node
 	}
 	c := client.New(*portal, "", "gpubook-agent/"+version)
-	resp, err := c.Enroll(ctx, models.AgentEnrollRequest{Token: *token, Hostname: host, AgentVersion: version})
+	resp, err := c.Enroll(ctx, wire.EnrollRequest{Token: *token, Hostname: host, AgentVersion: version})
 	var se *client.StatusError
 	if errors.As(err, &se) {
 		return fmt.Errorf("agent: enroll: the portal refused (%d): %s", se.Code, se.Message())

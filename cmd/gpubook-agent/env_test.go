@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/cache"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 const (
@@ -37,8 +37,8 @@ func goodCache(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "schedule.json")
 	now := time.Now()
-	f := cache.File{FetchedAt: now, GPUs: []models.AgentGPU{{UUID: uuidA, Index: 2}, {UUID: uuidB, Index: 5}},
-		Schedule: models.AgentSchedule{PortalURL: "https://gpubook.example.org", Bookings: []models.AgentBooking{
+	f := cache.File{FetchedAt: now, GPUs: []wire.GPU{{UUID: uuidA, Index: 2}, {UUID: uuidB, Index: 5}},
+		Schedule: wire.Schedule{PortalURL: "https://gpubook.example.org", Bookings: []wire.Booking{
 			{ID: 1, User: "alice", GPUUUIDs: []string{uuidB, uuidA}, StartsAt: now.Add(-time.Hour), EndsAt: now.Add(time.Hour)}}}}
 	if err := cache.Write(path, f); err != nil {
 		t.Fatal(err)

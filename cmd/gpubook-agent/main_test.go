@@ -15,7 +15,7 @@ import (
 
 	"github.com/gpubook/gpubook/agent/agenttest"
 	"github.com/gpubook/gpubook/agent/daemon"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 func TestHelp(t *testing.T) {
@@ -40,9 +40,9 @@ func TestHelp(t *testing.T) {
 }
 
 func TestEnrollWrites0600(t *testing.T) {
-	var got models.AgentEnrollRequest
+	var got wire.EnrollRequest
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != models.AgentPathEnroll {
+		if r.URL.Path != wire.PathEnroll {
 			http.NotFound(w, r)
 			return
 		}

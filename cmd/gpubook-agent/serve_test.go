@@ -21,7 +21,7 @@ import (
 	"github.com/gpubook/gpubook/agent/daemon"
 	"github.com/gpubook/gpubook/agent/gpu"
 	"github.com/gpubook/gpubook/agent/nvmlgpu"
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // TestServeWiring runs the daemon as `run` wires it, on the simulated GPUs,
@@ -34,9 +34,9 @@ func TestServeWiring(t *testing.T) {
 		mu.Lock()
 		seen[r.URL.Path]++
 		mu.Unlock()
-		if r.URL.Path == models.AgentPathSchedule {
+		if r.URL.Path == wire.PathSchedule {
 			w.Header().Set("ETag", `"1"`)
-			_ = json.NewEncoder(w).Encode(models.AgentSchedule{Node: "gpu01", Bookings: []models.AgentBooking{
+			_ = json.NewEncoder(w).Encode(wire.Schedule{Node: "gpu01", Bookings: []wire.Booking{
 				{ID: 1, User: "alice", GPUUUIDs: []string{node.UUID(0)}, StartsAt: time.Now(), EndsAt: time.Now().Add(time.Hour)}}})
 			return
 		}
@@ -84,7 +84,7 @@ func TestServeWiring(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	for _, p := range []string{models.AgentPathInventory, models.AgentPathSchedule, models.AgentPathHeartbeat} {
+	for _, p := range []string{wire.PathInventory, wire.PathSchedule, wire.PathHeartbeat} {
 		if seen[p] == 0 {
 			t.Errorf("portal never saw %s", p)
 		}
@@ -108,8 +108,8 @@ func TestServeDegraded(t *testing.T) {
 		mu.Lock()
 		seen[r.URL.Path]++
 		mu.Unlock()
-		if r.URL.Path == models.AgentPathSchedule {
-			_ = json.NewEncoder(w).Encode(models.AgentSchedule{Node: "gpu01"})
+		if r.URL.Path == wire.PathSchedule {
+			_ = json.NewEncoder(w).Encode(wire.Schedule{Node: "gpu01"})
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -163,7 +163,7 @@ func TestServeDegraded(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if seen[models.AgentPathInventory] == 0 {
+	if seen[wire.PathInventory] == 0 {
 		t.Errorf("inventory never sent after NVML came up")
 	}
 }

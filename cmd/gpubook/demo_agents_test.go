@@ -14,6 +14,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // TestDemoAgents: `gpubook demo --agents` next to a running portal seeds
@@ -84,7 +85,7 @@ func demoAgentsReported(t *testing.T, db *store.DB) bool {
 	}
 	unbooked := map[string]bool{}
 	for _, v := range vs {
-		if v.Kind == models.ViolationUnbooked {
+		if v.Kind == wire.ViolationUnbooked {
 			unbooked[v.NodeName] = true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // maxDemoUsageDays is how far back the demo's agent records go by default.
@@ -49,13 +50,13 @@ func (s *seeder) seedUsage(ctx context.Context, d demoData) error {
 	total := 0
 	for i, n := range nodes {
 		fmt.Fprintf(s.progress, "demo: writing %d day(s) of agent records for %s (node %d of %d)…\n", s.usageDays, n.Name, i+1, len(nodes))
-		var recs []models.AgentUsageRecord
+		var recs []wire.UsageRecord
 		for m := from; m.Before(to); m = m.Add(time.Minute) {
 			for _, g := range n.GPUs {
 				recs = append(recs, usageRecord(r, g, m, spans[g.ID]))
 			}
-			if len(recs)+len(n.GPUs) > models.AgentMaxRecordsPerBatch || !m.Add(time.Minute).Before(to) {
-				batch := models.AgentUsageBatch{Node: n.Name, BatchID: fmt.Sprintf("demo-%d-%d", n.ID, m.Unix()), Records: recs}
+			if len(recs)+len(n.GPUs) > wire.MaxRecordsPerBatch || !m.Add(time.Minute).Before(to) {
+				batch := wire.UsageBatch{Node: n.Name, BatchID: fmt.Sprintf("demo-%d-%d", n.ID, m.Unix()), Records: recs}
 				res, err := s.db.IngestUsage(ctx, n.ID, batch, models.DefaultUsageRetentionDays*24*time.Hour, s.now)
 				if err != nil {
 					return fmt.Errorf("usage of %s: %w", n.Name, err)
@@ -110,8 +111,8 @@ func bookedDuring(spans []usageSpan, x usageSpan) bool {
 }
 
 // usageRecord is GPU g's minute m under whichever span covers it.
-func usageRecord(r *rand.Rand, g models.GPU, m time.Time, spans []usageSpan) models.AgentUsageRecord {
-	rec := models.AgentUsageRecord{GPUUUID: g.UUID, Minute: m, MemUsedMiB: 0, MemTotalMiB: g.MemoryMiB, Samples: 12}
+func usageRecord(r *rand.Rand, g models.GPU, m time.Time, spans []usageSpan) wire.UsageRecord {
+	rec := wire.UsageRecord{GPUUUID: g.UUID, Minute: m, MemUsedMiB: 0, MemTotalMiB: g.MemoryMiB, Samples: 12}
 	util, mem := 0.0, int64(0)
 	for _, s := range spans {
 		if m.Before(s.start) || !m.Before(s.end) {
@@ -126,7 +127,7 @@ func usageRecord(r *rand.Rand, g models.GPU, m time.Time, spans []usageSpan) mod
 		default:
 			continue // booked, never used
 		}
-		rec.Users = []models.AgentUserUsage{{User: s.user, UID: s.uid, MemoryMiB: mem, Processes: 1, Busy: util >= 5}}
+		rec.Users = []wire.UserUsage{{User: s.user, UID: s.uid, MemoryMiB: mem, Processes: 1, Busy: util >= 5}}
 		break
 	}
 	rec.UtilAvgPct, rec.UtilMaxPct = &util, &util

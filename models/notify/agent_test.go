@@ -10,6 +10,7 @@ import (
 	"github.com/gpubook/gpubook/models/notify"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 	"github.com/gpubook/gpubook/views/i18n"
 )
 
@@ -52,10 +53,10 @@ func TestIdleWarningAndOfflineAlerts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.Enroll(ctx, models.AgentEnrollRequest{Token: tok, Hostname: "gpu01"}, now); err != nil {
+		if _, err := db.Enroll(ctx, wire.EnrollRequest{Token: tok, Hostname: "gpu01"}, now); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.RecordHeartbeat(ctx, node.ID, models.AgentHeartbeat{Node: "gpu01", SentAt: now}, now); err != nil {
+		if err := db.RecordHeartbeat(ctx, node.ID, wire.Heartbeat{Node: "gpu01", SentAt: now}, now); err != nil {
 			t.Fatal(err)
 		}
 		count := func() int64 {

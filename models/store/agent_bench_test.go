@@ -13,14 +13,15 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // benchBatch is one hour of 8 GPUs, one user each: what an agent delivers
 // after a one-hour outage (480 GPU-minutes, 480 user-minutes).
-func benchBatch(nodeNo int, from time.Time) models.AgentUsageBatch {
+func benchBatch(nodeNo int, from time.Time) wire.UsageBatch {
 	b := usageBatch(nodeNo, from, 60, 8)
 	for i := range b.Records {
-		b.Records[i].Users = []models.AgentUserUsage{{User: "ada", UID: 1001, MemoryMiB: 1000, Processes: 1, Busy: true}}
+		b.Records[i].Users = []wire.UserUsage{{User: "ada", UID: 1001, MemoryMiB: 1000, Processes: 1, Busy: true}}
 	}
 	return b
 }

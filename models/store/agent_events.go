@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // upsertViolation keeps one row per (node, agent key). A resend or an
@@ -24,8 +25,8 @@ WHERE agent_violations.last_seen <= excluded.last_seen`
 
 // RecordViolations stores a violation batch in one transaction; a GPU or
 // booking of another node refuses the whole batch.
-func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b models.AgentViolationBatch, now time.Time) error {
-	if err := b.Validate(); err != nil {
+func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.ViolationBatch, now time.Time) error {
+	if err := models.AgentError(b.Validate()); err != nil {
 		return err
 	}
 	uuids, users := make([]string, len(b.Violations)), make([]string, 0, len(b.Violations))
@@ -88,8 +89,8 @@ WHERE agent_idle_reports.reported_at < excluded.reported_at`
 
 // RecordIdle stores idle reports and returns them as stored. The booking
 // and every GPU must be the node's.
-func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b models.AgentIdleBatch, now time.Time) ([]models.IdleReport, error) {
-	if err := b.Validate(); err != nil {
+func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, now time.Time) ([]models.IdleReport, error) {
+	if err := models.AgentError(b.Validate()); err != nil {
 		return nil, err
 	}
 	var uuids []string

@@ -10,18 +10,19 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 func TestAgentViolationsKeepTheLatestAction(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1)
 		n1, _ := enrolled(t, db, "gpu21", 1, 2)
-		v := models.AgentViolation{ID: "n1:unbooked:1", Kind: models.ViolationUnbooked, GPUUUID: realUUID(1, 1), User: "ada", UID: 1001,
-			PID: 42, MemoryMiB: 100, FirstSeen: at0, LastSeen: at0, Action: models.ActionWarned}
+		v := wire.Violation{ID: "n1:unbooked:1", Kind: wire.ViolationUnbooked, GPUUUID: realUUID(1, 1), User: "ada", UID: 1001,
+			PID: 42, MemoryMiB: 100, FirstSeen: at0, LastSeen: at0, Action: wire.ActionWarned}
 		later := v
-		later.LastSeen, later.Action, later.MemoryMiB = at0.Add(6*time.Minute), models.ActionSIGKILL, 300
-		for _, batch := range [][]models.AgentViolation{{v}, {later}, {v}} { // the last is a delayed resend
-			if err := db.RecordViolations(ctx, n1, models.AgentViolationBatch{Violations: batch}, at0.Add(10*time.Minute)); err != nil {
+		later.LastSeen, later.Action, later.MemoryMiB = at0.Add(6*time.Minute), wire.ActionSIGKILL, 300
+		for _, batch := range [][]wire.Violation{{v}, {later}, {v}} { // the last is a delayed resend
+			if err := db.RecordViolations(ctx, n1, wire.ViolationBatch{Violations: batch}, at0.Add(10*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -30,13 +31,13 @@ func TestAgentViolationsKeepTheLatestAction(t *testing.T) {
 			t.Fatalf("violations = %+v, %v", got, err)
 		}
 		g := got[0]
-		if g.Action != models.ActionSIGKILL || !g.LastSeen.Equal(later.LastSeen) || !g.FirstSeen.Equal(at0) || g.MemoryMiB != 300 ||
+		if g.Action != wire.ActionSIGKILL || !g.LastSeen.Equal(later.LastSeen) || !g.FirstSeen.Equal(at0) || g.MemoryMiB != 300 ||
 			g.UserName != "ada" || g.UserID != u.ID || g.PID != 42 || g.UID != 1001 || g.GPUIndex != 1 || g.NodeName != "gpu21" || g.AgentKey != v.ID {
 			t.Errorf("violation = %+v", g)
 		}
 		bad := v
-		bad.ID, bad.Kind, bad.BookingID = "x", models.ViolationOverstay, 999
-		err = db.RecordViolations(ctx, n1, models.AgentViolationBatch{Violations: []models.AgentViolation{bad}}, at0)
+		bad.ID, bad.Kind, bad.BookingID = "x", wire.ViolationOverstay, 999
+		err = db.RecordViolations(ctx, n1, wire.ViolationBatch{Violations: []wire.Violation{bad}}, at0)
 		if models.ErrorCode(err) != models.EFORBIDDEN {
 			t.Errorf("a booking not of this node: %v, want forbidden", err)
 		}
@@ -58,9 +59,9 @@ func TestAgentIdleAutoRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep := models.AgentIdleReport{ID: "n1:1:x", BookingID: b.ID, User: "ada", GPUUUIDs: []string{realUUID(1, 0), realUUID(1, 1)},
+		rep := wire.IdleReport{ID: "n1:1:x", BookingID: b.ID, User: "ada", GPUUUIDs: []string{realUUID(1, 0), realUUID(1, 1)},
 			IdleSince: at0, ReportedAt: at0.Add(30 * time.Minute)}
-		stored, err := db.RecordIdle(ctx, n1, models.AgentIdleBatch{Reports: []models.AgentIdleReport{rep}}, rep.ReportedAt)
+		stored, err := db.RecordIdle(ctx, n1, wire.IdleBatch{Reports: []wire.IdleReport{rep}}, rep.ReportedAt)
 		if err != nil || len(stored) != 1 || stored[0].UserID != u.ID || len(stored[0].GPUIDs) != 2 || stored[0].WarnedAt != nil {
 			t.Fatalf("stored = %+v, %v", stored, err)
 		}
@@ -101,14 +102,14 @@ func TestAgentIdleAutoRelease(t *testing.T) {
 func TestAgentViolationLongUserName(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		n1, _ := enrolled(t, db, "gpu21", 1, 1)
-		v := models.AgentViolation{ID: "n1:unbooked:long", Kind: models.ViolationUnbooked, GPUUUID: realUUID(1, 0),
-			User: strings.Repeat("€", 86), UID: 1001, PID: 42, MemoryMiB: 100, FirstSeen: at0, LastSeen: at0, Action: models.ActionWarned}
+		v := wire.Violation{ID: "n1:unbooked:long", Kind: wire.ViolationUnbooked, GPUUUID: realUUID(1, 0),
+			User: strings.Repeat("€", 86), UID: 1001, PID: 42, MemoryMiB: 100, FirstSeen: at0, LastSeen: at0, Action: wire.ActionWarned}
 		var me *models.Error
-		if err := db.RecordViolations(ctx, n1, models.AgentViolationBatch{Violations: []models.AgentViolation{v}}, at0); !errors.As(err, &me) || me.Code != models.EINVALID {
+		if err := db.RecordViolations(ctx, n1, wire.ViolationBatch{Violations: []wire.Violation{v}}, at0); !errors.As(err, &me) || me.Code != models.EINVALID {
 			t.Fatalf("258-byte name: %v, want EINVALID", err)
 		}
 		v.User = strings.Repeat("€", 85)
-		if err := db.RecordViolations(ctx, n1, models.AgentViolationBatch{Violations: []models.AgentViolation{v}}, at0); err != nil {
+		if err := db.RecordViolations(ctx, n1, wire.ViolationBatch{Violations: []wire.Violation{v}}, at0); err != nil {
 			t.Fatal(err)
 		}
 		var names []string

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // parkedIndex moves a node's GPU indices out of the way while an inventory
@@ -23,9 +24,9 @@ const parkedIndex = 100000
 // no longer reports is marked out of service and never deleted: bookings
 // and usage refer to it. A UUID that belongs to another node refuses the
 // whole report (403, nothing written).
-func (db *DB) ApplyInventory(ctx context.Context, nodeID int64, inv models.AgentInventory, now time.Time) (models.InventoryResult, error) {
+func (db *DB) ApplyInventory(ctx context.Context, nodeID int64, inv wire.Inventory, now time.Time) (models.InventoryResult, error) {
 	var res models.InventoryResult
-	if err := inv.Validate(); err != nil {
+	if err := models.AgentError(inv.Validate()); err != nil {
 		return res, err
 	}
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -58,7 +59,7 @@ func (db *DB) ApplyInventory(ctx context.Context, nodeID int64, inv models.Agent
 }
 
 // refuseForeign fails when any reported UUID is already another node's GPU.
-func refuseForeign(tx *gorm.DB, nodeID int64, gpus []models.AgentGPU) error {
+func refuseForeign(tx *gorm.DB, nodeID int64, gpus []wire.GPU) error {
 	if len(gpus) == 0 {
 		return nil
 	}
@@ -84,7 +85,7 @@ type inventoryPlan struct {
 }
 
 // planInventory matches reported GPUs to the node's rows.
-func planInventory(mine []gpuRow, reported []models.AgentGPU) inventoryPlan {
+func planInventory(mine []gpuRow, reported []wire.GPU) inventoryPlan {
 	var p inventoryPlan
 	byUUID := map[string]int{}
 	placeholder := map[int]int{}
@@ -162,26 +163,26 @@ func (p inventoryPlan) apply(tx *gorm.DB, nodeID int64, now time.Time) error {
 
 // AgentSchedule returns the node's confirmed bookings that overlap the
 // schedule window at now, and its ETag.
-func (db *DB) AgentSchedule(ctx context.Context, nodeID int64, now time.Time) (models.AgentSchedule, string, error) {
+func (db *DB) AgentSchedule(ctx context.Context, nodeID int64, now time.Time) (wire.Schedule, string, error) {
 	node, err := db.Node(ctx, nodeID)
 	if err != nil {
-		return models.AgentSchedule{}, "", err
+		return wire.Schedule{}, "", err
 	}
 	from, until := models.ScheduleWindow(now)
 	bs, err := db.Bookings(ctx, models.BookingFilter{NodeID: nodeID, From: from, To: until})
 	if err != nil {
-		return models.AgentSchedule{}, "", err
+		return wire.Schedule{}, "", err
 	}
 	uuid := map[int64]string{}
 	for _, g := range node.GPUs {
 		uuid[g.ID] = g.UUID
 	}
-	out := models.AgentSchedule{Node: node.Name, GeneratedAt: utc(now), From: from, Until: until, Bookings: []models.AgentBooking{}}
+	out := wire.Schedule{Node: node.Name, GeneratedAt: utc(now), From: from, Until: until, Bookings: []wire.Booking{}}
 	for _, b := range bs {
-		ab := models.AgentBooking{ID: b.ID, User: models.UnixName(b.UserEmail), Email: b.UserEmail,
+		ab := wire.Booking{ID: b.ID, User: models.UnixName(b.UserEmail), Email: b.UserEmail,
 			StartsAt: b.StartsAt, EndsAt: b.EndsAt, Kind: b.Kind, GPUUUIDs: []string{}}
 		for _, id := range b.GPUIDs {
-			if u, ok := uuid[id]; ok && models.ValidGPUUUID(u) {
+			if u, ok := uuid[id]; ok && wire.ValidGPUUUID(u) {
 				ab.GPUUUIDs = append(ab.GPUUUIDs, u)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // Audit actions of the agent side.
@@ -82,15 +83,15 @@ func (db *DB) CreateEnrollToken(ctx context.Context, nodeID int64, now time.Time
 // Enroll spends a one-time token and gives the node a new credential,
 // replacing any earlier one. The token is claimed with a conditional
 // UPDATE, so two agents racing with one token cannot both win.
-func (db *DB) Enroll(ctx context.Context, req models.AgentEnrollRequest, now time.Time) (models.AgentEnrollResponse, error) {
-	if err := req.Validate(); err != nil {
-		return models.AgentEnrollResponse{}, err
+func (db *DB) Enroll(ctx context.Context, req wire.EnrollRequest, now time.Time) (wire.EnrollResponse, error) {
+	if err := models.AgentError(req.Validate()); err != nil {
+		return wire.EnrollResponse{}, err
 	}
 	plain, hash, err := models.NewAgentSecret(models.NodeCredentialPrefix)
 	if err != nil {
-		return models.AgentEnrollResponse{}, err
+		return wire.EnrollResponse{}, err
 	}
-	var resp models.AgentEnrollResponse
+	var resp wire.EnrollResponse
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var tok enrollTokenRow
 		err := tx.Take(&tok, "token_hash = ?", models.HashToken(req.Token)).Error
@@ -122,12 +123,12 @@ func (db *DB) Enroll(ctx context.Context, req models.AgentEnrollRequest, now tim
 		}).Create(&row).Error; err != nil {
 			return err
 		}
-		resp = models.AgentEnrollResponse{NodeID: node.ID, NodeName: node.Name, Credential: plain}
+		resp = wire.EnrollResponse{NodeID: node.ID, NodeName: node.Name, Credential: plain}
 		return audit(tx, models.Actor{Label: "agent:" + node.Name}, auditEnroll, "node", node.ID,
 			map[string]any{"hostname": row.Hostname, "agent_version": row.AgentVersion})
 	})
 	if err != nil {
-		return models.AgentEnrollResponse{}, mapErr(err, "node")
+		return wire.EnrollResponse{}, mapErr(err, "node")
 	}
 	return resp, nil
 }
@@ -231,8 +232,8 @@ func (db *DB) AgentNode(ctx context.Context, nodeID int64) (*models.AgentNode, e
 }
 
 // RecordHeartbeat stores what the agent says about itself.
-func (db *DB) RecordHeartbeat(ctx context.Context, nodeID int64, hb models.AgentHeartbeat, now time.Time) error {
-	if err := hb.Validate(); err != nil {
+func (db *DB) RecordHeartbeat(ctx context.Context, nodeID int64, hb wire.Heartbeat, now time.Time) error {
+	if err := models.AgentError(hb.Validate()); err != nil {
 		return err
 	}
 	t := utc(now)

@@ -8,6 +8,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 var _ models.AgentStore = (*store.DB)(nil)
@@ -32,7 +33,7 @@ func enrolled(t *testing.T, db *store.DB, name string, nodeNo, n int) (int64, st
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := db.Enroll(ctx, models.AgentEnrollRequest{Token: tok, Hostname: name, AgentVersion: "test"}, at0)
+	resp, err := db.Enroll(ctx, wire.EnrollRequest{Token: tok, Hostname: name, AgentVersion: "test"}, at0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +43,10 @@ func enrolled(t *testing.T, db *store.DB, name string, nodeNo, n int) (int64, st
 	return node.ID, resp.Credential
 }
 
-func inventory(nodeNo, n int) models.AgentInventory {
-	inv := models.AgentInventory{Node: "x", AgentVersion: "test", ReportedAt: at0}
+func inventory(nodeNo, n int) wire.Inventory {
+	inv := wire.Inventory{Node: "x", AgentVersion: "test", ReportedAt: at0}
 	for i := range n {
-		inv.GPUs = append(inv.GPUs, models.AgentGPU{UUID: realUUID(nodeNo, i), Index: i, Minor: i, Model: "NVIDIA A100-SXM4-80GB", MemoryMiB: 81920})
+		inv.GPUs = append(inv.GPUs, wire.GPU{UUID: realUUID(nodeNo, i), Index: i, Minor: i, Model: "NVIDIA A100-SXM4-80GB", MemoryMiB: 81920})
 	}
 	return inv
 }
@@ -58,7 +59,7 @@ func TestAgentEnrollment(t *testing.T) {
 			t.Fatalf("token: %v, expires %v", err, exp)
 		}
 		expired, _, _ := db.CreateEnrollToken(ctx, node.ID, at0, models.CLIActor)
-		req := models.AgentEnrollRequest{Token: tok, Hostname: "gpu01", AgentVersion: "1.0"}
+		req := wire.EnrollRequest{Token: tok, Hostname: "gpu01", AgentVersion: "1.0"}
 		resp, err := db.Enroll(ctx, req, at0.Add(time.Hour))
 		if err != nil || resp.NodeID != node.ID || resp.NodeName != "gpu01" || resp.Credential == "" {
 			t.Fatalf("enroll = %+v, %v", resp, err)
@@ -74,7 +75,7 @@ func TestAgentEnrollment(t *testing.T) {
 		}
 		for _, tt := range refused {
 			t.Run(tt.name, func(t *testing.T) {
-				_, err := db.Enroll(ctx, models.AgentEnrollRequest{Token: tt.tok}, tt.at)
+				_, err := db.Enroll(ctx, wire.EnrollRequest{Token: tt.tok}, tt.at)
 				if models.ErrorCode(err) != models.EUNAUTHORIZED {
 					t.Errorf("got %v, want unauthorized", err)
 				}
@@ -85,7 +86,7 @@ func TestAgentEnrollment(t *testing.T) {
 			t.Fatalf("node by credential = %+v, %v", n, err)
 		}
 		again, _, _ := db.CreateEnrollToken(ctx, node.ID, at0, models.CLIActor)
-		if _, err := db.Enroll(ctx, models.AgentEnrollRequest{Token: again}, at0.Add(time.Hour)); err != nil {
+		if _, err := db.Enroll(ctx, wire.EnrollRequest{Token: again}, at0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.NodeByCredential(ctx, resp.Credential, at0); models.ErrorCode(err) != models.EUNAUTHORIZED {
@@ -130,15 +131,15 @@ func TestAgentInventory(t *testing.T) {
 	})
 }
 
-func usageBatch(nodeNo int, from time.Time, minutes, gpus int) models.AgentUsageBatch {
-	b := models.AgentUsageBatch{Node: "x", BatchID: "b"}
+func usageBatch(nodeNo int, from time.Time, minutes, gpus int) wire.UsageBatch {
+	b := wire.UsageBatch{Node: "x", BatchID: "b"}
 	for m := range minutes {
 		for g := range gpus {
 			avg, peak := float64(10*g), float64(10*g+5)
-			r := models.AgentUsageRecord{GPUUUID: realUUID(nodeNo, g), Minute: from.Add(time.Duration(m) * time.Minute),
+			r := wire.UsageRecord{GPUUUID: realUUID(nodeNo, g), Minute: from.Add(time.Duration(m) * time.Minute),
 				UtilAvgPct: &avg, UtilMaxPct: &peak, MemUsedMiB: 1000, MemTotalMiB: 81920, Samples: 6}
 			if g == 0 {
-				r.Users = []models.AgentUserUsage{{User: "ada", UID: 1001, MemoryMiB: 1000, Processes: 1, Busy: true}, {User: "ghost", UID: 1002}}
+				r.Users = []wire.UserUsage{{User: "ada", UID: 1001, MemoryMiB: 1000, Processes: 1, Busy: true}, {User: "ghost", UID: 1002}}
 			}
 			b.Records = append(b.Records, r)
 		}

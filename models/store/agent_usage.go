@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 type usageRow struct {
@@ -71,7 +72,7 @@ func (db *DB) nodeGPUIDs(tx *gorm.DB, nodeID int64, uuids []string) (map[string]
 	return ids, nil
 }
 
-func recordUUIDs(recs []models.AgentUsageRecord) []string {
+func recordUUIDs(recs []wire.UsageRecord) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range recs {
@@ -110,7 +111,7 @@ func (db *DB) unixNames(ctx context.Context, names []string) (map[string]int64, 
 }
 
 // recordUsers lists the distinct user names of recs.
-func recordUsers(recs []models.AgentUsageRecord) []string {
+func recordUsers(recs []wire.UsageRecord) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range recs {
@@ -128,9 +129,9 @@ func recordUsers(recs []models.AgentUsageRecord) []string {
 // the (GPU, minute) and (GPU, minute, user) keys, so that a resend, in part
 // or whole, never counts twice. The batch is one transaction: refused (a
 // foreign GPU, a bad minute) means nothing written.
-func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b models.AgentUsageBatch, retention time.Duration, now time.Time) (models.UsageResult, error) {
+func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b wire.UsageBatch, retention time.Duration, now time.Time) (models.UsageResult, error) {
 	var res models.UsageResult
-	if err := b.Validate(); err != nil {
+	if err := models.AgentError(b.Validate()); err != nil {
 		return res, err
 	}
 	names, err := db.unixNames(ctx, recordUsers(b.Records))
@@ -191,7 +192,7 @@ func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b models.AgentUsage
 }
 
 // usageRows turns one record into its stamped rows.
-func usageRows(gid int64, r models.AgentUsageRecord, names map[string]int64, holders []models.UsageHolder) (usageRow, []userUsageRow) {
+func usageRows(gid int64, r wire.UsageRecord, names map[string]int64, holders []models.UsageHolder) (usageRow, []userUsageRow) {
 	m := utc(r.Minute)
 	stamped := make([]models.StampedUser, len(r.Users))
 	for i, u := range r.Users {
@@ -215,7 +216,7 @@ func usageRows(gid int64, r models.AgentUsageRecord, names map[string]int64, hol
 }
 
 // batchWindow is [first minute, last minute + 1 min) of recs.
-func batchWindow(recs []models.AgentUsageRecord) (time.Time, time.Time) {
+func batchWindow(recs []wire.UsageRecord) (time.Time, time.Time) {
 	if len(recs) == 0 {
 		return time.Time{}, time.Time{}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // TestIngestUsageUnixNames: the user rows of a batch name their gpubook
@@ -24,11 +25,11 @@ func TestIngestUsageUnixNames(t *testing.T) {
 		}
 		want["bob"], want["ghost"] = 0, 0
 		n, _ := enrolled(t, db, "gpu11", 1, 1)
-		r := models.AgentUsageRecord{GPUUUID: realUUID(1, 0), Minute: at0, MemTotalMiB: 81920, Samples: 6}
+		r := wire.UsageRecord{GPUUUID: realUUID(1, 0), Minute: at0, MemTotalMiB: 81920, Samples: 6}
 		for i, name := range []string{"ada", "bob", "a_b", "axb", "ghost"} {
-			r.Users = append(r.Users, models.AgentUserUsage{User: name, UID: 1001 + i, MemoryMiB: 100, Processes: 1})
+			r.Users = append(r.Users, wire.UserUsage{User: name, UID: 1001 + i, MemoryMiB: 100, Processes: 1})
 		}
-		b := models.AgentUsageBatch{Node: "x", BatchID: "b", Records: []models.AgentUsageRecord{r}}
+		b := wire.UsageBatch{Node: "x", BatchID: "b", Records: []wire.UsageRecord{r}}
 		if _, err := db.IngestUsage(ctx, n, b, 400*24*time.Hour, at0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}

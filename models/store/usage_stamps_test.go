@@ -7,6 +7,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // stamps draws the stamps of the stored minutes: per GPU, one character
@@ -138,7 +139,7 @@ func TestUsageStampsResendWithMoreUsers(t *testing.T) {
 		}
 		again := usageBatch(1, at0, 3, 1)
 		for i := range again.Records {
-			again.Records[i].Users = append(again.Records[i].Users, models.AgentUserUsage{User: "eve", UID: 1003, MemoryMiB: 5000, Processes: 1})
+			again.Records[i].Users = append(again.Records[i].Users, wire.UserUsage{User: "eve", UID: 1003, MemoryMiB: 5000, Processes: 1})
 		}
 		res, err := db.IngestUsage(ctx, n1, again, 0, at0.Add(time.Hour))
 		if err != nil || res.Duplicates != 3 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // kind is one kind of body, one per request so that valid ones store new rows.
@@ -20,11 +21,11 @@ type kind struct {
 // another process anyway).
 func buildBodies(count int) ([]kind, error) {
 	ks := []kind{
-		{name: "usage, invalid at its last record (900 records × 64 users)", path: models.AgentPathUsage},
-		{name: "violations, invalid at the last (500 of the largest)", path: models.AgentPathViolations},
-		{name: "usage, 1,001 records (refused before decoding)", path: models.AgentPathUsage},
-		{name: "usage, 16 MB (refused by its length)", path: models.AgentPathUsage},
-		{name: "usage, valid and largest (960 records, 10,560 user rows)", path: models.AgentPathUsage},
+		{name: "usage, invalid at its last record (900 records × 64 users)", path: wire.PathUsage},
+		{name: "violations, invalid at the last (500 of the largest)", path: wire.PathViolations},
+		{name: "usage, 1,001 records (refused before decoding)", path: wire.PathUsage},
+		{name: "usage, 16 MB (refused by its length)", path: wire.PathUsage},
+		{name: "usage, valid and largest (960 records, 10,560 user rows)", path: wire.PathUsage},
 	}
 	now := time.Now().UTC().Truncate(time.Minute)
 	for i := range count {
@@ -44,20 +45,20 @@ func uuid(i int) string { return models.PlaceholderUUID("load", i) }
 
 // validUsage is 15 minutes of the 64 GPUs from start, users per record.
 func validUsage(start time.Time, users int) ([]byte, error) {
-	b := models.AgentUsageBatch{Node: "load", BatchID: "load-" + start.Format("150405")}
+	b := wire.UsageBatch{Node: "load", BatchID: "load-" + start.Format("150405")}
 	for m := range 15 {
-		for g := range models.MaxNodeGPUs {
+		for g := range wire.MaxNodeGPUs {
 			util := 55.5
-			r := models.AgentUsageRecord{GPUUUID: uuid(g), Minute: start.Add(time.Duration(m) * time.Minute), UtilAvgPct: &util,
+			r := wire.UsageRecord{GPUUUID: uuid(g), Minute: start.Add(time.Duration(m) * time.Minute), UtilAvgPct: &util,
 				UtilMaxPct: &util, MemUsedMiB: 40000, MemTotalMiB: 81559, Samples: 6}
 			for u := range users {
-				r.Users = append(r.Users, models.AgentUserUsage{User: fmt.Sprintf("user%04d", u), UID: 2000 + u, MemoryMiB: 1000, Processes: 2, Busy: true})
+				r.Users = append(r.Users, wire.UserUsage{User: fmt.Sprintf("user%04d", u), UID: 2000 + u, MemoryMiB: 1000, Processes: 2, Busy: true})
 			}
 			b.Records = append(b.Records, r)
 		}
 	}
 	raw, _ := json.Marshal(b)
-	if err := b.Validate(); err != nil || len(raw) > models.AgentMaxBody {
+	if err := b.Validate(); err != nil || len(raw) > wire.MaxBody {
 		return nil, fmt.Errorf("the valid body is not: %d bytes, %v", len(raw), err)
 	}
 	return raw, nil
@@ -66,7 +67,7 @@ func validUsage(start time.Time, users int) ([]byte, error) {
 // invalidUsage is 900 records of 64 short users each, the last with no samples.
 func invalidUsage() []byte {
 	var users []string
-	for u := range models.AgentMaxUsersPerRecord {
+	for u := range wire.MaxUsersPerRecord {
 		users = append(users, fmt.Sprintf(`{"user":"u%d"}`, u))
 	}
 	var recs []string
@@ -83,12 +84,12 @@ func invalidUsage() []byte {
 
 // invalidViolations is 500 violations with every text at its longest, the last of an unknown kind.
 func invalidViolations() []byte {
-	b := models.AgentViolationBatch{Node: "load"}
+	b := wire.ViolationBatch{Node: "load"}
 	t := time.Now().UTC()
-	for i := range models.AgentMaxViolationsPerBatch {
-		v := models.AgentViolation{ID: fmt.Sprintf("%0256d", i), Kind: models.ViolationUnbooked, GPUUUID: uuid(i % 64), User: strings.Repeat("u", 256),
-			UID: 1000, PID: 1 + i, FirstSeen: t, LastSeen: t, Action: models.ActionWarned}
-		if i == models.AgentMaxViolationsPerBatch-1 {
+	for i := range wire.MaxViolationsPerBatch {
+		v := wire.Violation{ID: fmt.Sprintf("%0256d", i), Kind: wire.ViolationUnbooked, GPUUUID: uuid(i % 64), User: strings.Repeat("u", 256),
+			UID: 1000, PID: 1 + i, FirstSeen: t, LastSeen: t, Action: wire.ActionWarned}
+		if i == wire.MaxViolationsPerBatch-1 {
 			v.Kind = "bogus"
 		}
 		b.Violations = append(b.Violations, v)
@@ -98,7 +99,7 @@ func invalidViolations() []byte {
 }
 
 func tooManyRecords() []byte {
-	return []byte(`{"records":[` + strings.TrimSuffix(strings.Repeat(`{"users":[{},{},{},{}]},`, models.AgentMaxRecordsPerBatch+1), ",") + `]}`)
+	return []byte(`{"records":[` + strings.TrimSuffix(strings.Repeat(`{"users":[{},{},{},{}]},`, wire.MaxRecordsPerBatch+1), ",") + `]}`)
 }
 
 func huge() []byte {

@@ -2,7 +2,7 @@
 // cost the portal in memory. It builds and starts the real server
 // (`gpubook serve`) on 127.0.0.1 on a fresh SQLite or PostgreSQL database,
 // enrols a 64-GPU node, then posts, from several clients at once, bodies
-// just under models.AgentMaxBody: valid ones (stored) and invalid ones
+// just under wire.MaxBody: valid ones (stored) and invalid ones
 // (decoded in full, refused at their last item), and a 16 MB body. It
 // samples the server's resident memory (VmRSS) throughout and reports the
 // peak above idle.

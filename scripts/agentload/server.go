@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // server is a started `gpubook serve` process.
@@ -91,7 +92,7 @@ func enrolNode(ctx context.Context, s *server, dbURL string) (string, error) {
 		return "", err
 	}
 	defer db.Close()
-	gpus, err := models.NewNodeGPUs("load", models.MaxNodeGPUs, "NVIDIA H100 80GB HBM3", 81559)
+	gpus, err := models.NewNodeGPUs("load", wire.MaxNodeGPUs, "NVIDIA H100 80GB HBM3", 81559)
 	if err != nil {
 		return "", err
 	}
@@ -103,13 +104,13 @@ func enrolNode(ctx context.Context, s *server, dbURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	body, _ := json.Marshal(models.AgentEnrollRequest{Token: tok, Hostname: "load", AgentVersion: "agentload"})
-	resp, err := http.Post(s.base+models.AgentPathEnroll, "application/json", bytes.NewReader(body))
+	body, _ := json.Marshal(wire.EnrollRequest{Token: tok, Hostname: "load", AgentVersion: "agentload"})
+	resp, err := http.Post(s.base+wire.PathEnroll, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
-	var er models.AgentEnrollResponse
+	var er wire.EnrollResponse
 	if err := json.NewDecoder(resp.Body).Decode(&er); err != nil || er.Credential == "" {
 		return "", fmt.Errorf("enrol: %d %v", resp.StatusCode, err)
 	}

@@ -1,4 +1,4 @@
-package models
+package wire
 
 import (
 	"fmt"
@@ -13,14 +13,18 @@ import (
 // portal before anything is stored (and on the agent before it spools, so
 // that a bad batch never blocks the spool).
 
-// agentInvalid is the one EINVALID error of an agent body.
-func agentInvalid(field, problem string) error {
-	return FieldErrors{field: agentProblem(problem)}.Err()
+// Invalid is what breaks the protocol in a body: where, and what is wrong,
+// in English (agents, not people, read it, in their logs). The portal
+// answers it as a 422 field error (models.AgentError).
+type Invalid struct {
+	Field   string
+	Problem string
 }
 
-// AgentInvalid is agentInvalid for the decoder in handlers, so that a body
-// refused before decoding reads like one refused after.
-func AgentInvalid(field, problem string) error { return agentInvalid(field, problem) }
+func (e *Invalid) Error() string { return "wire: " + e.Field + ": " + e.Problem }
+
+// agentInvalid is the one error of an invalid agent body.
+func agentInvalid(field, problem string) error { return &Invalid{Field: field, Problem: problem} }
 
 // listProblem checks a list's length against its bounds.
 func listProblem(n, lo, hi int) string {
@@ -45,11 +49,11 @@ func envelopeProblem(node, batchID string) (string, string) {
 }
 
 // Validate checks a usage batch.
-func (b *AgentUsageBatch) Validate() error {
+func (b *UsageBatch) Validate() error {
 	if f, p := envelopeProblem(b.Node, b.BatchID); p != "" {
 		return agentInvalid(f, p)
 	}
-	if p := listProblem(len(b.Records), 1, AgentMaxRecordsPerBatch); p != "" {
+	if p := listProblem(len(b.Records), 1, MaxRecordsPerBatch); p != "" {
 		return agentInvalid("records", p)
 	}
 	seen := make(map[string]bool, len(b.Records))
@@ -68,14 +72,14 @@ func (b *AgentUsageBatch) Validate() error {
 
 // problem returns what is wrong with one record (and where, below the
 // record), or "".
-func (r AgentUsageRecord) problem() (string, string) {
+func (r UsageRecord) problem() (string, string) {
 	switch {
 	case !ValidGPUUUID(r.GPUUUID):
 		return ".gpu_uuid", "missing or malformed"
 	case !agentTime(r.Minute) || !r.Minute.Equal(r.Minute.Truncate(time.Minute)):
 		return ".minute", "must be the start of a minute"
-	case r.Samples < 1 || r.Samples > AgentMaxSamples:
-		return ".samples", fmt.Sprintf("must be between 1 and %d", AgentMaxSamples)
+	case r.Samples < 1 || r.Samples > MaxSamples:
+		return ".samples", fmt.Sprintf("must be between 1 and %d", MaxSamples)
 	case (r.UtilAvgPct == nil) != (r.UtilMaxPct == nil):
 		return "", "util_avg_pct and util_max_pct must both be set or both be null"
 	case r.UtilAvgPct != nil && !pct(*r.UtilAvgPct), r.UtilMaxPct != nil && !pct(*r.UtilMaxPct):
@@ -85,7 +89,7 @@ func (r AgentUsageRecord) problem() (string, string) {
 	case !agentMemory(r.MemTotalMiB) || !agentMemory(r.MemUsedMiB) || r.MemUsedMiB > r.MemTotalMiB:
 		return "", "memory must satisfy 0 <= used <= total <= 16 TiB"
 	}
-	if p := listProblem(len(r.Users), 0, AgentMaxUsersPerRecord); p != "" {
+	if p := listProblem(len(r.Users), 0, MaxUsersPerRecord); p != "" {
 		return ".users", p
 	}
 	for i, u := range r.Users {
@@ -101,7 +105,7 @@ func (r AgentUsageRecord) problem() (string, string) {
 	return "", ""
 }
 
-func (u AgentUserUsage) problem() string {
+func (u UserUsage) problem() string {
 	switch {
 	case !agentName(u.User, agentMaxNameLen):
 		return "user must be 1 to 256 bytes of text without control characters"
@@ -109,18 +113,18 @@ func (u AgentUserUsage) problem() string {
 		return "uid must be between -1 and 2147483647"
 	case !agentMemory(u.MemoryMiB):
 		return "memory_mib must be between 0 and 16 TiB"
-	case u.Processes < 0 || u.Processes > AgentMaxPID:
-		return fmt.Sprintf("processes must be between 0 and %d", AgentMaxPID)
+	case u.Processes < 0 || u.Processes > MaxPID:
+		return fmt.Sprintf("processes must be between 0 and %d", MaxPID)
 	}
 	return ""
 }
 
 // Validate checks a violation batch.
-func (b *AgentViolationBatch) Validate() error {
+func (b *ViolationBatch) Validate() error {
 	if f, p := envelopeProblem(b.Node, b.BatchID); p != "" {
 		return agentInvalid(f, p)
 	}
-	if p := listProblem(len(b.Violations), 1, AgentMaxViolationsPerBatch); p != "" {
+	if p := listProblem(len(b.Violations), 1, MaxViolationsPerBatch); p != "" {
 		return agentInvalid("violations", p)
 	}
 	for i, v := range b.Violations {
@@ -131,7 +135,7 @@ func (b *AgentViolationBatch) Validate() error {
 	return nil
 }
 
-func (v AgentViolation) problem() string {
+func (v Violation) problem() string {
 	switch {
 	case !agentName(v.ID, agentMaxNameLen):
 		return "id must be 1 to 256 bytes of text without control characters"
@@ -143,8 +147,8 @@ func (v AgentViolation) problem() string {
 		return "user must be at most 256 bytes of text without control characters"
 	case v.Kind != ViolationMemoryNoProcess && (v.User == "" || v.PID <= 0):
 		return "user and pid are required for process violations"
-	case !agentUID(v.UID) || v.PID < 0 || v.PID > AgentMaxPID:
-		return fmt.Sprintf("uid must be between -1 and 2147483647, pid between 0 and %d", AgentMaxPID)
+	case !agentUID(v.UID) || v.PID < 0 || v.PID > MaxPID:
+		return fmt.Sprintf("uid must be between -1 and 2147483647, pid between 0 and %d", MaxPID)
 	case !agentMemory(v.MemoryMiB) || v.BookingID < 0:
 		return "memory_mib must be between 0 and 16 TiB, booking_id not negative"
 	case !agentTime(v.FirstSeen) || !agentTime(v.LastSeen) || v.LastSeen.Before(v.FirstSeen):
@@ -156,11 +160,11 @@ func (v AgentViolation) problem() string {
 }
 
 // Validate checks an idle batch.
-func (b *AgentIdleBatch) Validate() error {
+func (b *IdleBatch) Validate() error {
 	if f, p := envelopeProblem(b.Node, b.BatchID); p != "" {
 		return agentInvalid(f, p)
 	}
-	if p := listProblem(len(b.Reports), 1, AgentMaxIdlePerBatch); p != "" {
+	if p := listProblem(len(b.Reports), 1, MaxIdlePerBatch); p != "" {
 		return agentInvalid("reports", p)
 	}
 	for i, r := range b.Reports {
@@ -171,7 +175,7 @@ func (b *AgentIdleBatch) Validate() error {
 	return nil
 }
 
-func (r AgentIdleReport) problem() (string, string) {
+func (r IdleReport) problem() (string, string) {
 	switch {
 	case !agentName(r.ID, agentMaxNameLen) || r.BookingID <= 0:
 		return "", "id (text without control characters) and booking_id are required"
@@ -180,7 +184,7 @@ func (r AgentIdleReport) problem() (string, string) {
 	case !agentTime(r.IdleSince) || !agentTime(r.ReportedAt) || r.ReportedAt.Before(r.IdleSince):
 		return "", "idle_since is required and must not be after reported_at"
 	}
-	if p := listProblem(len(r.GPUUUIDs), 1, AgentMaxGPUs); p != "" {
+	if p := listProblem(len(r.GPUUUIDs), 1, MaxGPUs); p != "" {
 		return ".gpu_uuids", p
 	}
 	for i, u := range r.GPUUUIDs {
@@ -192,7 +196,7 @@ func (r AgentIdleReport) problem() (string, string) {
 }
 
 // Validate checks an inventory report.
-func (inv *AgentInventory) Validate() error {
+func (inv *Inventory) Validate() error {
 	switch {
 	case !agentText(inv.Node, agentMaxNameLen):
 		return agentInvalid("node", "must be at most 256 bytes of text without control characters")
@@ -203,7 +207,7 @@ func (inv *AgentInventory) Validate() error {
 	case !inv.ReportedAt.IsZero() && !agentTime(inv.ReportedAt):
 		return agentInvalid("reported_at", "must be between 1970 and 9999")
 	}
-	if p := listProblem(len(inv.GPUs), 0, AgentMaxGPUs); p != "" {
+	if p := listProblem(len(inv.GPUs), 0, MaxGPUs); p != "" {
 		return agentInvalid("gpus", p)
 	}
 	for i, g := range inv.GPUs {
@@ -222,17 +226,17 @@ func (inv *AgentInventory) Validate() error {
 	return nil
 }
 
-func (g AgentGPU) problem() string {
+func (g GPU) problem() string {
 	switch {
 	case !ValidGPUUUID(g.UUID):
 		return "uuid is missing or malformed"
-	case g.Index < 0 || g.Index >= AgentMaxGPUs:
-		return fmt.Sprintf("index must be between 0 and %d", AgentMaxGPUs-1)
-	case g.Minor < 0 || g.Minor > AgentMaxGPUMinor:
-		return fmt.Sprintf("minor must be between 0 and %d", AgentMaxGPUMinor)
+	case g.Index < 0 || g.Index >= MaxGPUs:
+		return fmt.Sprintf("index must be between 0 and %d", MaxGPUs-1)
+	case g.Minor < 0 || g.Minor > MaxGPUMinor:
+		return fmt.Sprintf("minor must be between 0 and %d", MaxGPUMinor)
 	case strings.TrimSpace(g.Model) == "" || !agentText(g.Model, agentMaxVersionLen):
 		return "model must be 1 to 100 bytes of text without control characters"
-	case g.MemoryMiB <= 0 || g.MemoryMiB > AgentMaxMemoryMiB:
+	case g.MemoryMiB <= 0 || g.MemoryMiB > MaxMemoryMiB:
 		return "memory_mib must be between 1 and 16 TiB"
 	}
 	return ""
@@ -240,7 +244,7 @@ func (g AgentGPU) problem() string {
 
 // Validate checks an enrolment request's descriptive fields; the token is
 // checked by looking it up (any bad token is the same 401).
-func (r *AgentEnrollRequest) Validate() error {
+func (r *EnrollRequest) Validate() error {
 	switch {
 	case !agentText(r.Hostname, agentMaxHostLen):
 		return agentInvalid("hostname", "must be at most 255 bytes of text without control characters")
@@ -252,12 +256,12 @@ func (r *AgentEnrollRequest) Validate() error {
 
 // UsableEnrollToken reports whether a token can be looked up at all; one
 // that cannot is refused like an unknown one.
-func (r *AgentEnrollRequest) UsableEnrollToken() bool {
+func (r *EnrollRequest) UsableEnrollToken() bool {
 	return agentName(strings.TrimSpace(r.Token), agentMaxNameLen)
 }
 
 // Validate checks a heartbeat.
-func (hb *AgentHeartbeat) Validate() error {
+func (hb *Heartbeat) Validate() error {
 	switch {
 	case !agentText(hb.Node, agentMaxNameLen):
 		return agentInvalid("node", "must be at most 256 bytes of text without control characters")
@@ -280,7 +284,7 @@ func (hb *AgentHeartbeat) Validate() error {
 const agentMaxReasonLen = 1024
 
 // validateHealth checks what the agent could not deliver or sample.
-func (hb *AgentHeartbeat) validateHealth() error {
+func (hb *Heartbeat) validateHealth() error {
 	switch {
 	case hb.SpoolSetAside < 0 || hb.SpoolSetAside > math.MaxInt32:
 		return agentInvalid("spool_set_aside", "must be between 0 and 2147483647")
@@ -311,9 +315,5 @@ func ValidGPUUUID(s string) bool {
 	}
 	return true
 }
-
-// agentProblem wraps an English problem description in a Msg. Agents, not
-// people, read these (in logs), so one translation key covers them all.
-func agentProblem(problem string) Msg { return M("err.agent_invalid", "Problem", problem) }
 
 func pct(f float64) bool { return f >= 0 && f <= 100 }

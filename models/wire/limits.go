@@ -1,4 +1,4 @@
-package models
+package wire
 
 import (
 	"math"
@@ -13,31 +13,31 @@ import (
 // them, so that a valid batch is never refused for its size. A node's agent
 // sends one minute of usage per batch (one record per GPU), so these leave
 // a wide margin above the largest real node and still keep the memory one
-// request can cost the portal to a few times AgentMaxBody.
+// request can cost the portal to a few times MaxBody.
 const (
-	// AgentMaxBody is the most bytes of one request body on the agent API.
+	// MaxBody is the most bytes of one request body on the agent API.
 	// A real batch is a few kB; a week offline is delivered as one batch
 	// per spooled minute, never as one big body.
-	AgentMaxBody = 1 << 20
-	// AgentMaxEnrollBody bounds the enrolment request (token, hostname, version).
-	AgentMaxEnrollBody = 16 << 10
+	MaxBody = 1 << 20
+	// MaxEnrollBody bounds the enrolment request (token, hostname, version).
+	MaxEnrollBody = 16 << 10
 
-	AgentMaxRecordsPerBatch    = 1000
-	AgentMaxUsersPerRecord     = 64
-	AgentMaxViolationsPerBatch = 500
-	AgentMaxIdlePerBatch       = 500
-	// AgentMaxGPUs bounds an inventory, a node's GPU indices (0 to
-	// AgentMaxGPUs−1) and the GPUs of one idle report; it equals the most
+	MaxRecordsPerBatch    = 1000
+	MaxUsersPerRecord     = 64
+	MaxViolationsPerBatch = 500
+	MaxIdlePerBatch       = 500
+	// MaxGPUs bounds an inventory, a node's GPU indices (0 to
+	// MaxGPUs−1) and the GPUs of one idle report; it equals the most
 	// GPUs a node may be registered with by hand.
-	AgentMaxGPUs = MaxNodeGPUs
-	// AgentMaxGPUMinor is the highest /dev/nvidiaN minor number (255 is nvidiactl).
-	AgentMaxGPUMinor = 254
-	// AgentMaxMemoryMiB (16 TiB) bounds every memory figure an agent sends.
-	AgentMaxMemoryMiB = MaxGPUMemoryMiB
-	// AgentMaxPID is Linux's PID_MAX_LIMIT; it bounds PIDs and process counts.
-	AgentMaxPID = 1 << 22
-	// AgentMaxSamples bounds the samples of one minute (one a millisecond).
-	AgentMaxSamples = 60000
+	MaxGPUs = MaxNodeGPUs
+	// MaxGPUMinor is the highest /dev/nvidiaN minor number (255 is nvidiactl).
+	MaxGPUMinor = 254
+	// MaxMemoryMiB (16 TiB) bounds every memory figure an agent sends.
+	MaxMemoryMiB = MaxGPUMemoryMiB
+	// MaxPID is Linux's PID_MAX_LIMIT; it bounds PIDs and process counts.
+	MaxPID = 1 << 22
+	// MaxSamples bounds the samples of one minute (one a millisecond).
+	MaxSamples = 60000
 
 	agentMaxNameLen    = 256 // user names, ids, node names, tokens
 	agentMaxVersionLen = 100 // agent and driver versions, GPU models, ETags
@@ -78,4 +78,4 @@ func agentTime(t time.Time) bool { return t.Year() >= 1970 && t.Year() <= 9999 }
 // agentUID accepts a unix uid, or −1 for unknown; the column is a 32-bit integer.
 func agentUID(uid int) bool { return uid >= -1 && uid <= math.MaxInt32 }
 
-func agentMemory(mib int64) bool { return mib >= 0 && mib <= AgentMaxMemoryMiB }
+func agentMemory(mib int64) bool { return mib >= 0 && mib <= MaxMemoryMiB }

@@ -1,11 +1,11 @@
-package models
+package wire
 
 import (
 	"time"
 )
 
 // The agent wire protocol: JSON bodies exchanged between gpubook-agent on a
-// GPU node and the portal, under AgentAPIPrefix. They live in models (not in
+// GPU node and the portal, under APIPrefix. They live in models (not in
 // agent/) because both sides compile against them; the version is in the
 // path so that an old agent keeps working while a new portal adds /v2.
 //
@@ -18,24 +18,30 @@ import (
 // reports and violations carry stable keys, so a resend after a crash or an
 // outage is harmless (the portal upserts by key).
 const (
-	AgentAPIPrefix = "/api/agent/v1"
+	APIPrefix = "/api/agent/v1"
 
-	// AgentPathEnroll: POST AgentEnrollRequest (no credential) → 200 AgentEnrollResponse;
+	// PathEnroll: POST EnrollRequest (no credential) → 200 EnrollResponse;
 	// 401 for an unknown, used or expired token.
-	AgentPathEnroll = AgentAPIPrefix + "/enroll"
-	// AgentPathInventory: PUT AgentInventory → 204. Sent at every agent start.
-	AgentPathInventory = AgentAPIPrefix + "/inventory"
-	// AgentPathSchedule: GET → 200 AgentSchedule with an ETag header, or 304
+	PathEnroll = APIPrefix + "/enroll"
+	// PathInventory: PUT Inventory → 204. Sent at every agent start.
+	PathInventory = APIPrefix + "/inventory"
+	// PathSchedule: GET → 200 Schedule with an ETag header, or 304
 	// when the request's If-None-Match equals the current ETag.
-	AgentPathSchedule = AgentAPIPrefix + "/schedule"
-	// AgentPathUsage: POST AgentUsageBatch → 204 (also when every record was already known).
-	AgentPathUsage = AgentAPIPrefix + "/usage"
-	// AgentPathViolations: POST AgentViolationBatch → 204.
-	AgentPathViolations = AgentAPIPrefix + "/violations"
-	// AgentPathIdle: POST AgentIdleBatch → 204.
-	AgentPathIdle = AgentAPIPrefix + "/idle"
-	// AgentPathHeartbeat: POST AgentHeartbeat → 204. A node silent for 2 min is offline.
-	AgentPathHeartbeat = AgentAPIPrefix + "/heartbeat"
+	PathSchedule = APIPrefix + "/schedule"
+	// PathUsage: POST UsageBatch → 204 (also when every record was already known).
+	PathUsage = APIPrefix + "/usage"
+	// PathViolations: POST ViolationBatch → 204.
+	PathViolations = APIPrefix + "/violations"
+	// PathIdle: POST IdleBatch → 204.
+	PathIdle = APIPrefix + "/idle"
+	// PathHeartbeat: POST Heartbeat → 204. A node silent for 2 min is offline.
+	PathHeartbeat = APIPrefix + "/heartbeat"
+)
+
+// Booking kinds as the schedule carries them (models uses the same values).
+const (
+	KindStandard = "standard"
+	KindPriority = "priority" // from an approved priority request
 )
 
 // Violation kinds an agent reports.
@@ -57,25 +63,25 @@ const (
 	ActionSIGKILL = "sigkill" // the process ignored SIGTERM and was killed
 )
 
-// AgentEnrollRequest exchanges a one-time enrolment token (valid 24 h) for a
+// EnrollRequest exchanges a one-time enrolment token (valid 24 h) for a
 // long-lived node credential.
-type AgentEnrollRequest struct {
+type EnrollRequest struct {
 	Token        string `json:"token"`
 	Hostname     string `json:"hostname"`
 	AgentVersion string `json:"agent_version"`
 }
 
-// AgentEnrollResponse carries the node credential; the agent stores it with
+// EnrollResponse carries the node credential; the agent stores it with
 // mode 0600 and never prints it.
-type AgentEnrollResponse struct {
+type EnrollResponse struct {
 	NodeID     int64  `json:"node_id"`
 	NodeName   string `json:"node_name"`
 	Credential string `json:"credential"`
 }
 
-// AgentGPU is one GPU as NVML sees it. UUID is the identity; index and minor
+// GPU is one GPU as NVML sees it. UUID is the identity; index and minor
 // are for humans and for /dev/nvidiaN.
-type AgentGPU struct {
+type GPU struct {
 	UUID      string `json:"uuid"`
 	Index     int    `json:"index"`
 	Minor     int    `json:"minor"`
@@ -84,19 +90,19 @@ type AgentGPU struct {
 	MIG       bool   `json:"mig"`
 }
 
-// AgentInventory is the node's full GPU list. The portal adds or updates the
+// Inventory is the node's full GPU list. The portal adds or updates the
 // GPUs it names and marks the node's other GPUs out of service (never deletes).
-type AgentInventory struct {
-	Node          string     `json:"node"`
-	AgentVersion  string     `json:"agent_version"`
-	DriverVersion string     `json:"driver_version,omitempty"`
-	ReportedAt    time.Time  `json:"reported_at"`
-	GPUs          []AgentGPU `json:"gpus"`
+type Inventory struct {
+	Node          string    `json:"node"`
+	AgentVersion  string    `json:"agent_version"`
+	DriverVersion string    `json:"driver_version,omitempty"`
+	ReportedAt    time.Time `json:"reported_at"`
+	GPUs          []GPU     `json:"gpus"`
 }
 
-// AgentBooking is one booking of this node's GPUs as the agent needs it:
+// Booking is one booking of this node's GPUs as the agent needs it:
 // who (the unix login), which GPUs (UUIDs), when.
-type AgentBooking struct {
+type Booking struct {
 	ID       int64     `json:"id"`
 	User     string    `json:"user"`
 	Email    string    `json:"email,omitempty"`
@@ -107,12 +113,12 @@ type AgentBooking struct {
 }
 
 // ActiveAt reports whether the booking holds its GPUs at t ([StartsAt, EndsAt)).
-func (b AgentBooking) ActiveAt(t time.Time) bool {
+func (b Booking) ActiveAt(t time.Time) bool {
 	return !t.Before(b.StartsAt) && t.Before(b.EndsAt)
 }
 
 // HasGPU reports whether the booking includes the GPU with this UUID.
-func (b AgentBooking) HasGPU(uuid string) bool {
+func (b Booking) HasGPU(uuid string) bool {
 	for _, u := range b.GPUUUIDs {
 		if u == uuid {
 			return true
@@ -121,21 +127,21 @@ func (b AgentBooking) HasGPU(uuid string) bool {
 	return false
 }
 
-// AgentSchedule is the node's confirmed bookings that overlap [From, Until),
+// Schedule is the node's confirmed bookings that overlap [From, Until),
 // normally now−24 h to now+24 h: the past day lets an agent tell an overstay
 // from unbooked use. The response's ETag changes whenever any of it
 // changes; an unchanged schedule costs the portal a 304.
-type AgentSchedule struct {
-	Node        string         `json:"node"`
-	GeneratedAt time.Time      `json:"generated_at"`
-	From        time.Time      `json:"from"`
-	Until       time.Time      `json:"until"`
-	PortalURL   string         `json:"portal_url,omitempty"` // shown in login hints ("book at …")
-	Bookings    []AgentBooking `json:"bookings"`
+type Schedule struct {
+	Node        string    `json:"node"`
+	GeneratedAt time.Time `json:"generated_at"`
+	From        time.Time `json:"from"`
+	Until       time.Time `json:"until"`
+	PortalURL   string    `json:"portal_url,omitempty"` // shown in login hints ("book at …")
+	Bookings    []Booking `json:"bookings"`
 }
 
-// AgentUserUsage is one user's share of one GPU in one minute.
-type AgentUserUsage struct {
+// UserUsage is one user's share of one GPU in one minute.
+type UserUsage struct {
 	User string `json:"user"`
 	UID  int    `json:"uid"`
 	// MemoryMiB is the most GPU memory the user's processes held in any sample.
@@ -147,37 +153,37 @@ type AgentUserUsage struct {
 	Busy bool `json:"busy"`
 }
 
-// AgentUsageRecord is one GPU in one minute. Its key (node, GPU UUID, minute
+// UsageRecord is one GPU in one minute. Its key (node, GPU UUID, minute
 // start in UTC) is stable: the portal stores each key once and ignores a resend.
-type AgentUsageRecord struct {
+type UsageRecord struct {
 	GPUUUID string    `json:"gpu_uuid"`
 	Minute  time.Time `json:"minute"` // start of the minute, UTC, seconds zero
 	// UtilAvgPct and UtilMaxPct are null for MIG-enabled GPUs, where NVML
 	// cannot measure whole-GPU utilisation.
-	UtilAvgPct  *float64         `json:"util_avg_pct"`
-	UtilMaxPct  *float64         `json:"util_max_pct"`
-	MemUsedMiB  int64            `json:"mem_used_mib"` // maximum over the minute's samples
-	MemTotalMiB int64            `json:"mem_total_mib"`
-	Samples     int              `json:"samples"`
-	Users       []AgentUserUsage `json:"users"`
+	UtilAvgPct  *float64    `json:"util_avg_pct"`
+	UtilMaxPct  *float64    `json:"util_max_pct"`
+	MemUsedMiB  int64       `json:"mem_used_mib"` // maximum over the minute's samples
+	MemTotalMiB int64       `json:"mem_total_mib"`
+	Samples     int         `json:"samples"`
+	Users       []UserUsage `json:"users"`
 }
 
 // Key is the record's idempotency key.
-func (r AgentUsageRecord) Key(node string) string {
+func (r UsageRecord) Key(node string) string {
 	return node + "|" + r.GPUUUID + "|" + r.Minute.UTC().Format(time.RFC3339)
 }
 
-// AgentUsageBatch carries per-minute records, oldest first. BatchID is unique
+// UsageBatch carries per-minute records, oldest first. BatchID is unique
 // per node (the spool sequence) and only helps logs; dedup is by record key.
-type AgentUsageBatch struct {
-	Node    string             `json:"node"`
-	BatchID string             `json:"batch_id"`
-	Records []AgentUsageRecord `json:"records"`
+type UsageBatch struct {
+	Node    string        `json:"node"`
+	BatchID string        `json:"batch_id"`
+	Records []UsageRecord `json:"records"`
 }
 
-// AgentViolation is one anomaly the agent saw. ID is stable for the whole
+// Violation is one anomaly the agent saw. ID is stable for the whole
 // episode (node, kind, GPU, PID, first seen), so escalations update it.
-type AgentViolation struct {
+type Violation struct {
 	ID        string    `json:"id"`
 	Kind      string    `json:"kind"`
 	GPUUUID   string    `json:"gpu_uuid"`
@@ -191,17 +197,17 @@ type AgentViolation struct {
 	Action    string    `json:"action"`
 }
 
-// AgentViolationBatch carries violations in the order they happened or escalated.
-type AgentViolationBatch struct {
-	Node       string           `json:"node"`
-	BatchID    string           `json:"batch_id"`
-	Violations []AgentViolation `json:"violations"`
+// ViolationBatch carries violations in the order they happened or escalated.
+type ViolationBatch struct {
+	Node       string      `json:"node"`
+	BatchID    string      `json:"batch_id"`
+	Violations []Violation `json:"violations"`
 }
 
-// AgentIdleReport says that GPUs of an active booking have been idle (below
+// IdleReport says that GPUs of an active booking have been idle (below
 // the utilisation threshold with no process) since IdleSince. ID is stable
 // per (booking, idle episode). The portal warns the owner and may release.
-type AgentIdleReport struct {
+type IdleReport struct {
 	ID         string    `json:"id"`
 	BookingID  int64     `json:"booking_id"`
 	User       string    `json:"user"`
@@ -210,15 +216,15 @@ type AgentIdleReport struct {
 	ReportedAt time.Time `json:"reported_at"`
 }
 
-// AgentIdleBatch carries idle reports.
-type AgentIdleBatch struct {
-	Node    string            `json:"node"`
-	BatchID string            `json:"batch_id"`
-	Reports []AgentIdleReport `json:"reports"`
+// IdleBatch carries idle reports.
+type IdleBatch struct {
+	Node    string       `json:"node"`
+	BatchID string       `json:"batch_id"`
+	Reports []IdleReport `json:"reports"`
 }
 
-// AgentHeartbeat tells the portal the agent is alive and how far behind it is.
-type AgentHeartbeat struct {
+// Heartbeat tells the portal the agent is alive and how far behind it is.
+type Heartbeat struct {
 	Node          string    `json:"node"`
 	AgentVersion  string    `json:"agent_version"`
 	SentAt        time.Time `json:"sent_at"`

@@ -1,4 +1,4 @@
-package models
+package wire
 
 import (
 	"encoding/json"
@@ -12,15 +12,15 @@ import (
 // user is lost, and a minute that fits is not cut.
 func TestSplitUsage(t *testing.T) {
 	t0 := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
-	rec := func(gpu, users, nameLen int) AgentUsageRecord {
-		r := AgentUsageRecord{GPUUUID: "GPU-" + strconv.Itoa(gpu), Minute: t0, MemTotalMiB: 1, Samples: 1}
+	rec := func(gpu, users, nameLen int) UsageRecord {
+		r := UsageRecord{GPUUUID: "GPU-" + strconv.Itoa(gpu), Minute: t0, MemTotalMiB: 1, Samples: 1}
 		for u := range users {
-			r.Users = append(r.Users, AgentUserUsage{User: strings.Repeat("<", nameLen-4) + strconv.Itoa(1000+u)})
+			r.Users = append(r.Users, UserUsage{User: strings.Repeat("<", nameLen-4) + strconv.Itoa(1000+u)})
 		}
 		return r
 	}
-	many := func(gpus, users, nameLen int) []AgentUsageRecord {
-		var out []AgentUsageRecord
+	many := func(gpus, users, nameLen int) []UsageRecord {
+		var out []UsageRecord
 		for g := range gpus {
 			out = append(out, rec(g, users, nameLen))
 		}
@@ -28,7 +28,7 @@ func TestSplitUsage(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		recs    []AgentUsageRecord
+		recs    []UsageRecord
 		batches int
 	}{
 		{"a normal minute is one batch", many(8, 2, 8), 1},
@@ -41,9 +41,9 @@ func TestSplitUsage(t *testing.T) {
 			parts := SplitUsage(tt.recs)
 			users := map[string]bool{}
 			for i, p := range parts {
-				b := AgentUsageBatch{Node: strings.Repeat("n", 256), BatchID: strings.Repeat("b", 256), Records: p}
+				b := UsageBatch{Node: strings.Repeat("n", 256), BatchID: strings.Repeat("b", 256), Records: p}
 				raw, _ := json.Marshal(b)
-				if err := b.Validate(); err != nil || len(raw) > AgentMaxBody {
+				if err := b.Validate(); err != nil || len(raw) > MaxBody {
 					t.Errorf("batch %d: %d bytes, %v", i, len(raw), err)
 				}
 				for _, r := range p {

@@ -1,37 +1,37 @@
-package models
+package wire
 
 import "encoding/json"
 
-// agentEnvelope is room left in AgentMaxBody for what a batch carries
+// agentEnvelope is room left in MaxBody for what a batch carries
 // besides its list: the node name and batch ID (256 bytes each, up to six
 // times that once JSON-escaped) and the field names.
 const agentEnvelope = 8 << 10
 
 // SplitUsage cuts usage records into batches that the portal accepts: at
-// most AgentMaxRecordsPerBatch records and AgentMaxBody bytes each, no
-// record with more than AgentMaxUsersPerRecord users. A record with more
+// most MaxRecordsPerBatch records and MaxBody bytes each, no
+// record with more than MaxUsersPerRecord users. A record with more
 // users is sent as several records with the same key in different batches;
 // the portal stores the minute once and adds each part's users (a resend's
 // new users are merged the same way), so nothing is lost.
-func SplitUsage(recs []AgentUsageRecord) [][]AgentUsageRecord {
+func SplitUsage(recs []UsageRecord) [][]UsageRecord {
 	// The first part of every record, then the second parts, and so on:
 	// the parts of one record never meet in a batch, and batches fill up.
-	var parts []AgentUsageRecord
-	for lo, more := 0, true; more; lo += AgentMaxUsersPerRecord {
+	var parts []UsageRecord
+	for lo, more := 0, true; more; lo += MaxUsersPerRecord {
 		more = false
 		for _, r := range recs {
 			switch {
-			case lo == 0 && len(r.Users) <= AgentMaxUsersPerRecord:
+			case lo == 0 && len(r.Users) <= MaxUsersPerRecord:
 				parts = append(parts, r)
 			case lo < len(r.Users):
 				p := r
-				p.Users = r.Users[lo:min(lo+AgentMaxUsersPerRecord, len(r.Users))]
+				p.Users = r.Users[lo:min(lo+MaxUsersPerRecord, len(r.Users))]
 				parts = append(parts, p)
-				more = more || lo+AgentMaxUsersPerRecord < len(r.Users)
+				more = more || lo+MaxUsersPerRecord < len(r.Users)
 			}
 		}
 	}
-	return splitBatches(parts, AgentMaxRecordsPerBatch, func(cur []AgentUsageRecord, next AgentUsageRecord) bool {
+	return splitBatches(parts, MaxRecordsPerBatch, func(cur []UsageRecord, next UsageRecord) bool {
 		for _, r := range cur {
 			if r.GPUUUID == next.GPUUUID && r.Minute.Equal(next.Minute) {
 				return true // the same key twice in one batch is refused
@@ -42,17 +42,17 @@ func SplitUsage(recs []AgentUsageRecord) [][]AgentUsageRecord {
 }
 
 // SplitViolations cuts violations into batches the portal accepts.
-func SplitViolations(vs []AgentViolation) [][]AgentViolation {
-	return splitBatches(vs, AgentMaxViolationsPerBatch, nil)
+func SplitViolations(vs []Violation) [][]Violation {
+	return splitBatches(vs, MaxViolationsPerBatch, nil)
 }
 
 // SplitIdle cuts idle reports into batches the portal accepts.
-func SplitIdle(rs []AgentIdleReport) [][]AgentIdleReport {
-	return splitBatches(rs, AgentMaxIdlePerBatch, nil)
+func SplitIdle(rs []IdleReport) [][]IdleReport {
+	return splitBatches(rs, MaxIdlePerBatch, nil)
 }
 
 // splitBatches packs items in order into batches of at most maxItems items
-// whose JSON encodings add up to at most AgentMaxBody − agentEnvelope;
+// whose JSON encodings add up to at most MaxBody − agentEnvelope;
 // clash, when set, starts a new batch before an item that cannot join the
 // current one.
 func splitBatches[T any](items []T, maxItems int, clash func(cur []T, next T) bool) [][]T {
@@ -62,7 +62,7 @@ func splitBatches[T any](items []T, maxItems int, clash func(cur []T, next T) bo
 	for _, it := range items {
 		raw, _ := json.Marshal(it) // wire types always encode
 		n := len(raw) + 1          // the comma
-		if len(cur) > 0 && (len(cur) == maxItems || size+n > AgentMaxBody-agentEnvelope || (clash != nil && clash(cur, it))) {
+		if len(cur) > 0 && (len(cur) == maxItems || size+n > MaxBody-agentEnvelope || (clash != nil && clash(cur, it))) {
 			out, cur, size = append(out, cur), nil, 0
 		}
 		cur, size = append(cur, it), size+n
