@@ -115,12 +115,13 @@ func TestApproveNeedsFreeSlotWithoutPreempt(t *testing.T) {
 	})
 }
 
-func TestPreemptTrimsAndCancels(t *testing.T) {
+func TestPreemptSplitsAndCancels(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
-		early := f.book(t, f.other, []int{0}, 1, 4)  // began before: trimmed to 2
-		inside := f.book(t, f.other, []int{1}, 3, 5) // begins within: cancelled
+		early := f.book(t, f.other, []int{0}, 1, 4)  // begins before: keeps 1–2
+		inside := f.book(t, f.other, []int{1}, 3, 5) // within: cancelled
 		apart := f.book(t, f.other, []int{2}, 3, 5)  // other GPU: untouched
+		f.book(t, f.admin, []int{3}, 0, 10)          // no free GPU to move to
 		r := f.request(t, f.owner, []int{0, 1}, 2, 6, true)
 		var sent []models.Notice
 		mail := func(n models.Notice, to *models.User) (models.OutboxMessage, error) {
@@ -155,14 +156,14 @@ func TestPreemptTrimsAndCancels(t *testing.T) {
 			t.Errorf("audit = %+v", ev)
 		}
 		ev := lastAudit(t, db, models.AuditRequestApprove)
-		if !strings.Contains(ev.Details, `"preempted":[{`) || !strings.Contains(ev.Details, `"booking_id":`+strconv.FormatInt(inside.ID, 10)+`,"cancelled":true`) {
+		if !strings.Contains(ev.Details, `"preempted":[{`) || !strings.Contains(ev.Details, `"action":"cancel","booking_id":`+strconv.FormatInt(inside.ID, 10)) {
 			t.Errorf("approve audit details = %s", ev.Details)
 		}
 	})
 }
 
-// A priority booking in the way makes a lead's approval fail after the
-// first standard booking was already trimmed: nothing may stay changed.
+// A priority booking in the way makes an approval fail after the first
+// standard booking was already planned: nothing may stay changed.
 func TestPreemptIsAtomic(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
@@ -194,8 +195,14 @@ func TestPreemptIsAtomic(t *testing.T) {
 		if got, _ := db.Request(ctx, r.ID); got.Status != models.RequestPending {
 			t.Fatalf("request after cancelled ctx = %s", got.Status)
 		}
-		// A failure after the first booking was trimmed (the second owner's
-		// email cannot be rendered) rolls the trim back too.
+		// Not even an admin pre-empts a priority booking.
+		_, err = db.ApproveRequest(ctx, r.ID, f.admin, "", "", changeClock, nil)
+		wantCode(t, err, models.ECONFLICT)
+		// A failure after the first booking was split (the second owner's
+		// email cannot be rendered) rolls the split back too.
+		f.book(t, f.admin, []int{3}, 0, 10) // no free GPU to move to
+		std2 := f.book(t, f.other, []int{2}, 4, 7)
+		r2 := f.request(t, f.owner, []int{0, 2}, 3, 5, true)
 		calls := 0
 		failing := func(n models.Notice, to *models.User) (models.OutboxMessage, error) {
 			if calls++; calls == 2 {
@@ -203,23 +210,22 @@ func TestPreemptIsAtomic(t *testing.T) {
 			}
 			return models.OutboxMessage{Kind: n.Kind, ToEmail: to.Email, Subject: "s", TextBody: "t"}, nil
 		}
-		if _, err := db.ApproveRequest(ctx, r.ID, f.admin, "", "", changeClock, failing); err == nil || calls != 2 {
+		if _, err := db.ApproveRequest(ctx, r2.ID, f.admin, "", "", changeClock, failing); err == nil || calls != 2 {
 			t.Fatalf("approve with a failing mailer: %v after %d calls", err, calls)
 		}
 		if b, _ := db.Booking(ctx, std.ID); !b.EndsAt.Equal(hours(4)) || b.Status != models.StatusConfirmed {
-			t.Fatalf("trim survived a failed approval: %+v", b)
+			t.Fatalf("split survived a failed approval: %+v", b)
+		}
+		if b, _ := db.Booking(ctx, std2.ID); !b.StartsAt.Equal(hours(4)) || b.Status != models.StatusConfirmed {
+			t.Fatalf("second booking changed by a failed approval: %+v", b)
 		}
 		var queued int64
 		db.Gorm.Table("outbox").Count(&queued)
 		if queued != 0 {
 			t.Fatalf("%d emails queued by a failed approval", queued)
 		}
-		// An admin may pre-empt priority bookings too.
-		if _, err := db.ApproveRequest(ctx, r.ID, f.admin, "admin", "", changeClock, nil); err != nil {
-			t.Fatalf("admin approve: %v", err)
-		}
-		if b, _ := db.Booking(ctx, *approved.BookingID); b.Status != models.StatusCancelled {
-			t.Errorf("priority booking after admin pre-emption: %s", b.Status)
+		if b, _ := db.Booking(ctx, *approved.BookingID); b.Status != models.StatusConfirmed {
+			t.Errorf("priority booking after the refusals: %s", b.Status)
 		}
 	})
 }
