@@ -34,9 +34,11 @@ func (h *Priority) decide(c echo.Context, approve bool) error {
 	key := "request.denied_flash"
 	if approve {
 		key = "request.approved_flash"
+		// A form without the preview it was decided on carries no plan,
+		// which matches none: the store refuses it like a changed plan.
 		plan := c.FormValue("plan")
-		if plan == "" { // a form without the preview it was decided on
-			return models.NewError(models.ECONFLICT, models.M("request.err.plan_changed"))
+		if plan == models.AnyPlan {
+			plan = ""
 		}
 		_, err = h.Store.ApproveRequest(c.Request().Context(), id, u, comment, plan, h.Now(), h.Mailer())
 	} else {

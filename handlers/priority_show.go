@@ -44,6 +44,7 @@ func (h *Priority) Show(c echo.Context) error {
 	if v.Events, err = h.Store.AuditEvents(ctx, models.AuditFilter{TargetType: "request", TargetID: strconv.FormatInt(id, 10), Limit: 100}); err != nil {
 		return err
 	}
+	slices.Reverse(v.Events) // a history reads from the first event on
 	return Render(c, http.StatusOK, views.RequestPage(h.NewPage(c), v))
 }
 

@@ -198,6 +198,11 @@ func movedGPUs(ids []int64, moves []GPUMove) []int64 {
 	return out
 }
 
+// AnyPlan, given as the plan fingerprint of an approval, accepts whatever
+// plan the approval computes: for callers that showed no preview (the
+// command line, tests). A web form always carries the fingerprint it showed.
+const AnyPlan = "*"
+
 // LostGPUSeconds is what a whole plan takes, in GPU-seconds.
 func LostGPUSeconds(plan []Preemption) int64 {
 	var n int64

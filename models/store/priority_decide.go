@@ -17,7 +17,7 @@ import (
 // request asks for it, inserts the booking, queues the emails and writes the
 // audit events. Any failure leaves everything as it was: the request stays
 // pending and no booking is touched. plan is the fingerprint of the plan
-// the decider was shown (PreemptionPlan); when set, any other plan is
+// the decider was shown (PreemptionPlan), or AnyPlan; any other plan is
 // refused with ECONFLICT rather than applied unseen.
 func (db *DB) ApproveRequest(ctx context.Context, id int64, actor *models.User, comment, plan string, now time.Time, mail models.Mailer) (*models.PriorityRequest, error) {
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -105,8 +105,8 @@ func (db *DB) decide(tx *gorm.DB, id int64, actor *models.User, status, comment 
 // clearWay makes room for an approved request: without pre-emption the
 // slot must be free; with it, the bookings in the way (locked first) give
 // way as the planner says, each audited and its owner told. A plan whose
-// fingerprint is not want (when want is set) is refused: the decider saw
-// another. It returns what it did to each booking, for the request's audit
+// fingerprint is not want (unless want is AnyPlan) is refused: the decider
+// saw another, or none. It returns what it did to each booking, for the request's audit
 // event.
 func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.User, want string, now time.Time, mail models.Mailer) ([]map[string]any, error) {
 	if !r.Preempt {
@@ -120,7 +120,7 @@ func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.Use
 	if err != nil {
 		return nil, err
 	}
-	if want != "" && models.PlanFingerprint(r.ID, plan) != want {
+	if want != models.AnyPlan && models.PlanFingerprint(r.ID, plan) != want {
 		return nil, models.NewError(models.ECONFLICT, models.M("request.err.plan_changed"))
 	}
 	done := make([]map[string]any, 0, len(plan))

@@ -217,7 +217,7 @@ func TestConcurrentPreemptingApprovals(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, errs[i] = db.ApproveRequest(ctx, pair.id, pair.by, "", "", changeClock, nil)
+					_, errs[i] = db.ApproveRequest(ctx, pair.id, pair.by, "", models.AnyPlan, changeClock, nil)
 				}()
 			}
 			wg.Wait()
@@ -283,7 +283,7 @@ func TestWithdrawAndTeamChoice(t *testing.T) {
 		}
 		_, err = db.WithdrawRequest(ctx, r.ID, f.owner, changeClock)
 		wantCode(t, err, models.ECONFLICT)
-		_, err = db.ApproveRequest(ctx, r.ID, f.admin, "", "", changeClock, nil)
+		_, err = db.ApproveRequest(ctx, r.ID, f.admin, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.ECONFLICT)
 		if ev := lastAudit(t, db, models.AuditRequestWithdraw); *ev.ActorID != f.owner.ID {
 			t.Errorf("withdraw audit = %+v", ev)

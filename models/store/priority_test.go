@@ -73,11 +73,11 @@ func TestApproveRequest(t *testing.T) {
 		if n, err := db.CountPendingFor(ctx, f.owner, changeClock); err != nil || n != 0 {
 			t.Errorf("pending for the requester = %d, %v; want 0", n, err)
 		}
-		_, err := db.ApproveRequest(ctx, r.ID, f.owner, "", "", changeClock, nil)
+		_, err := db.ApproveRequest(ctx, r.ID, f.owner, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.EFORBIDDEN)
-		_, err = db.ApproveRequest(ctx, r.ID, f.other, "", "", changeClock, nil)
+		_, err = db.ApproveRequest(ctx, r.ID, f.other, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.EFORBIDDEN)
-		got, err := db.ApproveRequest(ctx, r.ID, f.lead, "go ahead", "", changeClock, nil)
+		got, err := db.ApproveRequest(ctx, r.ID, f.lead, "go ahead", models.AnyPlan, changeClock, nil)
 		if err != nil {
 			t.Fatalf("approve: %v", err)
 		}
@@ -88,7 +88,7 @@ func TestApproveRequest(t *testing.T) {
 		if err != nil || b.Kind != models.KindPriority || !b.StartsAt.Equal(hours(2)) || !b.EndsAt.Equal(hours(6)) || len(b.GPUIDs) != 2 || b.UserID != f.owner.ID {
 			t.Fatalf("booking = %+v, %v", b, err)
 		}
-		_, err = db.ApproveRequest(ctx, r.ID, f.lead2, "", "", changeClock, nil)
+		_, err = db.ApproveRequest(ctx, r.ID, f.lead2, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.ECONFLICT)
 		if ev := lastAudit(t, db, models.AuditRequestApprove); ev.TargetID == "" || *ev.ActorID != f.lead.ID {
 			t.Errorf("audit = %+v", ev)
@@ -101,7 +101,7 @@ func TestApproveNeedsFreeSlotWithoutPreempt(t *testing.T) {
 		f := newPrioFixture(t, db)
 		f.book(t, f.other, []int{1}, 3, 5)
 		r := f.request(t, f.owner, []int{0, 1}, 2, 6, false)
-		_, err := db.ApproveRequest(ctx, r.ID, f.lead, "", "", changeClock, nil)
+		_, err := db.ApproveRequest(ctx, r.ID, f.lead, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.ECONFLICT)
 		if got, _ := db.Request(ctx, r.ID); got.Status != models.RequestPending {
 			t.Errorf("status after refusal = %s, want pending", got.Status)
@@ -128,7 +128,7 @@ func TestPreemptSplitsAndCancels(t *testing.T) {
 			sent = append(sent, n)
 			return models.OutboxMessage{Kind: n.Kind, ToEmail: to.Email, Subject: "s", TextBody: "t", HTMLBody: "h"}, nil
 		}
-		if _, err := db.ApproveRequest(ctx, r.ID, f.lead, "", "", changeClock, mail); err != nil {
+		if _, err := db.ApproveRequest(ctx, r.ID, f.lead, "", models.AnyPlan, changeClock, mail); err != nil {
 			t.Fatalf("approve: %v", err)
 		}
 		e, _ := db.Booking(ctx, early.ID)
@@ -169,12 +169,12 @@ func TestPreemptIsAtomic(t *testing.T) {
 		f := newPrioFixture(t, db)
 		std := f.book(t, f.other, []int{0}, 1, 4)
 		first := f.request(t, f.other, []int{1}, 3, 5, false)
-		approved, err := db.ApproveRequest(ctx, first.ID, f.lead, "", "", changeClock, nil)
+		approved, err := db.ApproveRequest(ctx, first.ID, f.lead, "", models.AnyPlan, changeClock, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := f.request(t, f.owner, []int{0, 1}, 2, 6, true)
-		_, err = db.ApproveRequest(ctx, r.ID, f.lead, "", "", changeClock, nil)
+		_, err = db.ApproveRequest(ctx, r.ID, f.lead, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.ECONFLICT)
 		if b, _ := db.Booking(ctx, std.ID); !b.EndsAt.Equal(hours(4)) || b.Status != models.StatusConfirmed {
 			t.Fatalf("standard booking changed by a failed approval: %+v", b)
@@ -188,7 +188,7 @@ func TestPreemptIsAtomic(t *testing.T) {
 		// A cancelled context fails the same way, leaving everything as it was.
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		_, err = db.ApproveRequest(cctx, r.ID, f.admin, "", "", changeClock, nil)
+		_, err = db.ApproveRequest(cctx, r.ID, f.admin, "", models.AnyPlan, changeClock, nil)
 		if err == nil {
 			t.Fatal("approve with a cancelled context succeeded")
 		}
@@ -196,7 +196,7 @@ func TestPreemptIsAtomic(t *testing.T) {
 			t.Fatalf("request after cancelled ctx = %s", got.Status)
 		}
 		// Not even an admin pre-empts a priority booking.
-		_, err = db.ApproveRequest(ctx, r.ID, f.admin, "", "", changeClock, nil)
+		_, err = db.ApproveRequest(ctx, r.ID, f.admin, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.ECONFLICT)
 		// A failure after the first booking was split (the second owner's
 		// email cannot be rendered) rolls the split back too.
@@ -210,7 +210,7 @@ func TestPreemptIsAtomic(t *testing.T) {
 			}
 			return models.OutboxMessage{Kind: n.Kind, ToEmail: to.Email, Subject: "s", TextBody: "t"}, nil
 		}
-		if _, err := db.ApproveRequest(ctx, r2.ID, f.admin, "", "", changeClock, failing); err == nil || calls != 2 {
+		if _, err := db.ApproveRequest(ctx, r2.ID, f.admin, "", models.AnyPlan, changeClock, failing); err == nil || calls != 2 {
 			t.Fatalf("approve with a failing mailer: %v after %d calls", err, calls)
 		}
 		if b, _ := db.Booking(ctx, std.ID); !b.EndsAt.Equal(hours(4)) || b.Status != models.StatusConfirmed {
@@ -244,7 +244,7 @@ func TestExpireRequests(t *testing.T) {
 		if a.Status != models.RequestExpired || b.Status != models.RequestPending {
 			t.Fatalf("statuses %s %s", a.Status, b.Status)
 		}
-		_, err = db.ApproveRequest(ctx, later.ID, f.lead, "", "", hours(5), nil)
+		_, err = db.ApproveRequest(ctx, later.ID, f.lead, "", models.AnyPlan, hours(5), nil)
 		wantCode(t, err, models.ECONFLICT) // its start has come: too late to decide
 		if n, err := db.ExpireRequests(ctx, hours(1)); err != nil || n != 0 {
 			t.Errorf("second expiry run expired %d, %v", n, err)
@@ -270,7 +270,7 @@ func TestConcurrentApprovalsPostgres(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = db.ApproveRequest(ctx, pair.id, pair.by, "", "", changeClock, nil)
+				_, errs[i] = db.ApproveRequest(ctx, pair.id, pair.by, "", models.AnyPlan, changeClock, nil)
 			}()
 		}
 		wg.Wait()
@@ -299,7 +299,7 @@ func TestConcurrentApprovalsPostgres(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := db.ApproveRequest(ctx, r.ID, by, "", "", changeClock, nil); err == nil {
+			if _, err := db.ApproveRequest(ctx, r.ID, by, "", models.AnyPlan, changeClock, nil); err == nil {
 				mu.Lock()
 				wins++
 				mu.Unlock()
