@@ -7,8 +7,11 @@ import (
 )
 
 // Approve approves a request: the store re-checks the slot, pre-empts if
-// asked, books and mails in one transaction. Refusals (not a lead, own
-// request, already decided, slot taken) render through the error handler.
+// asked, books and mails in one transaction. It applies only the plan the
+// decider was shown (the form's plan fingerprint): if the calendar changed
+// the plan since, it refuses and the page shows the new one. Refusals (not
+// a lead, own request, already decided, slot taken, plan changed) render
+// through the error handler.
 func (h *Priority) Approve(c echo.Context) error {
 	return h.decide(c, true)
 }
@@ -31,7 +34,13 @@ func (h *Priority) decide(c echo.Context, approve bool) error {
 	key := "request.denied_flash"
 	if approve {
 		key = "request.approved_flash"
-		_, err = h.Store.ApproveRequest(c.Request().Context(), id, u, comment, h.Now(), h.Mailer())
+		// A form without the preview it was decided on carries no plan,
+		// which matches none: the store refuses it like a changed plan.
+		plan := c.FormValue("plan")
+		if plan == models.AnyPlan {
+			plan = ""
+		}
+		_, err = h.Store.ApproveRequest(c.Request().Context(), id, u, comment, plan, h.Now(), h.Mailer())
 	} else {
 		_, err = h.Store.DenyRequest(c.Request().Context(), id, u, comment, h.Now(), h.Mailer())
 	}
@@ -39,5 +48,19 @@ func (h *Priority) decide(c echo.Context, approve bool) error {
 		return err
 	}
 	h.Flash(c, "ok", h.Translator(c).T(key))
+	return RedirectSeeOther(c, "/requests/"+itoa64(id))
+}
+
+// Withdraw lets the requester take back a pending request.
+func (h *Priority) Withdraw(c echo.Context) error {
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	u := models.UserFromContext(c.Request().Context())
+	if _, err := h.Store.WithdrawRequest(c.Request().Context(), id, u, h.Now()); err != nil {
+		return err
+	}
+	h.Flash(c, "ok", h.Translator(c).T("request.withdrawn_flash"))
 	return RedirectSeeOther(c, "/requests/"+itoa64(id))
 }

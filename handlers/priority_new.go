@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -50,6 +51,10 @@ func (h *Priority) renderForm(c echo.Context, status int, v views.PriorityFormVi
 	}
 	v.Nodes = nodes
 	v.Node = pickNode(nodes, 0, v.Form.GPUIDs)
+	u := models.UserFromContext(c.Request().Context())
+	if v.Teams, err = h.Store.MembershipsOf(c.Request().Context(), u.ID); err != nil {
+		return err
+	}
 	return Render(c, status, views.PriorityFormPage(h.NewPage(c), v))
 }
 
@@ -63,6 +68,13 @@ func (h *Priority) Create(c echo.Context) error {
 	r := &models.PriorityRequest{UserID: req.UserID, GPUIDs: req.GPUIDs, StartsAt: req.StartsAt, EndsAt: req.EndsAt, Note: req.Note,
 		Purpose: form.Get("purpose"), Urgency: form.Get("urgency"), Plan: form.Get("plan"), GiveBack: form.Get("give_back"),
 		Preempt: form.Get("preempt") != ""}
+	if t := form.Get("team_id"); t != "" {
+		id, perr := strconv.ParseInt(t, 10, 64)
+		if perr != nil || id <= 0 {
+			fe.Add("team_id", models.M("request.err.team"))
+		}
+		r.TeamID = &id
+	}
 	err = fe.Err()
 	if err == nil {
 		err = h.Store.CreateRequest(c.Request().Context(), r, h.Limits, h.Now(), Actor(c), h.Mailer())
@@ -70,6 +82,9 @@ func (h *Priority) Create(c echo.Context) error {
 	if models.ErrorCode(err) == models.EINVALID {
 		v := views.PriorityFormView{Form: f, Purpose: r.Purpose, Urgency: r.Urgency, Plan: r.Plan, GiveBack: r.GiveBack,
 			Preempt: r.Preempt, Errors: h.Translator(c).Fields(err)}
+		if r.TeamID != nil {
+			v.TeamID = *r.TeamID
+		}
 		return h.renderForm(c, http.StatusUnprocessableEntity, v)
 	}
 	if err != nil {

@@ -44,6 +44,7 @@ func (h *Priority) Show(c echo.Context) error {
 	if v.Events, err = h.Store.AuditEvents(ctx, models.AuditFilter{TargetType: "request", TargetID: strconv.FormatInt(id, 10), Limit: 100}); err != nil {
 		return err
 	}
+	slices.Reverse(v.Events) // a history reads from the first event on
 	return Render(c, http.StatusOK, views.RequestPage(h.NewPage(c), v))
 }
 
@@ -52,17 +53,24 @@ func (h *Priority) Show(c echo.Context) error {
 // days and the rules the request goes beyond.
 func (h *Priority) requestView(ctx context.Context, r models.PriorityRequest, decider bool) (views.RequestView, error) {
 	now := h.Now()
-	v := views.RequestView{R: r, CanDecide: decider && r.Status == models.RequestPending}
+	u := models.UserFromContext(ctx)
+	v := views.RequestView{R: r, CanDecide: decider && r.Status == models.RequestPending, CanWithdraw: models.CanWithdraw(u, &r) == nil}
 	index, err := h.gpuIndex(ctx)
 	if err != nil {
 		return v, err
 	}
-	v.GPULabels = views.GPUNames(r.GPUIDs, index)
+	v.GPULabels, v.GPUIndex = views.GPUNames(r.GPUIDs, index), index
+	if err := h.preview(ctx, &v); err != nil {
+		return v, err
+	}
 	inWay, err := h.Store.Bookings(ctx, models.BookingFilter{From: r.StartsAt, To: r.EndsAt, NodeID: r.NodeID})
 	if err != nil {
 		return v, err
 	}
 	for _, b := range inWay {
+		if r.BookingID != nil && b.ID == *r.BookingID {
+			continue // its own booking, once approved, is in nobody's way
+		}
 		for _, g := range b.GPUIDs {
 			if slices.Contains(r.GPUIDs, g) {
 				v.InWay = append(v.InWay, views.ConflictLine{GPUIndex: index[g], UserName: b.UserName, Start: b.StartsAt, Stop: b.EndsAt})
@@ -84,4 +92,23 @@ func (h *Priority) requestView(ctx context.Context, r models.PriorityRequest, de
 		}
 	}
 	return v, nil
+}
+
+// preview fills what approving would do to the bookings in the way, for a
+// decider of a pending pre-empting request, and the plan's fingerprint that
+// the approve form carries. A plan that cannot be made (a priority booking
+// in the way) is shown as the reason instead.
+func (h *Priority) preview(ctx context.Context, v *views.RequestView) error {
+	if !v.CanDecide {
+		return nil
+	}
+	plan, err := h.Store.PreemptionPlan(ctx, v.R.ID, h.Now())
+	if code := models.ErrorCode(err); code == models.ECONFLICT {
+		v.PlanErr = err
+		return nil
+	} else if err != nil {
+		return err
+	}
+	v.Plan, v.PlanHash = plan, models.PlanFingerprint(v.R.ID, plan)
+	return nil
 }

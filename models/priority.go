@@ -12,21 +12,24 @@ const (
 	RequestApproved = "approved"
 	RequestDenied   = "denied"
 	RequestExpired  = "expired"
+	// RequestWithdrawn: its requester took it back before anyone decided.
+	RequestWithdrawn = "withdrawn"
 )
 
 // Audit actions of policies, priority requests and lending.
 const (
-	AuditPolicyLimits   = "policy.limits"
-	AuditPolicySettings = "policy.settings"
-	AuditPolicyModels   = "policy.models"
-	AuditRequestCreate  = "request.create"
-	AuditRequestApprove = "request.approve"
-	AuditRequestDeny    = "request.deny"
-	AuditRequestExpire  = "request.expire"
-	AuditBookingPreempt = "booking.preempt"
-	AuditLoanCreate     = "loan.create"
-	AuditWatchCreate    = "watch.create"
-	AuditRemindersSet   = "user.reminders"
+	AuditPolicyLimits    = "policy.limits"
+	AuditPolicySettings  = "policy.settings"
+	AuditPolicyModels    = "policy.models"
+	AuditRequestCreate   = "request.create"
+	AuditRequestApprove  = "request.approve"
+	AuditRequestDeny     = "request.deny"
+	AuditRequestExpire   = "request.expire"
+	AuditRequestWithdraw = "request.withdraw"
+	AuditBookingPreempt  = "booking.preempt"
+	AuditLoanCreate      = "loan.create"
+	AuditWatchCreate     = "watch.create"
+	AuditRemindersSet    = "user.reminders"
 )
 
 // MaxJustification bounds each justification field, in characters.
@@ -51,7 +54,7 @@ type PriorityRequest struct {
 	Urgency   string // why it cannot wait
 	Plan      string // what runs, how long
 	GiveBack  string // when the GPUs are given back
-	Preempt   bool   // may cancel or trim the standard bookings in the way
+	Preempt   bool   // may move, split or cancel the standard bookings in the way
 	Status    string
 	DecidedBy *int64
 	DecidedAt *time.Time
@@ -108,31 +111,18 @@ func CheckPending(r *PriorityRequest, now time.Time) error {
 	return nil
 }
 
-// Preemption is what approving a pre-empting request does to one booking in
-// its way: cancel it, or trim its end to the request's start.
-type Preemption struct {
-	Booking Booking
-	Cancel  bool
-	NewEnd  time.Time
-}
-
-// PlanPreemption decides how each booking in the way of r gives way. A
-// booking that began before the request is trimmed to end when the request
-// starts; one that begins within it is cancelled. Priority bookings give way
-// only to an admin's approval.
-func PlanPreemption(r *PriorityRequest, inWay []Booking, actor *User) ([]Preemption, error) {
-	out := make([]Preemption, 0, len(inWay))
-	for _, b := range inWay {
-		if b.Kind == KindPriority && (actor == nil || !actor.IsAdmin) {
-			return nil, NewError(ECONFLICT, M("request.err.priority_in_way", "ID", b.ID, "Name", b.UserName))
-		}
-		if b.StartsAt.Before(r.StartsAt) {
-			out = append(out, Preemption{Booking: b, NewEnd: r.StartsAt})
-		} else {
-			out = append(out, Preemption{Booking: b, Cancel: true})
-		}
+// CanWithdraw says whether actor may take r back: only its requester, and
+// only while nobody has decided it.
+func CanWithdraw(actor *User, r *PriorityRequest) error {
+	switch {
+	case actor == nil:
+		return NewError(EUNAUTHORIZED, M("err.unauthorized"))
+	case actor.ID != r.UserID:
+		return NewError(EFORBIDDEN, M("request.err.not_yours"))
+	case r.Status != RequestPending:
+		return NewError(ECONFLICT, M("request.err.decided", "Status", r.Status))
 	}
-	return out, nil
+	return nil
 }
 
 // RequestFilter selects priority requests.
@@ -154,12 +144,12 @@ const (
 // Notice is what an email about a request tells its recipient: the request,
 // and for a pre-emption the booking and what happened to it.
 type Notice struct {
-	Kind      string
-	Request   PriorityRequest
-	Booking   *Booking
-	Cancelled bool
-	NewEnd    time.Time
-	Watch     *Watch // for NoticeFreed
+	Kind    string
+	Request PriorityRequest
+	Booking *Booking
+	// Preemption is what happened to Booking, for NoticePreempted.
+	Preemption *Preemption
+	Watch      *Watch // for NoticeFreed
 	// DedupKey, when set, replaces the key derived from the request.
 	DedupKey string
 }

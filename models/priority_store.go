@@ -29,7 +29,10 @@ type PriorityStore interface {
 	Request(ctx context.Context, id int64) (*PriorityRequest, error)
 	Requests(ctx context.Context, f RequestFilter) ([]PriorityRequest, error)
 	CountPendingFor(ctx context.Context, decider *User, now time.Time) (int, error)
-	ApproveRequest(ctx context.Context, id int64, actor *User, comment string, now time.Time, mail Mailer) (*PriorityRequest, error)
+	ApproveRequest(ctx context.Context, id int64, actor *User, comment, plan string, now time.Time, mail Mailer) (*PriorityRequest, error)
+	// PreemptionPlan is what approving id would do to the bookings in its way.
+	PreemptionPlan(ctx context.Context, id int64, now time.Time) ([]Preemption, error)
+	WithdrawRequest(ctx context.Context, id int64, actor *User, now time.Time) (*PriorityRequest, error)
 	DenyRequest(ctx context.Context, id int64, actor *User, comment string, now time.Time, mail Mailer) (*PriorityRequest, error)
 	ExpireRequests(ctx context.Context, now time.Time) (int, error)
 	LeadTeams(ctx context.Context, userID int64) ([]int64, error)

@@ -9,10 +9,14 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/gpubook/gpubook/models"
+import (
+	"strings"
+
+	"github.com/gpubook/gpubook/models"
+)
 
 // The email to the owner of a booking that an approved priority request
-// cancelled or trimmed: what happened, and the reason the lead accepted.
+// moved, split or cancelled: what happened, what it cost them, and the reason the lead accepted.
 
 func preemptSubject(e EmailEnv, n models.Notice) string {
 	return e.Tr("email.preempt_subject", "Node", n.Booking.NodeName)
@@ -21,10 +25,21 @@ func preemptSubject(e EmailEnv, n models.Notice) string {
 func preemptWhat(e EmailEnv, n models.Notice) string {
 	b := n.Booking
 	when := b.NodeName + " · " + itoa(len(b.GPUIDs)) + " GPU · " + e.Time(b.StartsAt) + " – " + e.Time(b.EndsAt)
-	if n.Cancelled {
-		return e.Tr("email.preempt_cancelled", "When", when)
+	p := n.Preemption
+	if p == nil {
+		return e.Tr("email.preempt_cancelled", "When", when, "Hours", "?")
 	}
-	return e.Tr("email.preempt_trimmed", "When", when, "End", e.Time(n.NewEnd))
+	switch p.Action {
+	case models.GiveWayMove:
+		return e.Tr("email.preempt_moved", "When", when, "GPUs", MoveText(p.Moves))
+	case models.GiveWaySplit:
+		parts := make([]string, len(p.Keep))
+		for i, s := range p.Keep {
+			parts[i] = e.Time(s.Start) + " – " + e.Time(s.End)
+		}
+		return e.Tr("email.preempt_split", "When", when, "Parts", strings.Join(parts, e.Tr("preempt.and")), "Hours", p.LostGPUHours())
+	}
+	return e.Tr("email.preempt_cancelled", "When", when, "Hours", p.LostGPUHours())
 }
 
 func preemptText(e EmailEnv, n models.Notice) string {
@@ -60,7 +75,7 @@ func preemptHTML(e EmailEnv, n models.Notice) templ.Component {
 		var templ_7745c5c3_Var2 string
 		templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinStringErrs(preemptWhat(e, n))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 31, Col: 50}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 46, Col: 50}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var2))
 		if templ_7745c5c3_Err != nil {
@@ -73,7 +88,7 @@ func preemptHTML(e EmailEnv, n models.Notice) templ.Component {
 		var templ_7745c5c3_Var3 string
 		templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(e.Tr("email.preempt_reason", "Name", n.Request.UserName))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 32, Col: 88}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 47, Col: 88}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 		if templ_7745c5c3_Err != nil {
@@ -86,7 +101,7 @@ func preemptHTML(e EmailEnv, n models.Notice) templ.Component {
 		var templ_7745c5c3_Var4 string
 		templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(e.Tr("request.field.purpose"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 33, Col: 69}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 48, Col: 69}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 		if templ_7745c5c3_Err != nil {
@@ -99,7 +114,7 @@ func preemptHTML(e EmailEnv, n models.Notice) templ.Component {
 		var templ_7745c5c3_Var5 string
 		templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(n.Request.Purpose)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 33, Col: 101}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 48, Col: 101}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 		if templ_7745c5c3_Err != nil {
@@ -112,7 +127,7 @@ func preemptHTML(e EmailEnv, n models.Notice) templ.Component {
 		var templ_7745c5c3_Var6 string
 		templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(e.Tr("request.field.urgency"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 34, Col: 69}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 49, Col: 69}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 		if templ_7745c5c3_Err != nil {
@@ -125,7 +140,7 @@ func preemptHTML(e EmailEnv, n models.Notice) templ.Component {
 		var templ_7745c5c3_Var7 string
 		templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(n.Request.Urgency)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 34, Col: 101}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 49, Col: 101}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 		if templ_7745c5c3_Err != nil {
@@ -143,7 +158,7 @@ func preemptHTML(e EmailEnv, n models.Notice) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(e.Tr("request.comment"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 36, Col: 65}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 51, Col: 65}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 			if templ_7745c5c3_Err != nil {
@@ -156,7 +171,7 @@ func preemptHTML(e EmailEnv, n models.Notice) templ.Component {
 			var templ_7745c5c3_Var9 string
 			templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(n.Request.Comment)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 36, Col: 97}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/email_preempt.templ`, Line: 51, Col: 97}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 			if templ_7745c5c3_Err != nil {

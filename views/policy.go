@@ -227,6 +227,8 @@ type PriorityFormView struct {
 	Preempt  bool
 	Breaches []models.PolicyBreach // why a standard booking was refused, if it was
 	Errors   map[string]string
+	Teams    []models.Membership // the requester's teams: one whose leads decide
+	TeamID   int64               // the chosen one
 }
 
 // RequestView is one priority request with what a decider needs to know.
@@ -238,6 +240,14 @@ type RequestView struct {
 	Breaches   []models.PolicyBreach
 	Events     []models.AuditEvent
 	CanDecide  bool
+	// Plan is what approving would do to the bookings in the way (for a
+	// decider of a pending pre-empting request); PlanHash is its
+	// fingerprint, carried by the approve form; PlanErr why there is none.
+	Plan        []models.Preemption
+	PlanHash    string
+	PlanErr     error
+	GPUIndex    map[int64]int
+	CanWithdraw bool
 }
 
 // ApprovalsView is the approvals queue.

@@ -90,7 +90,7 @@ func TestPriorityApprovalFlow(t *testing.T) {
 			if got := home.Doc.Find(testid("pending-count")).Text(); got != "1" {
 				t.Errorf("nav count for the lead = %q", got)
 			}
-			if home.Doc.Find(testid("in-way")+" li").Length() != 1 || home.Doc.Find(testid("approve-form")).Length() != 1 {
+			if home.Doc.Find(testid("preempt-plan")+" tbody tr").Length() != 1 || home.Doc.Find(testid("approve-form")).Length() != 1 {
 				t.Errorf("queue item lacks what it would pre-empt or the approve form")
 			}
 			if got := bob.Get("/approvals").Doc.Find(testid("pending-count")).Length(); got != 0 {
@@ -106,21 +106,40 @@ func TestPriorityApprovalFlow(t *testing.T) {
 			if res := bob.Post(reqPath+"/approve", nil); res.Code != http.StatusForbidden {
 				t.Errorf("requester approves own: %d", res.Code)
 			}
-			if res := carol.Post(reqPath+"/approve", url.Values{"comment": {"ok, hand back at 13:00"}}); res.Code != http.StatusSeeOther {
+			preview := carol.Get(reqPath)
+			plan, _ := preview.Doc.Find(testid("approve-form") + ` input[name="plan"]`).Attr("value")
+			row := preview.Doc.Find(testid("plan-row-" + itoa(erinsBooking.ID)))
+			if plan == "" || !strings.Contains(row.Text(), "Erin Member") || !strings.Contains(row.Text(), "vision") ||
+				strings.TrimSpace(row.Find(testid("plan-what")).Text()) != "moved: GPU 2 → GPU 3" || strings.TrimSpace(row.Find(testid("plan-loss")).Text()) != "0 GPU-hours" ||
+				strings.TrimSpace(preview.Doc.Find(testid("plan-total")).Text()) != "0 GPU-hours" {
+				t.Fatalf("preview: plan %q, row %q", plan, row.Text())
+			}
+			if res := carol.Post(reqPath+"/approve", url.Values{"comment": {"ok, hand back at 13:00"}}); res.Code != http.StatusConflict {
+				t.Errorf("approve without the previewed plan: %d", res.Code)
+			}
+			if res := carol.Post(reqPath+"/approve", url.Values{"comment": {"ok, hand back at 13:00"}, "plan": {plan}}); res.Code != http.StatusSeeOther {
 				t.Fatalf("lead approves: %d %s", res.Code, res.Body.String())
 			}
 			if res := f.signedIn(f.dan).Post(reqPath+"/approve", nil); res.Code != http.StatusConflict {
 				t.Errorf("second lead approves: %d", res.Code)
 			}
-			if b, _ := f.env.DB.Booking(context.Background(), erinsBooking.ID); b.Status != models.StatusCancelled {
-				t.Errorf("Erin's booking after pre-emption: %s", b.Status)
+			if b, _ := f.env.DB.Booking(context.Background(), erinsBooking.ID); b.Status != models.StatusConfirmed || len(b.GPUIDs) != 1 || b.GPUIDs[0] != f.gpu(t, "node-a", 3) {
+				t.Errorf("Erin's booking after pre-emption: %s on %v, want moved to GPU 3", b.Status, b.GPUIDs)
 			}
 			show := bob.Get(reqPath)
 			if got := show.Doc.Find(testid("request-status")).Text(); got != "approved" {
 				t.Errorf("status = %q", got)
 			}
-			if got := show.Doc.Find(testid("request-history") + " li").Length(); got != 2 {
+			history := show.Doc.Find(testid("request-history") + " li")
+			if got := history.Length(); got != 2 {
 				t.Errorf("history has %d events, want created and approved", got)
+			}
+			if got := history.Last().Text(); !strings.Contains(got, "Carol Lead approved the request. 1 booking(s) gave way, 0 GPU-hours lost in all. Comment: “ok, hand back at 13:00”") ||
+				strings.Contains(got, "{") || strings.Contains(got, "booking_id") {
+				t.Errorf("history line = %q", got)
+			}
+			if got := show.Doc.Find(testid("in-way")).Length(); got != 0 {
+				t.Errorf("the approved request lists %d bookings in its way (its own)", got)
 			}
 			if res := f.signedIn(f.alice).Get(reqPath); res.Code != http.StatusOK {
 				t.Errorf("admin reads the request: %d", res.Code)
@@ -159,7 +178,7 @@ func checkMail(t *testing.T, f *prioWeb) {
 		{"carol@example.org Priority request #1 from Bob Builder", "NeurIPS rebuttal", "deadline tomorrow"},
 		{"dan@example.org Priority request #1 from Bob Builder", "3 ablations", "13:00 today"},
 		{"bob@example.org Your priority request #1 was approved", "ok, hand back at 13:00", "approved"},
-		{"erin@example.org 你在 node-a 上的预约为优先申请让路", "已被取消", "NeurIPS rebuttal"},
+		{"erin@example.org 你在 node-a 上的预约为优先申请让路", "已移到同型号的另一块 GPU（GPU 2 → GPU 3），你没有任何损失", "NeurIPS rebuttal"},
 	}
 	for _, w := range want {
 		p, ok := got[w.key]

@@ -80,6 +80,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	signedIn.GET("/requests/:id", priority.Show)
 	signedIn.POST("/requests/:id/approve", priority.Approve)
 	signedIn.POST("/requests/:id/deny", priority.Deny)
+	signedIn.POST("/requests/:id/withdraw", priority.Withdraw)
 	signedIn.GET("/approvals", priority.Queue)
 	signedIn.POST("/watches", priority.Watch)
 	signedIn.POST("/profile/reminders", policies.SaveReminders)

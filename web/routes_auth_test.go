@@ -52,6 +52,7 @@ var routeRoles = map[string]string{
 	"GET /requests/:id":                          user,
 	"POST /requests/:id/approve":                 user,
 	"POST /requests/:id/deny":                    user,
+	"POST /requests/:id/withdraw":                user,
 	"GET /approvals":                             user,
 	"POST /watches":                              user,
 	"POST /profile/reminders":                    user,

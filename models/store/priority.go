@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -78,7 +79,8 @@ func requestQuery(tx *gorm.DB) *gorm.DB {
 
 // CreateRequest validates a priority request like a booking (but not
 // against the policy, which it asks to go beyond) and stores it pending,
-// for the leads of the requester's first team. It holds nothing.
+// for the leads of the team the requester chose (r.TeamID, one of theirs),
+// or of their first team when they chose none. It holds nothing.
 func (db *DB) CreateRequest(ctx context.Context, r *models.PriorityRequest, lim models.BookingLimits, now time.Time, by models.Actor, mail models.Mailer) error {
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		gpus, err := gpusByID(tx, r.GPUIDs)
@@ -92,12 +94,8 @@ func (db *DB) CreateRequest(ctx context.Context, r *models.PriorityRequest, lim 
 		}
 		r.GPUIDs, r.StartsAt, r.EndsAt, r.Note = req.GPUIDs, req.StartsAt, req.EndsAt, req.Note
 		r.NodeID = gpus[req.GPUIDs[0]].NodeID
-		var teams []int64
-		if err := tx.Table("memberships").Where("user_id = ?", r.UserID).Order("team_id").Limit(1).Pluck("team_id", &teams).Error; err != nil {
-			return fmt.Errorf("store: request team: %w", err)
-		}
-		if len(teams) > 0 {
-			r.TeamID = &teams[0]
+		if err := requestTeam(tx, r); err != nil {
+			return err
 		}
 		r.Status, r.CreatedAt, r.UpdatedAt = models.RequestPending, utc(now), utc(now)
 		row := requestRow{UserID: r.UserID, TeamID: r.TeamID, NodeID: r.NodeID, GPUIDs: joinIDs(r.GPUIDs), StartsAt: utc(r.StartsAt),
@@ -118,6 +116,23 @@ func (db *DB) CreateRequest(ctx context.Context, r *models.PriorityRequest, lim 
 			"starts_at": r.StartsAt, "ends_at": r.EndsAt, "preempt": r.Preempt, "team_id": r.TeamID})
 	})
 	return mapErr(err, "request")
+}
+
+// requestTeam checks the team the requester chose, or picks their first.
+func requestTeam(tx *gorm.DB, r *models.PriorityRequest) error {
+	var teams []int64
+	if err := tx.Table("memberships").Where("user_id = ?", r.UserID).Order("team_id").Pluck("team_id", &teams).Error; err != nil {
+		return fmt.Errorf("store: request team: %w", err)
+	}
+	switch {
+	case r.TeamID != nil && !slices.Contains(teams, *r.TeamID):
+		fe := models.FieldErrors{}
+		fe.Add("team_id", models.M("request.err.team"))
+		return fe.Err()
+	case r.TeamID == nil && len(teams) > 0:
+		r.TeamID = &teams[0]
+	}
+	return nil
 }
 
 // mergeInvalid joins the field problems of two validation errors into one.

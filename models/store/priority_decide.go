@@ -16,14 +16,16 @@ import (
 // re-checks the slot, pre-empts the standard bookings in the way when the
 // request asks for it, inserts the booking, queues the emails and writes the
 // audit events. Any failure leaves everything as it was: the request stays
-// pending and no booking is touched.
-func (db *DB) ApproveRequest(ctx context.Context, id int64, actor *models.User, comment string, now time.Time, mail models.Mailer) (*models.PriorityRequest, error) {
+// pending and no booking is touched. plan is the fingerprint of the plan
+// the decider was shown (PreemptionPlan), or AnyPlan; any other plan is
+// refused with ECONFLICT rather than applied unseen.
+func (db *DB) ApproveRequest(ctx context.Context, id int64, actor *models.User, comment, plan string, now time.Time, mail models.Mailer) (*models.PriorityRequest, error) {
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r, err := db.decide(tx, id, actor, models.RequestApproved, comment, now)
 		if err != nil {
 			return err
 		}
-		preempted, err := db.clearWay(tx, r, actor, now, mail)
+		preempted, err := db.clearWay(tx, r, actor, plan, now, mail)
 		if err != nil {
 			return err
 		}
@@ -101,70 +103,35 @@ func (db *DB) decide(tx *gorm.DB, id int64, actor *models.User, status, comment 
 }
 
 // clearWay makes room for an approved request: without pre-emption the
-// slot must be free; with it, each standard booking in the way is trimmed
-// or cancelled (locked first), audited, and its owner told why. It returns
-// what it did to each booking, for the request's audit event.
-func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.User, now time.Time, mail models.Mailer) ([]map[string]any, error) {
-	cs, err := conflicts(tx, r.GPUIDs, r.StartsAt, r.EndsAt, 0)
-	if err != nil || len(cs) == 0 {
-		return nil, err
-	}
+// slot must be free; with it, the bookings in the way (locked first) give
+// way as the planner says, each audited and its owner told. A plan whose
+// fingerprint is not want (unless want is AnyPlan) is refused: the decider
+// saw another, or none. It returns what it did to each booking, for the request's audit
+// event.
+func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.User, want string, now time.Time, mail models.Mailer) ([]map[string]any, error) {
 	if !r.Preempt {
-		return nil, models.ConflictError(cs)
-	}
-	var inWay []models.Booking
-	seen := map[int64]bool{}
-	for _, c := range cs {
-		if seen[c.BookingID] {
-			continue
-		}
-		seen[c.BookingID] = true
-		b, err := bookingByID(tx, c.BookingID, true)
-		if err != nil {
+		cs, err := conflicts(tx, r.GPUIDs, r.StartsAt, r.EndsAt, 0)
+		if err != nil || len(cs) == 0 {
 			return nil, err
 		}
-		inWay = append(inWay, *b)
+		return nil, models.ConflictError(cs)
 	}
-	plan, err := models.PlanPreemption(r, inWay, actor)
+	plan, err := planWay(tx, r, now, true)
 	if err != nil {
 		return nil, err
 	}
+	if want != models.AnyPlan && models.PlanFingerprint(r.ID, plan) != want {
+		return nil, models.NewError(models.ECONFLICT, models.M("request.err.plan_changed"))
+	}
 	done := make([]map[string]any, 0, len(plan))
 	for _, p := range plan {
-		if err := preempt(tx, r, p, actor, now, mail); err != nil {
+		d, err := applyPreemption(tx, r, p, actor, now, mail)
+		if err != nil {
 			return nil, err
-		}
-		d := map[string]any{"booking_id": p.Booking.ID, "user_id": p.Booking.UserID, "cancelled": p.Cancel}
-		if !p.Cancel {
-			d["ends_at"] = p.NewEnd
 		}
 		done = append(done, d)
 	}
 	return done, nil
-}
-
-func preempt(tx *gorm.DB, r *models.PriorityRequest, p models.Preemption, actor *models.User, now time.Time, mail models.Mailer) error {
-	b := p.Booking
-	details := map[string]any{"request_id": r.ID, "cancelled": p.Cancel}
-	if p.Cancel {
-		if err := cancelHold(tx, &b, now); err != nil {
-			return fmt.Errorf("store: pre-empt: %w", err)
-		}
-	} else {
-		if err := setBookingEnd(tx, &b, p.NewEnd, nil, now); err != nil {
-			return fmt.Errorf("store: trim booking %d: %w", b.ID, err)
-		}
-		details["old_ends_at"], details["ends_at"] = b.EndsAt, p.NewEnd
-	}
-	if err := auditBooking(tx, actor, models.AuditBookingPreempt, &b, details); err != nil {
-		return err
-	}
-	owner, err := userInTx(tx, b.UserID)
-	if err != nil {
-		return err
-	}
-	return notify(tx, mail, models.Notice{Kind: models.NoticePreempted, Request: *r, Booking: &b, Cancelled: p.Cancel, NewEnd: p.NewEnd},
-		[]*models.User{owner})
 }
 
 func notifyRequester(tx *gorm.DB, mail models.Mailer, r *models.PriorityRequest) error {
@@ -176,4 +143,33 @@ func notifyRequester(tx *gorm.DB, mail models.Mailer, r *models.PriorityRequest)
 		return err
 	}
 	return notify(tx, mail, models.Notice{Kind: models.NoticeDecision, Request: *r}, []*models.User{u})
+}
+
+// WithdrawRequest lets the requester take back a pending request: a
+// compare-and-set on 'pending' like a decision, so that a withdrawal and an
+// approval at the same moment never both happen.
+func (db *DB) WithdrawRequest(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.PriorityRequest, error) {
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var row requestRow
+		if err := requestQuery(tx).Where("r.id = ?", id).Take(&row).Error; err != nil {
+			return mapErr(err, "request")
+		}
+		r := row.model()
+		if err := models.CanWithdraw(actor, &r); err != nil {
+			return err
+		}
+		res := tx.Model(&requestRow{}).Where("id = ? AND status = ?", id, models.RequestPending).
+			Updates(map[string]any{"status": models.RequestWithdrawn, "updated_at": utc(now)})
+		if res.Error != nil {
+			return fmt.Errorf("store: withdraw request: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return models.NewError(models.ECONFLICT, models.M("request.err.decided", "Status", "?"))
+		}
+		return audit(tx, models.ActorFor(actor, ""), models.AuditRequestWithdraw, "request", id, map[string]any{"user_id": r.UserID})
+	})
+	if err != nil {
+		return nil, mapErr(err, "request")
+	}
+	return db.Request(ctx, id)
 }

@@ -73,11 +73,11 @@ func TestApproveRequest(t *testing.T) {
 		if n, err := db.CountPendingFor(ctx, f.owner, changeClock); err != nil || n != 0 {
 			t.Errorf("pending for the requester = %d, %v; want 0", n, err)
 		}
-		_, err := db.ApproveRequest(ctx, r.ID, f.owner, "", changeClock, nil)
+		_, err := db.ApproveRequest(ctx, r.ID, f.owner, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.EFORBIDDEN)
-		_, err = db.ApproveRequest(ctx, r.ID, f.other, "", changeClock, nil)
+		_, err = db.ApproveRequest(ctx, r.ID, f.other, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.EFORBIDDEN)
-		got, err := db.ApproveRequest(ctx, r.ID, f.lead, "go ahead", changeClock, nil)
+		got, err := db.ApproveRequest(ctx, r.ID, f.lead, "go ahead", models.AnyPlan, changeClock, nil)
 		if err != nil {
 			t.Fatalf("approve: %v", err)
 		}
@@ -88,7 +88,7 @@ func TestApproveRequest(t *testing.T) {
 		if err != nil || b.Kind != models.KindPriority || !b.StartsAt.Equal(hours(2)) || !b.EndsAt.Equal(hours(6)) || len(b.GPUIDs) != 2 || b.UserID != f.owner.ID {
 			t.Fatalf("booking = %+v, %v", b, err)
 		}
-		_, err = db.ApproveRequest(ctx, r.ID, f.lead2, "", changeClock, nil)
+		_, err = db.ApproveRequest(ctx, r.ID, f.lead2, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.ECONFLICT)
 		if ev := lastAudit(t, db, models.AuditRequestApprove); ev.TargetID == "" || *ev.ActorID != f.lead.ID {
 			t.Errorf("audit = %+v", ev)
@@ -101,7 +101,7 @@ func TestApproveNeedsFreeSlotWithoutPreempt(t *testing.T) {
 		f := newPrioFixture(t, db)
 		f.book(t, f.other, []int{1}, 3, 5)
 		r := f.request(t, f.owner, []int{0, 1}, 2, 6, false)
-		_, err := db.ApproveRequest(ctx, r.ID, f.lead, "", changeClock, nil)
+		_, err := db.ApproveRequest(ctx, r.ID, f.lead, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.ECONFLICT)
 		if got, _ := db.Request(ctx, r.ID); got.Status != models.RequestPending {
 			t.Errorf("status after refusal = %s, want pending", got.Status)
@@ -115,19 +115,20 @@ func TestApproveNeedsFreeSlotWithoutPreempt(t *testing.T) {
 	})
 }
 
-func TestPreemptTrimsAndCancels(t *testing.T) {
+func TestPreemptSplitsAndCancels(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
-		early := f.book(t, f.other, []int{0}, 1, 4)  // began before: trimmed to 2
-		inside := f.book(t, f.other, []int{1}, 3, 5) // begins within: cancelled
+		early := f.book(t, f.other, []int{0}, 1, 4)  // begins before: keeps 1–2
+		inside := f.book(t, f.other, []int{1}, 3, 5) // within: cancelled
 		apart := f.book(t, f.other, []int{2}, 3, 5)  // other GPU: untouched
+		f.book(t, f.admin, []int{3}, 0, 10)          // no free GPU to move to
 		r := f.request(t, f.owner, []int{0, 1}, 2, 6, true)
 		var sent []models.Notice
 		mail := func(n models.Notice, to *models.User) (models.OutboxMessage, error) {
 			sent = append(sent, n)
 			return models.OutboxMessage{Kind: n.Kind, ToEmail: to.Email, Subject: "s", TextBody: "t", HTMLBody: "h"}, nil
 		}
-		if _, err := db.ApproveRequest(ctx, r.ID, f.lead, "", changeClock, mail); err != nil {
+		if _, err := db.ApproveRequest(ctx, r.ID, f.lead, "", models.AnyPlan, changeClock, mail); err != nil {
 			t.Fatalf("approve: %v", err)
 		}
 		e, _ := db.Booking(ctx, early.ID)
@@ -155,25 +156,25 @@ func TestPreemptTrimsAndCancels(t *testing.T) {
 			t.Errorf("audit = %+v", ev)
 		}
 		ev := lastAudit(t, db, models.AuditRequestApprove)
-		if !strings.Contains(ev.Details, `"preempted":[{`) || !strings.Contains(ev.Details, `"booking_id":`+strconv.FormatInt(inside.ID, 10)+`,"cancelled":true`) {
+		if !strings.Contains(ev.Details, `"preempted":[{`) || !strings.Contains(ev.Details, `"action":"cancel","booking_id":`+strconv.FormatInt(inside.ID, 10)) {
 			t.Errorf("approve audit details = %s", ev.Details)
 		}
 	})
 }
 
-// A priority booking in the way makes a lead's approval fail after the
-// first standard booking was already trimmed: nothing may stay changed.
+// A priority booking in the way makes an approval fail after the first
+// standard booking was already planned: nothing may stay changed.
 func TestPreemptIsAtomic(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		std := f.book(t, f.other, []int{0}, 1, 4)
 		first := f.request(t, f.other, []int{1}, 3, 5, false)
-		approved, err := db.ApproveRequest(ctx, first.ID, f.lead, "", changeClock, nil)
+		approved, err := db.ApproveRequest(ctx, first.ID, f.lead, "", models.AnyPlan, changeClock, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := f.request(t, f.owner, []int{0, 1}, 2, 6, true)
-		_, err = db.ApproveRequest(ctx, r.ID, f.lead, "", changeClock, nil)
+		_, err = db.ApproveRequest(ctx, r.ID, f.lead, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.ECONFLICT)
 		if b, _ := db.Booking(ctx, std.ID); !b.EndsAt.Equal(hours(4)) || b.Status != models.StatusConfirmed {
 			t.Fatalf("standard booking changed by a failed approval: %+v", b)
@@ -187,15 +188,21 @@ func TestPreemptIsAtomic(t *testing.T) {
 		// A cancelled context fails the same way, leaving everything as it was.
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		_, err = db.ApproveRequest(cctx, r.ID, f.admin, "", changeClock, nil)
+		_, err = db.ApproveRequest(cctx, r.ID, f.admin, "", models.AnyPlan, changeClock, nil)
 		if err == nil {
 			t.Fatal("approve with a cancelled context succeeded")
 		}
 		if got, _ := db.Request(ctx, r.ID); got.Status != models.RequestPending {
 			t.Fatalf("request after cancelled ctx = %s", got.Status)
 		}
-		// A failure after the first booking was trimmed (the second owner's
-		// email cannot be rendered) rolls the trim back too.
+		// Not even an admin pre-empts a priority booking.
+		_, err = db.ApproveRequest(ctx, r.ID, f.admin, "", models.AnyPlan, changeClock, nil)
+		wantCode(t, err, models.ECONFLICT)
+		// A failure after the first booking was split (the second owner's
+		// email cannot be rendered) rolls the split back too.
+		f.book(t, f.admin, []int{3}, 0, 10) // no free GPU to move to
+		std2 := f.book(t, f.other, []int{2}, 4, 7)
+		r2 := f.request(t, f.owner, []int{0, 2}, 3, 5, true)
 		calls := 0
 		failing := func(n models.Notice, to *models.User) (models.OutboxMessage, error) {
 			if calls++; calls == 2 {
@@ -203,23 +210,22 @@ func TestPreemptIsAtomic(t *testing.T) {
 			}
 			return models.OutboxMessage{Kind: n.Kind, ToEmail: to.Email, Subject: "s", TextBody: "t"}, nil
 		}
-		if _, err := db.ApproveRequest(ctx, r.ID, f.admin, "", changeClock, failing); err == nil || calls != 2 {
+		if _, err := db.ApproveRequest(ctx, r2.ID, f.admin, "", models.AnyPlan, changeClock, failing); err == nil || calls != 2 {
 			t.Fatalf("approve with a failing mailer: %v after %d calls", err, calls)
 		}
 		if b, _ := db.Booking(ctx, std.ID); !b.EndsAt.Equal(hours(4)) || b.Status != models.StatusConfirmed {
-			t.Fatalf("trim survived a failed approval: %+v", b)
+			t.Fatalf("split survived a failed approval: %+v", b)
+		}
+		if b, _ := db.Booking(ctx, std2.ID); !b.StartsAt.Equal(hours(4)) || b.Status != models.StatusConfirmed {
+			t.Fatalf("second booking changed by a failed approval: %+v", b)
 		}
 		var queued int64
 		db.Gorm.Table("outbox").Count(&queued)
 		if queued != 0 {
 			t.Fatalf("%d emails queued by a failed approval", queued)
 		}
-		// An admin may pre-empt priority bookings too.
-		if _, err := db.ApproveRequest(ctx, r.ID, f.admin, "admin", changeClock, nil); err != nil {
-			t.Fatalf("admin approve: %v", err)
-		}
-		if b, _ := db.Booking(ctx, *approved.BookingID); b.Status != models.StatusCancelled {
-			t.Errorf("priority booking after admin pre-emption: %s", b.Status)
+		if b, _ := db.Booking(ctx, *approved.BookingID); b.Status != models.StatusConfirmed {
+			t.Errorf("priority booking after the refusals: %s", b.Status)
 		}
 	})
 }
@@ -238,7 +244,7 @@ func TestExpireRequests(t *testing.T) {
 		if a.Status != models.RequestExpired || b.Status != models.RequestPending {
 			t.Fatalf("statuses %s %s", a.Status, b.Status)
 		}
-		_, err = db.ApproveRequest(ctx, later.ID, f.lead, "", hours(5), nil)
+		_, err = db.ApproveRequest(ctx, later.ID, f.lead, "", models.AnyPlan, hours(5), nil)
 		wantCode(t, err, models.ECONFLICT) // its start has come: too late to decide
 		if n, err := db.ExpireRequests(ctx, hours(1)); err != nil || n != 0 {
 			t.Errorf("second expiry run expired %d, %v", n, err)
@@ -264,7 +270,7 @@ func TestConcurrentApprovalsPostgres(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = db.ApproveRequest(ctx, pair.id, pair.by, "", changeClock, nil)
+				_, errs[i] = db.ApproveRequest(ctx, pair.id, pair.by, "", models.AnyPlan, changeClock, nil)
 			}()
 		}
 		wg.Wait()
@@ -293,7 +299,7 @@ func TestConcurrentApprovalsPostgres(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := db.ApproveRequest(ctx, r.ID, by, "", changeClock, nil); err == nil {
+			if _, err := db.ApproveRequest(ctx, r.ID, by, "", models.AnyPlan, changeClock, nil); err == nil {
 				mu.Lock()
 				wins++
 				mu.Unlock()

@@ -1,0 +1,231 @@
+package models
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The ways a standard booking gives way to an approved request, from the
+// least damage to the most: a move costs its owner nothing, a split only
+// the overlap, a cancel the whole booking.
+const (
+	GiveWayMove   = "move"
+	GiveWaySplit  = "split"
+	GiveWayCancel = "cancel"
+)
+
+// GPUMove is one GPU of a moved booking and the GPU it moves to, with
+// their indexes on the node for people.
+type GPUMove struct {
+	From, To           int64
+	FromIndex, ToIndex int
+}
+
+// Preemption is what approving a pre-empting request does to one booking
+// in its way, and what its owner loses by it.
+type Preemption struct {
+	Booking Booking
+	Action  string
+	Moves   []GPUMove // move: the GPUs swapped; the others stay
+	GPUIDs  []int64   // the booking's GPUs afterwards, sorted
+	Keep    []Span    // split: the parts that stay, in time order; the first keeps the booking's id
+	// LostGPUSeconds is the booked GPU time taken from the owner.
+	LostGPUSeconds int64
+	OwnTeam        bool // the owner is in the requester's team
+	// Filled by the store, for display.
+	OwnerTeams string
+}
+
+// LostGPUHours is the loss in GPU-hours, for people.
+func (p Preemption) LostGPUHours() string { return FormatGPUHours(p.LostGPUSeconds) }
+
+// FormatGPUHours writes GPU-seconds as GPU-hours rounded to a tenth
+// ("2.5", "3"), so that nobody reads 47.416666666666664.
+func FormatGPUHours(seconds int64) string {
+	h := math.Round(float64(seconds)/360) / 10
+	return strconv.FormatFloat(h, 'f', -1, 64)
+}
+
+// PreemptInput is what the planner weighs: the request, the bookings in
+// its way, the node's GPUs and every blocking booking on them that could
+// stand in the way of a move.
+type PreemptInput struct {
+	Request PriorityRequest
+	InWay   []Booking // blocking bookings on the request's GPUs that overlap it
+	Busy    []Booking // blocking bookings on the node (may include InWay)
+	GPUs    []GPU     // the node's GPUs
+	Team    []int64   // the users of the requester's team
+	Now     time.Time
+}
+
+// PlanPreemption chooses, for each booking in the way, the way of giving
+// way that loses the fewest GPU-hours: a booking that has not started moves
+// to free GPUs of the same model when there are some; otherwise it is split
+// around the request (a running booking keeps its start); what would keep
+// nothing is cancelled. Free GPUs go first to other teams' bookings, then
+// to those that would lose the most, so that the requester's own team and
+// the smallest losses bear what cannot be avoided. Priority bookings are
+// never touched: one in the way refuses the plan.
+func PlanPreemption(in PreemptInput) ([]Preemption, error) {
+	r := in.Request
+	out := make([]Preemption, 0, len(in.InWay))
+	for _, b := range in.InWay {
+		if b.Kind == KindPriority {
+			return nil, NewError(ECONFLICT, M("request.err.priority_in_way", "ID", b.ID, "Name", b.UserName))
+		}
+		p := splitPlan(b, r.StartsAt, r.EndsAt)
+		p.OwnTeam = slices.Contains(in.Team, b.UserID)
+		out = append(out, p)
+	}
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		pa, pb := out[a], out[b]
+		if pa.OwnTeam != pb.OwnTeam {
+			return boolRank(pa.OwnTeam) - boolRank(pb.OwnTeam)
+		}
+		return cmp.Or(cmp.Compare(pb.LostGPUSeconds, pa.LostGPUSeconds), cmp.Compare(pa.Booking.ID, pb.Booking.ID))
+	})
+	claims := slices.Clone(in.Busy)
+	for _, i := range order {
+		b := out[i].Booking
+		if !b.StartsAt.After(in.Now) {
+			continue // running: its start never moves
+		}
+		if moves, ok := findMove(b, r.GPUIDs, in.GPUs, claims); ok {
+			p := Preemption{Booking: b, Action: GiveWayMove, Moves: moves, GPUIDs: movedGPUs(b.GPUIDs, moves), OwnTeam: out[i].OwnTeam}
+			p.Keep = []Span{{Start: b.StartsAt, End: b.EndsAt}}
+			out[i] = p
+			claims = append(claims, Booking{ID: -b.ID, GPUIDs: p.GPUIDs, StartsAt: b.StartsAt, EndsAt: b.EndsAt})
+		}
+	}
+	slices.SortFunc(out, func(a, b Preemption) int { return cmp.Compare(a.Booking.ID, b.Booking.ID) })
+	return out, nil
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// splitPlan cuts [start, end) out of b: the parts before and after stay,
+// each with all of b's GPUs; nothing left means a cancel.
+func splitPlan(b Booking, start, end time.Time) Preemption {
+	p := Preemption{Booking: b, Action: GiveWaySplit, GPUIDs: slices.Clone(b.GPUIDs)}
+	if b.StartsAt.Before(start) {
+		p.Keep = append(p.Keep, Span{Start: b.StartsAt, End: start})
+	}
+	if b.EndsAt.After(end) {
+		p.Keep = append(p.Keep, Span{Start: end, End: b.EndsAt})
+	}
+	kept := time.Duration(0)
+	for _, s := range p.Keep {
+		kept += s.End.Sub(s.Start)
+	}
+	if len(p.Keep) == 0 {
+		p.Action = GiveWayCancel
+	}
+	p.LostGPUSeconds = int64((b.EndsAt.Sub(b.StartsAt)-kept)/time.Second) * int64(len(b.GPUIDs))
+	return p
+}
+
+// findMove finds, for each of b's GPUs that the request needs, another GPU
+// of the same model on the node, in service, outside the request and free
+// over b's whole span; the lowest index first.
+func findMove(b Booking, need []int64, gpus []GPU, claims []Booking) ([]GPUMove, bool) {
+	byID := map[int64]GPU{}
+	for _, g := range gpus {
+		byID[g.ID] = g
+	}
+	sorted := slices.Clone(gpus)
+	slices.SortFunc(sorted, func(x, y GPU) int { return cmp.Compare(x.Index, y.Index) })
+	taken := map[int64]bool{}
+	var moves []GPUMove
+	for _, from := range b.GPUIDs {
+		if !slices.Contains(need, from) {
+			continue
+		}
+		to, ok := freeGPU(b, byID[from].Model, need, sorted, claims, taken)
+		if !ok {
+			return nil, false
+		}
+		taken[to] = true
+		moves = append(moves, GPUMove{From: from, To: to, FromIndex: byID[from].Index, ToIndex: byID[to].Index})
+	}
+	return moves, len(moves) > 0
+}
+
+func freeGPU(b Booking, model string, need []int64, gpus []GPU, claims []Booking, taken map[int64]bool) (int64, bool) {
+	for _, g := range gpus {
+		if g.Model != model || !g.InService || slices.Contains(need, g.ID) || slices.Contains(b.GPUIDs, g.ID) || taken[g.ID] {
+			continue
+		}
+		if !busy(g.ID, b, claims) {
+			return g.ID, true
+		}
+	}
+	return 0, false
+}
+
+func busy(gpu int64, b Booking, claims []Booking) bool {
+	for _, c := range claims {
+		if c.ID != b.ID && slices.Contains(c.GPUIDs, gpu) && Overlaps(c.StartsAt, c.EndsAt, b.StartsAt, b.EndsAt) {
+			return true
+		}
+	}
+	return false
+}
+
+func movedGPUs(ids []int64, moves []GPUMove) []int64 {
+	out := slices.Clone(ids)
+	for _, m := range moves {
+		if i := slices.Index(out, m.From); i >= 0 {
+			out[i] = m.To
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// AnyPlan, given as the plan fingerprint of an approval, accepts whatever
+// plan the approval computes: for callers that showed no preview (the
+// command line, tests). A web form always carries the fingerprint it showed.
+const AnyPlan = "*"
+
+// LostGPUSeconds is what a whole plan takes, in GPU-seconds.
+func LostGPUSeconds(plan []Preemption) int64 {
+	var n int64
+	for _, p := range plan {
+		n += p.LostGPUSeconds
+	}
+	return n
+}
+
+// PlanFingerprint names a plan for request id: the approval form carries
+// the fingerprint of the plan it showed, and the decision refuses to apply
+// another. It covers each booking as it was and what happens to it.
+func PlanFingerprint(id int64, plan []Preemption) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "request %d\n", id)
+	for _, p := range plan {
+		b := p.Booking
+		fmt.Fprintf(&sb, "%d %d %v %d %d %s %v", b.ID, b.UserID, b.GPUIDs, b.StartsAt.Unix(), b.EndsAt.Unix(), p.Action, p.GPUIDs)
+		for _, s := range p.Keep {
+			fmt.Fprintf(&sb, " %d-%d", s.Start.Unix(), s.End.Unix())
+		}
+		sb.WriteByte('\n')
+	}
+	sum := sha256.Sum256([]byte(sb.String()))
+	return hex.EncodeToString(sum[:12])
+}
