@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/models"
@@ -174,7 +173,7 @@ func newJobRunner(cfg Config, db *store.DB, log *slog.Logger, clock clockwork.Cl
 	} else if err := runner.RegisterEverywhere("outbox", outboxEvery, outbox.Deliver); err != nil {
 		return nil, err
 	}
-	return runner, runner.Register("outbox-cleanup", gocron.DurationJob(time.Hour), outbox.Cleanup)
+	return runner, runner.Register("outbox-cleanup", time.Hour, outbox.Cleanup)
 }
 
 // newOutbox builds the outbox worker; its sender is nil without SMTP.
