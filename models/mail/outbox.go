@@ -35,8 +35,12 @@ type OutboxConfig struct {
 	Policy    models.OutboxPolicy // retries; DefaultOutboxPolicy when zero
 	Batch     int                 // messages claimed per round (50)
 	SendLease time.Duration       // how long a claimed batch is ours (10 min)
-	KeepSent  time.Duration       // sent mail older than this is deleted (30 days)
-	Jitter    func() float64      // in [0, 1), spreads retries; math/rand when nil
+	// SendMargin is kept free at the end of the send lease (1 min): a
+	// message is not started when less than this is left on the database's
+	// clock, so that no send outlives its lease and is taken for a crashed one.
+	SendMargin time.Duration
+	KeepSent   time.Duration  // sent mail older than this is deleted (30 days)
+	Jitter     func() float64 // in [0, 1), spreads retries; math/rand when nil
 }
 
 // Outbox sends what the outbox table holds: every message once, retried
@@ -71,6 +75,9 @@ func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
 	if cfg.SendLease <= 0 {
 		cfg.SendLease = 10 * time.Minute
 	}
+	if cfg.SendMargin <= 0 {
+		cfg.SendMargin = min(time.Minute, cfg.SendLease/2)
+	}
 	if cfg.KeepSent <= 0 {
 		cfg.KeepSent = 30 * 24 * time.Hour
 	}
@@ -84,11 +91,6 @@ func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
 type Round struct {
 	Recovered, Claimed, Sent, Retry, Failed, Unconfirmed, Released int
 }
-
-// sendMargin is kept free at the end of a send lease: a message is not
-// started when less than this is left on the database's clock, so that no
-// send outlives its lease and gets mistaken for a crashed one.
-const sendMargin = time.Minute
 
 // markTimeout bounds the database writes after a send; they run even when
 // the server is shutting down, because a sent message must be recorded.
@@ -140,7 +142,7 @@ func (r *Outbox) DeliverOnce(ctx context.Context) (Round, error) {
 func (r *Outbox) attempt(ctx context.Context, m models.OutboxMessage, round *Round) error {
 	var startErr error
 	if startErr = ctx.Err(); startErr == nil {
-		startErr = r.cfg.Store.StartAttempt(ctx, m.ID, r.cfg.Owner, sendMargin)
+		startErr = r.cfg.Store.StartAttempt(ctx, m.ID, r.cfg.Owner, r.cfg.SendMargin)
 	}
 	if startErr != nil {
 		// Never started (stopping, or too little lease left): back to the
