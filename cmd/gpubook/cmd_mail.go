@@ -22,6 +22,7 @@ func (c *cli) mail(ctx context.Context, args []string) error {
 	return c.group(ctx, "mail", args, []subcommand{
 		{"test", c.mailTest},
 		{"status", c.mailStatus},
+		{"requeue", c.mailRequeue},
 	})
 }
 
@@ -135,7 +136,7 @@ func (c *cli) mailStatus(ctx context.Context, args []string) error {
 		models.OutboxSending:     "being sent now",
 		models.OutboxSent:        "accepted by the SMTP server (kept 30 days)",
 		models.OutboxFailed:      "refused for good or out of retries",
-		models.OutboxUnconfirmed: "outcome unknown (sender stopped mid-send); never resent",
+		models.OutboxUnconfirmed: "outcome unknown (sender stopped mid-send); resent only by `gpubook mail requeue`",
 	}
 	rows := make([][]string, 0, len(models.OutboxStatuses))
 	for _, s := range models.OutboxStatuses {

@@ -37,6 +37,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("cli: serve: %w", err)
 	}
 	defer db.Close()
+	db.SetMaxConns(cfg.DatabaseMaxConns)
 	if err := prepareSchema(ctx, db, *noMigrate, log); err != nil {
 		return fmt.Errorf("cli: serve: %w", err)
 	}
