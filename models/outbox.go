@@ -132,6 +132,16 @@ type OutboxStore interface {
 	OutboxMessage(ctx context.Context, id int64) (*OutboxMessage, error)
 }
 
+// OutboxAdminStore is what an admin needs to look at unconfirmed mail and
+// send it again, knowing the recipient may already have it.
+type OutboxAdminStore interface {
+	// UnconfirmedMail lists up to limit unconfirmed messages, oldest first.
+	UnconfirmedMail(ctx context.Context, limit int) ([]OutboxMessage, error)
+	// RequeueUnconfirmed puts the given unconfirmed messages (all of them
+	// when ids is empty) back to pending and audit-logs each one.
+	RequeueUnconfirmed(ctx context.Context, by Actor, ids []int64) (int64, error)
+}
+
 // LeaseStore coordinates background jobs between processes on one database.
 type LeaseStore interface {
 	// TryLease takes or renews the job's lease; false while another owner holds it.
