@@ -26,18 +26,18 @@ type Config struct {
 	// (GPUBOOK_DATABASE_MAX_CONNS): replicas × it must stay under the
 	// server's max_connections.
 	DatabaseMaxConns int
-	Listen      string
-	BaseURL     string
-	Location    *time.Location
-	LogLevel    slog.Level
-	LogFormat   string // "text" or "json"
-	OIDCIssuer  string
-	DevLogin    bool
-	SlotMinutes int
-	SSO         SSOSettings
-	SMTP        SMTPSettings
-	Agent       AgentSettings
-	Reports     models.ReportRules
+	Listen           string
+	BaseURL          string
+	Location         *time.Location
+	LogLevel         slog.Level
+	LogFormat        string // "text" or "json"
+	OIDCIssuer       string
+	DevLogin         bool
+	SlotMinutes      int
+	SSO              SSOSettings
+	SMTP             SMTPSettings
+	Agent            AgentSettings
+	Reports          models.ReportRules
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
 	// believed (GPUBOOK_TRUSTED_PROXIES); none by default.
 	TrustedProxies []*net.IPNet
