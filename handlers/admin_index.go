@@ -36,5 +36,8 @@ func (h *Admin) Index(c echo.Context) error {
 		}
 	}
 	v.Nodes = len(nodes)
+	if v.Unconfirmed, err = h.Store.UnconfirmedMail(ctx, unconfirmedShown); err != nil {
+		return err
+	}
 	return Render(c, http.StatusOK, views.AdminIndexPage(h.NewPage(c), v))
 }

@@ -38,6 +38,7 @@ type Store interface {
 	models.LendingStore
 	models.NoticeStore
 	models.OutboxStore
+	models.OutboxAdminStore
 	models.ReportStore
 	Ping(ctx context.Context) error
 }

@@ -26,6 +26,7 @@ const (
 	AuditBookingRelease     = "booking.release"
 	AuditBookingExtend      = "booking.extend"
 	AuditBookingEditNote    = "booking.edit_note"
+	AuditMailRequeue        = "mail.requeue"
 )
 
 // AuditEvent is one line of the audit log. ActorID is nil for the system or

@@ -12,10 +12,11 @@ import (
 
 // Outbox statuses. A message moves pending → sending → sent, or back to
 // pending after a failure that nothing was accepted for, or to failed for
-// good. A sending row whose worker vanished becomes unconfirmed: the SMTP
-// server may have accepted it before the crash, and since a duplicate
-// email is worse than a missing one (and the admin sees the count), it is
-// never sent again.
+// good. A sending row whose worker vanished goes back to pending when its
+// SMTP transaction had not started, and becomes unconfirmed when it had:
+// the server may have accepted it before the crash, and since a duplicate
+// email is worse than a missing one, it is not sent again unless an admin
+// re-queues it, knowing that a duplicate is possible.
 const (
 	OutboxPending     = "pending"
 	OutboxSending     = "sending"
@@ -51,6 +52,9 @@ type OutboxMessage struct {
 	LastError     string
 	CreatedAt     time.Time
 	SentAt        *time.Time
+	// AttemptStartedAt is when the current claim's SMTP transaction began;
+	// nil while the message is only claimed.
+	AttemptStartedAt *time.Time
 }
 
 // Validate checks a message before it is enqueued, so that a row that could
@@ -102,34 +106,57 @@ type OutboxStore interface {
 	// EnqueueMail adds m unless its DedupKey is already there (created=false).
 	EnqueueMail(ctx context.Context, m OutboxMessage) (created bool, err error)
 	// ClaimMail moves at most limit due pending messages to sending, leased
-	// to owner until now+lease; concurrent claimers never get the same row.
-	ClaimMail(ctx context.Context, owner string, now time.Time, limit int, lease time.Duration) ([]OutboxMessage, error)
+	// to owner for lease on the database's clock; concurrent claimers never
+	// get the same row. A claim is not yet an attempt.
+	ClaimMail(ctx context.Context, owner string, limit int, lease time.Duration) ([]OutboxMessage, error)
 	// ClaimMailByID is ClaimMail for one pending message, due or not.
-	ClaimMailByID(ctx context.Context, id int64, owner string, now time.Time, lease time.Duration) (*OutboxMessage, error)
+	ClaimMailByID(ctx context.Context, id int64, owner string, lease time.Duration) (*OutboxMessage, error)
+	// StartAttempt marks a claimed message as in its SMTP transaction and
+	// counts the attempt; it fails (ENOTFOUND) when the lease is gone or has
+	// less than margin left, and the message must then not be sent.
+	StartAttempt(ctx context.Context, id int64, owner string, margin time.Duration) error
+	// ReleaseMail puts a claimed, never attempted message back to pending.
+	ReleaseMail(ctx context.Context, id int64, owner string) error
 	MarkSent(ctx context.Context, id int64, owner string, now time.Time) error
 	// MarkFailed records a send that was refused or never reached the
 	// server: back to pending at nextAttempt, or failed when it is zero.
 	MarkFailed(ctx context.Context, id int64, owner string, sendErr error, nextAttempt time.Time) error
 	// MarkUnconfirmed records a send whose outcome is unknown.
 	MarkUnconfirmed(ctx context.Context, id int64, owner string, sendErr error) error
-	// RecoverStaleSends turns sending rows with an expired lease into unconfirmed.
-	RecoverStaleSends(ctx context.Context, now time.Time) (int64, error)
+	// RecoverStaleSends looks at sending rows whose lease expired: those
+	// never attempted go back to pending (requeued), those whose attempt had
+	// started become unconfirmed.
+	RecoverStaleSends(ctx context.Context) (requeued, unconfirmed int64, err error)
 	DeleteSentBefore(ctx context.Context, before time.Time) (int64, error)
 	OutboxStats(ctx context.Context) (OutboxStats, error)
 	OutboxMessage(ctx context.Context, id int64) (*OutboxMessage, error)
 }
 
+// OutboxAdminStore is what an admin needs to look at unconfirmed mail and
+// send it again, knowing the recipient may already have it.
+type OutboxAdminStore interface {
+	// UnconfirmedMail lists up to limit unconfirmed messages, oldest first.
+	UnconfirmedMail(ctx context.Context, limit int) ([]OutboxMessage, error)
+	// RequeueUnconfirmed puts the given unconfirmed messages (all of them
+	// when ids is empty) back to pending and audit-logs each one.
+	RequeueUnconfirmed(ctx context.Context, by Actor, ids []int64) (int64, error)
+}
+
 // LeaseStore coordinates background jobs between processes on one database.
 type LeaseStore interface {
 	// TryLease takes or renews the job's lease; false while another owner holds it.
-	TryLease(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error)
-	ReleaseLease(ctx context.Context, name, owner string) error
+	// Every lease time is on the database's clock, never the caller's.
+	TryLease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error)
+	// ReleaseLease frees owner's lease after hold (at once when hold <= 0).
+	ReleaseLease(ctx context.Context, name, owner string, hold time.Duration) error
 	// ClaimPeriod is true for exactly one caller per (job, period), and again
 	// only if that caller's run died unfinished (its lease ran out before
 	// FinishPeriod), so that a crash mid-run is finished by another process.
 	// Periods must sort as strings in time order ("2026-W49", "2026-12-07").
-	ClaimPeriod(ctx context.Context, name, period, owner string, now time.Time, ttl time.Duration) (bool, error)
+	ClaimPeriod(ctx context.Context, name, period, owner string, ttl time.Duration) (bool, error)
 	FinishPeriod(ctx context.Context, name, period, owner string) error
+	// Now is the database's clock, which decides which period is due.
+	Now(ctx context.Context) (time.Time, error)
 }
 
 // OutboxPolicy is how often and how patiently the worker retries.

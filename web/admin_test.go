@@ -1,10 +1,13 @@
 package web_test
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
@@ -186,5 +189,56 @@ func TestAdminPagesInChinese(t *testing.T) {
 		if !strings.Contains(res.Doc.Find("main").Text(), want) {
 			t.Errorf("%s lacks %q", path, want)
 		}
+	}
+}
+
+// TestAdminRequeueUnconfirmedMail: the admin start page lists unconfirmed
+// mail under a duplicate warning; its button queues one again and the
+// audit log records who did it.
+func TestAdminRequeueUnconfirmedMail(t *testing.T) {
+	env, admin, user := adminEnv(t, "sqlite")
+	ctx := t.Context()
+	m := models.OutboxMessage{Kind: "test", DedupKey: "requeue:web", ToEmail: "ada@example.org", Subject: "Your week", TextBody: "t"}
+	if _, err := env.DB.EnqueueMail(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := env.DB.ClaimMail(ctx, "dead", 1, time.Minute)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim: %v, %v", claimed, err)
+	}
+	id := claimed[0].ID
+	if err := env.DB.StartAttempt(ctx, id, "dead", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.DB.MarkUnconfirmed(ctx, id, "dead", errors.New("connection reset after DATA")); err != nil {
+		t.Fatal(err)
+	}
+	page := admin.Get("/admin")
+	row := page.Doc.Find(`[data-testid="unconfirmed-` + strconv.FormatInt(id, 10) + `"]`)
+	if row.Length() != 1 || !strings.Contains(row.Text(), "ada@example.org") || !strings.Contains(row.Text(), "Your week") {
+		t.Fatalf("unconfirmed row: %q", row.Text())
+	}
+	if w := page.Doc.Find(`[data-testid="unconfirmed-mail"] .warning`).Text(); !strings.Contains(w, "twice") {
+		t.Errorf("warning %q does not say a duplicate is possible", w)
+	}
+	path := "/admin/mail/" + strconv.FormatInt(id, 10) + "/requeue"
+	if res := user.Post(path, nil); res.Code != http.StatusForbidden {
+		t.Errorf("user requeue: %d, want 403", res.Code)
+	}
+	if res := admin.Post(path, nil); res.Code != http.StatusSeeOther {
+		t.Fatalf("requeue: %d %s", res.Code, res.Body.String())
+	}
+	if got, _ := env.DB.OutboxMessage(ctx, id); got == nil || got.Status != models.OutboxPending {
+		t.Errorf("after requeue: %+v", got)
+	}
+	if res := admin.Post(path, nil); res.Code != http.StatusNotFound {
+		t.Errorf("second requeue: %d, want 404", res.Code)
+	}
+	if admin.Get("/admin").Doc.Find(`[data-testid="unconfirmed-mail"]`).Length() != 0 {
+		t.Error("the section stays after the last unconfirmed message was re-queued")
+	}
+	ev, err := env.DB.AuditEvents(ctx, models.AuditFilter{Action: models.AuditMailRequeue})
+	if err != nil || len(ev) != 1 || ev[0].ActorID == nil || ev[0].TargetID != strconv.FormatInt(id, 10) {
+		t.Errorf("audit: %+v, %v", ev, err)
 	}
 }

@@ -109,6 +109,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	adm.POST("/groups", admin.CreateGroup)
 	adm.POST("/groups/:id/remove", admin.RemoveGroup)
 	adm.GET("/audit", admin.Audit)
+	adm.POST("/mail/:id/requeue", admin.RequeueMail)
 	adm.GET("/policies", policies.AdminShow)
 	adm.POST("/policies/limits", policies.SaveLimits)
 	adm.POST("/policies/settings", policies.SaveSettings)

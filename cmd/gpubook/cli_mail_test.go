@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/mail/smtptest"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
@@ -178,5 +180,58 @@ func TestServeRunsTheOutboxWorker(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "background jobs stopped") {
 		t.Errorf("jobs not stopped:\n%s", errOut.String())
+	}
+}
+
+// TestMailRequeue: unconfirmed mail goes back to pending only when the
+// operator asks, by ID or all at once, and each re-queue is audited.
+func TestMailRequeue(t *testing.T) {
+	url := storetest.URL(t, store.SQLite)
+	db := storetest.OpenURL(t, url)
+	if _, err := db.MigrateUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := range 3 {
+		m := models.OutboxMessage{Kind: "test", DedupKey: "requeue:" + strconv.Itoa(i), ToEmail: "ada@example.org", Subject: "s", TextBody: "t"}
+		if _, err := db.EnqueueMail(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.ClaimMail(ctx, "dead", 1, time.Minute)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("claim: %v, %v", got, err)
+		}
+		if err := db.StartAttempt(ctx, got[0].ID, "dead", 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.MarkUnconfirmed(ctx, got[0].ID, "dead", errors.New("connection reset after DATA")); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, got[0].ID)
+	}
+	env := map[string]string{"GPUBOOK_DATABASE_URL": url}
+	if _, _, err := gpubookEnv(t, env, "mail", "requeue"); err == nil || !strings.Contains(err.Error(), "give message IDs or --all-unconfirmed") {
+		t.Errorf("no arguments: %v", err)
+	}
+	if _, _, err := gpubookEnv(t, env, "mail", "requeue", "abc"); err == nil || !strings.Contains(err.Error(), `"abc" is not a message ID`) {
+		t.Errorf("bad id: %v", err)
+	}
+	out, _, err := gpubookEnv(t, env, "mail", "requeue", strconv.FormatInt(ids[0], 10))
+	if err != nil || !strings.Contains(out, "queued 1 unconfirmed message(s) again") {
+		t.Fatalf("requeue one: %q, %v", out, err)
+	}
+	if m, _ := db.OutboxMessage(ctx, ids[0]); m == nil || m.Status != models.OutboxPending {
+		t.Errorf("after requeue: %+v", m)
+	}
+	if _, _, err := gpubookEnv(t, env, "mail", "requeue", strconv.FormatInt(ids[0], 10)); err == nil {
+		t.Error("re-queued a message that is no longer unconfirmed")
+	}
+	out, _, err = gpubookEnv(t, env, "mail", "requeue", "--all-unconfirmed")
+	if err != nil || !strings.Contains(out, "queued 2 unconfirmed message(s) again") {
+		t.Fatalf("requeue all: %q, %v", out, err)
+	}
+	ev, err := db.AuditEvents(ctx, models.AuditFilter{Action: models.AuditMailRequeue})
+	if err != nil || len(ev) != 3 || ev[0].ActorLabel != "cli" {
+		t.Errorf("audit: %+v, %v", ev, err)
 	}
 }

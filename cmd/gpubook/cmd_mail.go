@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/models"
@@ -23,6 +22,7 @@ func (c *cli) mail(ctx context.Context, args []string) error {
 	return c.group(ctx, "mail", args, []subcommand{
 		{"test", c.mailTest},
 		{"status", c.mailStatus},
+		{"requeue", c.mailRequeue},
 	})
 }
 
@@ -136,7 +136,7 @@ func (c *cli) mailStatus(ctx context.Context, args []string) error {
 		models.OutboxSending:     "being sent now",
 		models.OutboxSent:        "accepted by the SMTP server (kept 30 days)",
 		models.OutboxFailed:      "refused for good or out of retries",
-		models.OutboxUnconfirmed: "outcome unknown (sender stopped mid-send); never resent",
+		models.OutboxUnconfirmed: "outcome unknown (sender stopped mid-send); resent only by `gpubook mail requeue`",
 	}
 	rows := make([][]string, 0, len(models.OutboxStatuses))
 	for _, s := range models.OutboxStatuses {
@@ -174,7 +174,7 @@ func newJobRunner(cfg Config, db *store.DB, log *slog.Logger, clock clockwork.Cl
 	} else if err := runner.RegisterEverywhere("outbox", outboxEvery, outbox.Deliver); err != nil {
 		return nil, err
 	}
-	return runner, runner.Register("outbox-cleanup", gocron.DurationJob(time.Hour), outbox.Cleanup)
+	return runner, runner.Register("outbox-cleanup", time.Hour, outbox.Cleanup)
 }
 
 // newOutbox builds the outbox worker; its sender is nil without SMTP.

@@ -12,7 +12,6 @@ import (
 	"github.com/alexedwards/scs/postgresstore"
 	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/alexedwards/scs/v2"
-	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/handlers"
@@ -38,6 +37,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("cli: serve: %w", err)
 	}
 	defer db.Close()
+	db.SetMaxConns(cfg.DatabaseMaxConns)
 	if err := prepareSchema(ctx, db, *noMigrate, log); err != nil {
 		return fmt.Errorf("cli: serve: %w", err)
 	}
@@ -96,7 +96,7 @@ func (c *cli) registerJobs(cfg Config, db *store.DB, runner *jobs.Runner, log *s
 	if err := c.registerPolicyJobs(cfg, db, runner); err != nil {
 		return err
 	}
-	return runner.Register("usage-retention", gocron.DurationJob(6*time.Hour), func(ctx context.Context) error {
+	return runner.Register("usage-retention", 6*time.Hour, func(ctx context.Context) error {
 		n, err := db.PruneUsage(ctx, c.now().Add(-cfg.Agent.Retention))
 		if n > 0 {
 			log.Info("usage retention: pruned GPU-minutes", "rows", n, "retention_days", int(cfg.Agent.Retention/(24*time.Hour)))

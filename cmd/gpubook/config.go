@@ -22,18 +22,22 @@ import (
 type Config struct {
 	DatabaseURL string
 	Dialect     string
-	Listen      string
-	BaseURL     string
-	Location    *time.Location
-	LogLevel    slog.Level
-	LogFormat   string // "text" or "json"
-	OIDCIssuer  string
-	DevLogin    bool
-	SlotMinutes int
-	SSO         SSOSettings
-	SMTP        SMTPSettings
-	Agent       AgentSettings
-	Reports     models.ReportRules
+	// DatabaseMaxConns caps this replica's PostgreSQL connections
+	// (GPUBOOK_DATABASE_MAX_CONNS): replicas × it must stay under the
+	// server's max_connections.
+	DatabaseMaxConns int
+	Listen           string
+	BaseURL          string
+	Location         *time.Location
+	LogLevel         slog.Level
+	LogFormat        string // "text" or "json"
+	OIDCIssuer       string
+	DevLogin         bool
+	SlotMinutes      int
+	SSO              SSOSettings
+	SMTP             SMTPSettings
+	Agent            AgentSettings
+	Reports          models.ReportRules
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
 	// believed (GPUBOOK_TRUSTED_PROXIES); none by default.
 	TrustedProxies []*net.IPNet
@@ -148,6 +152,24 @@ func (cf *configFlags) resolveDatabase(getenv func(string) string, cfg *Config) 
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	cfg.DatabaseURL, cfg.Dialect = raw, dialect
+	return resolveMaxConns(getenv, cfg)
+}
+
+// maxConnsLimit bounds GPUBOOK_DATABASE_MAX_CONNS: more than this from one
+// replica is a typo, not a plan (PostgreSQL's default is 100 in all).
+const maxConnsLimit = 1000
+
+func resolveMaxConns(getenv func(string) string, cfg *Config) error {
+	cfg.DatabaseMaxConns = store.DefaultMaxConns
+	raw := strings.TrimSpace(getenv("GPUBOOK_DATABASE_MAX_CONNS"))
+	if raw == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > maxConnsLimit {
+		return fmt.Errorf("GPUBOOK_DATABASE_MAX_CONNS: %q is not a whole number from 1 to %d", raw, maxConnsLimit)
+	}
+	cfg.DatabaseMaxConns = n
 	return nil
 }
 

@@ -40,6 +40,16 @@ func TestParseConfigDefaults(t *testing.T) {
 	if cfg.Reports != models.DefaultReportRules {
 		t.Errorf("reports = %+v, want the defaults %+v", cfg.Reports, models.DefaultReportRules)
 	}
+	if cfg.DatabaseMaxConns != 25 {
+		t.Errorf("database max conns = %d, want 25", cfg.DatabaseMaxConns)
+	}
+}
+
+func TestParseConfigMaxConns(t *testing.T) {
+	cfg, err := parseConfig(envOf(map[string]string{"GPUBOOK_DATABASE_MAX_CONNS": " 12 "}), nil)
+	if err != nil || cfg.DatabaseMaxConns != 12 {
+		t.Errorf("max conns = %d, %v; want 12", cfg.DatabaseMaxConns, err)
+	}
 }
 
 func TestParseConfigValues(t *testing.T) {
@@ -83,6 +93,7 @@ func TestParseConfigValues(t *testing.T) {
 			got.SSO = SSOSettings{}            // checked in TestSSOConfig
 			got.Agent = AgentSettings{}        // checked in TestAgentConfig
 			got.Reports = models.ReportRules{} // checked in TestParseConfigDefaults and TestReportRulesFromEnv
+			got.DatabaseMaxConns = 0           // checked in TestParseConfigDefaults and TestParseConfigMaxConns
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
@@ -124,6 +135,8 @@ func TestParseConfigBadValues(t *testing.T) {
 		{map[string]string{"GPUBOOK_DATABASE_URL": "sqlite:a.db", "GPUBOOK_DATABASE_URL_FILE": "/run/secrets/db"}, nil,
 			"GPUBOOK_DATABASE_URL and GPUBOOK_DATABASE_URL_FILE are both set; set only one"},
 		{map[string]string{"GPUBOOK_DATABASE_URL_FILE": "/nonexistent/secret"}, nil, "GPUBOOK_DATABASE_URL_FILE: open /nonexistent/secret"},
+		{map[string]string{"GPUBOOK_DATABASE_MAX_CONNS": "0"}, nil, `GPUBOOK_DATABASE_MAX_CONNS: "0" is not a whole number from 1 to 1000`},
+		{map[string]string{"GPUBOOK_DATABASE_MAX_CONNS": "lots"}, nil, `GPUBOOK_DATABASE_MAX_CONNS: "lots" is not a whole number`},
 		{map[string]string{"GPUBOOK_REPORT_SCHEDULE": "monday"}, nil, `GPUBOOK_REPORT_SCHEDULE: "monday" is not like`},
 	}
 	for _, tt := range tests {

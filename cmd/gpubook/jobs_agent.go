@@ -3,8 +3,6 @@ package main
 import (
 	"time"
 
-	"github.com/go-co-op/gocron/v2"
-
 	"github.com/gpubook/gpubook/models/jobs"
 	"github.com/gpubook/gpubook/models/notify"
 	"github.com/gpubook/gpubook/models/store"
@@ -14,5 +12,5 @@ import (
 // silent and mails the admins, once per outage (the outbox deduplicates).
 func (c *cli) registerAgentAlerts(cfg Config, db *store.DB, runner *jobs.Runner) error {
 	n := &notify.Notifier{Store: db, I18n: c.bundle, BaseURL: cfg.BaseURL, Location: cfg.Location, Policy: cfg.Agent.IdlePolicy, Now: c.now}
-	return runner.Register("node-offline-alerts", gocron.DurationJob(time.Minute), n.OfflineAlerts)
+	return runner.Register("node-offline-alerts", time.Minute, n.OfflineAlerts)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/go-co-op/gocron/v2"
-
 	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models/jobs"
 	"github.com/gpubook/gpubook/models/store"
@@ -19,7 +17,7 @@ import (
 // replica or after a crash sends nothing twice.
 func (c *cli) registerPolicyJobs(cfg Config, db *store.DB, runner *jobs.Runner) error {
 	p := &handlers.Priority{Base: &handlers.Base{I18n: c.bundle, Location: cfg.Location}, BaseURL: cfg.BaseURL}
-	every := gocron.DurationJob(time.Minute)
+	const every = time.Minute
 	if err := runner.Register("request-expiry", every, func(ctx context.Context) error {
 		_, err := db.ExpireRequests(ctx, c.now())
 		return err

@@ -231,6 +231,7 @@ func (c *cli) openStore(ctx context.Context, cfg Config) (*store.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	db.SetMaxConns(cfg.DatabaseMaxConns)
 	if err := migrateUp(ctx, db, c.logger(cfg)); err != nil {
 		db.Close()
 		return nil, err

@@ -4,37 +4,56 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // errLeaseLost cancels a job whose lease another process took over.
 var errLeaseLost = errors.New("jobs: lease lost")
 
+// errTimedOut cancels a job that ran past its timeout.
+var errTimedOut = errors.New("jobs: run timed out")
+
 // withLease runs fn while holding the job's lease, renewing it as fn runs
-// so that a long run keeps it, and cancelling fn if a renewal fails.
-func (r *Runner) withLease(ctx context.Context, name string, fn func(context.Context) error) error {
-	ok, err := r.cfg.Store.TryLease(ctx, name, r.cfg.Owner, r.cfg.Clock.Now(), r.cfg.JobLease)
+// so that a long run keeps it, and cancelling fn if a renewal fails. After
+// a successful run the lease is kept until nearly every has passed since
+// the start, so that the other replicas, whose schedules tick at other
+// moments, do not run the job again within the same interval.
+func (r *Runner) withLease(ctx context.Context, name string, every time.Duration, fn func(context.Context) error) error {
+	ok, err := r.cfg.Store.TryLease(ctx, name, r.cfg.Owner, r.cfg.JobLease)
 	if err != nil || !ok {
 		return err
 	}
-	defer func() {
-		if err := r.cfg.Store.ReleaseLease(context.WithoutCancel(ctx), name, r.cfg.Owner); err != nil {
-			r.log.Error("release lease", "job", name, "err", err)
-		}
-	}()
-	return r.heartbeat(ctx, name, fn)
+	start := r.cfg.Clock.Now()
+	err = r.heartbeat(ctx, name, r.cfg.JobTimeout, fn)
+	var hold time.Duration
+	if err == nil {
+		// Elapsed time is measured here, but the hold ends on the
+		// database's clock: only a difference of this clock's readings is used.
+		hold = every - every/10 - r.cfg.Clock.Since(start)
+	}
+	if rerr := r.cfg.Store.ReleaseLease(context.WithoutCancel(ctx), name, r.cfg.Owner, hold); rerr != nil {
+		r.log.Error("release lease", "job", name, "err", rerr)
+	}
+	return err
 }
 
-// runPeriod runs fn for period if this process claims it, then records it done.
-func (r *Runner) runPeriod(ctx context.Context, name, period string, fn func(context.Context, string) error) error {
+// runPeriod runs fn for the period due now on the database's clock if
+// this process claims it, then records it done.
+func (r *Runner) runPeriod(ctx context.Context, name string, periodFunc func(time.Time) string, fn func(context.Context, string) error) error {
+	now, err := r.cfg.Store.Now(ctx)
+	if err != nil {
+		return err
+	}
+	period := periodFunc(now)
 	if period == "" {
 		return nil
 	}
-	ok, err := r.cfg.Store.ClaimPeriod(ctx, name, period, r.cfg.Owner, r.cfg.Clock.Now(), r.cfg.JobLease)
+	ok, err := r.cfg.Store.ClaimPeriod(ctx, name, period, r.cfg.Owner, r.cfg.JobLease)
 	if err != nil || !ok {
 		return err
 	}
 	r.log.Info("periodic job starts", "job", name, "period", period)
-	err = r.heartbeat(ctx, name, func(ctx context.Context) error { return fn(ctx, period) })
+	err = r.heartbeat(ctx, name, r.cfg.PeriodTimeout, func(ctx context.Context) error { return fn(ctx, period) })
 	if err != nil {
 		// Left unfinished: after the lease runs out, the next check (here or
 		// in another process) takes the period over and runs it again.
@@ -47,10 +66,16 @@ func (r *Runner) runPeriod(ctx context.Context, name, period string, fn func(con
 	return nil
 }
 
-// heartbeat renews the lease every third of its length while fn runs.
-func (r *Runner) heartbeat(ctx context.Context, name string, fn func(context.Context) error) error {
+// heartbeat renews the lease every third of its length while fn runs, for
+// at most timeout. Then fn's context ends and the renewals stop; the lease
+// is released at once, so that a run stuck where it ignores its context
+// (a hung connection, say) holds the job for timeout at most, and another
+// replica takes it over at its next tick.
+func (r *Runner) heartbeat(ctx context.Context, name string, timeout time.Duration, fn func(context.Context) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	ctx, stop := context.WithTimeoutCause(ctx, timeout, errTimedOut)
+	defer stop()
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -61,9 +86,15 @@ func (r *Runner) heartbeat(ctx context.Context, name string, fn func(context.Con
 			case <-done:
 				return
 			case <-ctx.Done():
+				if errors.Is(context.Cause(ctx), errTimedOut) {
+					r.log.Error("job ran past its timeout; lease released", "job", name, "timeout", timeout)
+					if err := r.cfg.Store.ReleaseLease(context.WithoutCancel(ctx), name, r.cfg.Owner, 0); err != nil {
+						r.log.Error("release lease", "job", name, "err", err)
+					}
+				}
 				return
 			case <-tick.Chan():
-				ok, err := r.cfg.Store.TryLease(ctx, name, r.cfg.Owner, r.cfg.Clock.Now(), r.cfg.JobLease)
+				ok, err := r.cfg.Store.TryLease(ctx, name, r.cfg.Owner, r.cfg.JobLease)
 				if err == nil && !ok {
 					err = errLeaseLost
 				}

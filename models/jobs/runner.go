@@ -33,8 +33,16 @@ type Config struct {
 	Logger *slog.Logger
 	Owner  string // who holds leases: NewOwner() when empty
 
-	JobLease    time.Duration // lease of Register and RegisterPeriodic jobs (5 min)
+	// JobLease is the lease of Register and RegisterPeriodic jobs (1 min),
+	// renewed every third of it while a run lasts: a replica that dies
+	// holds its jobs for at most this long.
+	JobLease    time.Duration
 	PeriodCheck time.Duration // how often periodic jobs look for a due period (1 min)
+	// JobTimeout bounds one run of a Register or RegisterEverywhere job
+	// (15 min, longer than the outbox's send lease); PeriodTimeout one run
+	// of a periodic job (1 h: a week's reports for a large cluster). A run
+	// past it is cancelled and its lease released.
+	JobTimeout, PeriodTimeout time.Duration
 }
 
 // Runner owns the scheduler and the jobs on it.
@@ -54,8 +62,10 @@ func (c *Config) defaults() {
 	if c.Owner == "" {
 		c.Owner = NewOwner()
 	}
-	c.JobLease = or(c.JobLease, 5*time.Minute)
+	c.JobLease = or(c.JobLease, time.Minute)
 	c.PeriodCheck = or(c.PeriodCheck, time.Minute)
+	c.JobTimeout = or(c.JobTimeout, 15*time.Minute)
+	c.PeriodTimeout = or(c.PeriodTimeout, time.Hour)
 }
 
 func or(d, def time.Duration) time.Duration {
@@ -108,7 +118,11 @@ func (r *Runner) Run(ctx context.Context) error {
 // in every process. Only for work that is safe that way, like the outbox
 // worker, whose claims are disjoint.
 func (r *Runner) RegisterEverywhere(name string, every time.Duration, fn func(context.Context) error) error {
-	return r.add(name, gocron.DurationJob(every), fn)
+	return r.add(name, gocron.DurationJob(every), func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, r.cfg.JobTimeout)
+		defer cancel()
+		return fn(ctx)
+	})
 }
 
 func (r *Runner) add(name string, def gocron.JobDefinition, fn func(context.Context) error) error {
@@ -124,24 +138,25 @@ func (r *Runner) add(name string, def gocron.JobDefinition, fn func(context.Cont
 	return nil
 }
 
-// Register schedules fn under the job's lease, so that at most one process
-// runs it at a time; a process that finds the lease taken skips that turn.
-// For "exactly once per week" use RegisterPeriodic instead: with several
-// processes, each one's schedule ticks.
-func (r *Runner) Register(name string, schedule gocron.JobDefinition, fn func(ctx context.Context) error) error {
-	return r.add(name, schedule, func(ctx context.Context) error {
-		return r.withLease(ctx, name, fn)
+// Register schedules fn every interval under the job's lease, so that at
+// most one process runs it at a time and, across all processes, about
+// once per interval; a process that finds the lease taken skips that turn.
+// For "exactly once per week" use RegisterPeriodic instead.
+func (r *Runner) Register(name string, every time.Duration, fn func(ctx context.Context) error) error {
+	return r.add(name, gocron.DurationJob(every), func(ctx context.Context) error {
+		return r.withLease(ctx, name, every, fn)
 	})
 }
 
 // RegisterPeriodic runs fn once per period across all processes. Every
 // PeriodCheck (and at start-up, which catches up a period missed while
 // the server was down) it asks periodFunc for the period due now ("" for
-// none) and runs fn if this process wins ClaimPeriod. fn must be
+// none; "now" is the database's clock, shared by every replica) and runs
+// fn if this process wins ClaimPeriod. fn must be
 // idempotent: if the process dies mid-run, another one runs the period
 // again after the lease expires (the outbox's dedup keys make mail so).
 func (r *Runner) RegisterPeriodic(name string, periodFunc func(now time.Time) string, fn func(ctx context.Context, period string) error) error {
 	return r.add(name, gocron.DurationJob(r.cfg.PeriodCheck), func(ctx context.Context) error {
-		return r.runPeriod(ctx, name, periodFunc(r.cfg.Clock.Now()), fn)
+		return r.runPeriod(ctx, name, periodFunc, fn)
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/models"
@@ -129,7 +128,7 @@ func TestRegisterHoldsTheLease(t *testing.T) {
 	var runners []*jobs.Runner
 	for _, db := range dbs {
 		r := newRunner(t, db, clockwork.NewRealClock(), nil)
-		err := r.Register("sweep", gocron.DurationJob(10*time.Millisecond), func(context.Context) error {
+		err := r.Register("sweep", 10*time.Millisecond, func(context.Context) error {
 			n := running.Add(1)
 			defer running.Add(-1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {

@@ -23,6 +23,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // newOutbox builds an outbox worker on db; mod may change its settings.
 func newOutbox(t *testing.T, db *store.DB, sender mail.Sender, clock clockwork.Clock, mod func(*mail.OutboxConfig)) *mail.Outbox {
 	t.Helper()
+	db.Clock = clock.Now // the database's clock follows the test's
 	cfg := mail.OutboxConfig{Store: db, Sender: sender, Clock: clock, Logger: quiet(), Owner: jobs.NewOwner(), Jitter: func() float64 { return 0.5 }}
 	if mod != nil {
 		mod(&cfg)

@@ -35,8 +35,12 @@ type OutboxConfig struct {
 	Policy    models.OutboxPolicy // retries; DefaultOutboxPolicy when zero
 	Batch     int                 // messages claimed per round (50)
 	SendLease time.Duration       // how long a claimed batch is ours (10 min)
-	KeepSent  time.Duration       // sent mail older than this is deleted (30 days)
-	Jitter    func() float64      // in [0, 1), spreads retries; math/rand when nil
+	// SendMargin is kept free at the end of the send lease (1 min): a
+	// message is not started when less than this is left on the database's
+	// clock, so that no send outlives its lease and is taken for a crashed one.
+	SendMargin time.Duration
+	KeepSent   time.Duration  // sent mail older than this is deleted (30 days)
+	Jitter     func() float64 // in [0, 1), spreads retries; math/rand when nil
 }
 
 // Outbox sends what the outbox table holds: every message once, retried
@@ -71,6 +75,9 @@ func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
 	if cfg.SendLease <= 0 {
 		cfg.SendLease = 10 * time.Minute
 	}
+	if cfg.SendMargin <= 0 {
+		cfg.SendMargin = min(time.Minute, cfg.SendLease/2)
+	}
 	if cfg.KeepSent <= 0 {
 		cfg.KeepSent = 30 * 24 * time.Hour
 	}
@@ -84,11 +91,6 @@ func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
 type Round struct {
 	Recovered, Claimed, Sent, Retry, Failed, Unconfirmed, Released int
 }
-
-// sendMargin is kept free at the end of a send lease: a message is not
-// started when less than this is left, so that no send outlives its lease
-// and gets mistaken for a crashed one.
-const sendMargin = time.Minute
 
 // markTimeout bounds the database writes after a send; they run even when
 // the server is shutting down, because a sent message must be recorded.
@@ -104,42 +106,57 @@ func (r *Outbox) Deliver(ctx context.Context) error {
 	return err
 }
 
-// DeliverOnce is one round of the outbox worker: mark stale sends
-// unconfirmed, claim due messages, send each and record the outcome. The
-// scheduler calls it every OutboxEvery; `gpubook mail test --now` and tests
-// call it directly.
+// DeliverOnce is one round of the outbox worker: recover stale sends,
+// claim due messages, and for each mark the attempt, send it and record
+// the outcome. The scheduler calls it every OutboxEvery; `gpubook mail
+// test --now` and tests call it directly.
 func (r *Outbox) DeliverOnce(ctx context.Context) (Round, error) {
 	var round Round
 	if r.cfg.Sender == nil {
 		return round, errors.New("mail: no SMTP sender configured")
 	}
-	now := r.cfg.Clock.Now()
-	n, err := r.cfg.Store.RecoverStaleSends(ctx, now)
+	requeued, unconfirmed, err := r.cfg.Store.RecoverStaleSends(ctx)
 	if err != nil {
 		return round, err
 	}
-	if round.Recovered = int(n); n > 0 {
-		r.log.Warn("sends whose worker vanished are marked unconfirmed and not resent", "count", n)
+	if round.Recovered = int(requeued + unconfirmed); round.Recovered > 0 {
+		r.log.Warn("sends whose worker vanished: never attempted ones queued again, started ones unconfirmed and not resent",
+			"requeued", requeued, "unconfirmed", unconfirmed)
 	}
-	msgs, err := r.cfg.Store.ClaimMail(ctx, r.cfg.Owner, now, r.cfg.Batch, r.cfg.SendLease)
+	msgs, err := r.cfg.Store.ClaimMail(ctx, r.cfg.Owner, r.cfg.Batch, r.cfg.SendLease)
 	if err != nil {
 		return round, err
 	}
 	round.Claimed = len(msgs)
-	stopAt := now.Add(r.cfg.SendLease - sendMargin)
 	var errs []error
 	for _, m := range msgs {
-		if ctx.Err() != nil || r.cfg.Clock.Now().After(stopAt) {
-			// Never started: back to the queue at once, not unconfirmed later.
-			round.Released++
-			errs = append(errs, r.mark(ctx, m, func(mctx context.Context) error {
-				return r.cfg.Store.MarkFailed(mctx, m.ID, r.cfg.Owner, errors.New("not attempted: worker stopping"), r.cfg.Clock.Now())
-			}))
-			continue
-		}
-		errs = append(errs, r.record(ctx, m, r.cfg.Sender.Send(ctx, m), &round))
+		errs = append(errs, r.attempt(ctx, m, &round))
 	}
 	return round, errors.Join(errs...)
+}
+
+// attempt sends one claimed message. The attempt is marked in the database
+// just before the SMTP transaction, so that if this process dies the
+// messages it never reached go back to the queue instead of being
+// mistaken for sends with an unknown outcome.
+func (r *Outbox) attempt(ctx context.Context, m models.OutboxMessage, round *Round) error {
+	var startErr error
+	if startErr = ctx.Err(); startErr == nil {
+		startErr = r.cfg.Store.StartAttempt(ctx, m.ID, r.cfg.Owner, r.cfg.SendMargin)
+	}
+	if startErr != nil {
+		// Never started (stopping, or too little lease left): back to the
+		// queue at once. A row no longer ours was recovered already.
+		round.Released++
+		r.log.Info("mail not attempted; released", "id", m.ID, "reason", startErr)
+		err := r.mark(ctx, m, func(mctx context.Context) error { return r.cfg.Store.ReleaseMail(mctx, m.ID, r.cfg.Owner) })
+		if models.ErrorCode(err) == models.ENOTFOUND {
+			return nil
+		}
+		return err
+	}
+	m.Attempts++
+	return r.record(ctx, m, r.cfg.Sender.Send(ctx, m), round)
 }
 
 // SendNow claims, sends and records one pending message at once and
@@ -149,10 +166,14 @@ func (r *Outbox) SendNow(ctx context.Context, id int64) (sendErr error, err erro
 	if r.cfg.Sender == nil {
 		return nil, errors.New("mail: no SMTP sender configured")
 	}
-	m, err := r.cfg.Store.ClaimMailByID(ctx, id, r.cfg.Owner, r.cfg.Clock.Now(), r.cfg.SendLease)
+	m, err := r.cfg.Store.ClaimMailByID(ctx, id, r.cfg.Owner, r.cfg.SendLease)
 	if err != nil {
 		return nil, err
 	}
+	if err := r.cfg.Store.StartAttempt(ctx, m.ID, r.cfg.Owner, 0); err != nil {
+		return nil, err
+	}
+	m.Attempts++
 	sendErr = r.cfg.Sender.Send(ctx, *m)
 	return sendErr, r.record(ctx, *m, sendErr, &Round{})
 }

@@ -95,9 +95,13 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		srv := smtptest.Start(t, smtptest.Options{})
 		enqueue(t, db, 1, t0)
-		claimed, err := db.ClaimMail(ctx, "dead-process", t0, 10, 10*time.Minute)
+		db.Clock = func() time.Time { return t0 }
+		claimed, err := db.ClaimMail(ctx, "dead-process", 10, 10*time.Minute)
 		if err != nil || len(claimed) != 1 {
 			t.Fatalf("claim: %v, %v", claimed, err)
+		}
+		if err := db.StartAttempt(ctx, claimed[0].ID, "dead-process", time.Minute); err != nil {
+			t.Fatal(err)
 		}
 		if err := newMailer(t, srv.Port, nil).Send(ctx, claimed[0]); err != nil {
 			t.Fatal(err)

@@ -58,6 +58,7 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 
 func runnerOn(t *testing.T, db *store.DB, port int, clock clockwork.Clock) *mail.Outbox {
 	t.Helper()
+	db.Clock = clock.Now // the database's clock follows the test's
 	m, err := mail.New(mail.Settings{Host: "127.0.0.1", Port: port, From: "gpubook@example.org", TLS: mail.TLSNone, Timeout: time.Second}, nil)
 	must(t, err)
 	o, err := mail.NewOutbox(mail.OutboxConfig{Store: db, Sender: m, Clock: clock, Logger: quietLog(), Owner: jobs.NewOwner(), Jitter: func() float64 { return 0.5 }})
@@ -129,10 +130,12 @@ func TestReportCrashBetweenSendAndRecord(t *testing.T) {
 		}
 		srv := smtptest.Start(t, smtptest.Options{})
 		now := time.Now()
-		claimed, err := db.ClaimMail(ctx, "crashed", now, 10, time.Minute)
+		db.Clock = func() time.Time { return now }
+		claimed, err := db.ClaimMail(ctx, "crashed", 10, time.Minute)
 		must(t, err)
 		m, _ := mail.New(mail.Settings{Host: "127.0.0.1", Port: srv.Port, From: "gpubook@example.org", TLS: mail.TLSNone, Timeout: time.Second}, nil)
 		for _, msg := range claimed {
+			must(t, db.StartAttempt(ctx, msg.ID, "crashed", 0))
 			must(t, m.Send(ctx, msg)) // … and the process dies before MarkSent
 		}
 		res, err := reportRun(db).SendWeek(ctx, deliveryWeek())

@@ -37,6 +37,9 @@ type DB struct {
 	SQL     *sql.DB
 	Gorm    *gorm.DB
 	Dialect string
+	// Clock, when set, replaces the database's clock for leases and claims
+	// (tests step time with it); nil in production.
+	Clock func() time.Time
 }
 
 // sqliteParams configures every SQLite connection: foreign keys on, WAL,
@@ -166,7 +169,11 @@ func (db *DB) provider() (*goose.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(d, db.SQL, fsys)
+	opts, err := migrationLock(db.Dialect)
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(d, db.SQL, fsys, opts...)
 }
 
 // MigrateUp applies every pending migration and reports each applied version.

@@ -35,28 +35,37 @@ func (db *DB) ensureLease(ctx context.Context, name string) error {
 	return nil
 }
 
-// TryLease takes the job's lease for owner until now+ttl, or renews it when
+// TryLease takes the job's lease for owner for ttl, or renews it when
 // owner already holds it. It is false while another owner's lease runs. One
 // UPDATE decides: PostgreSQL re-checks its WHERE on the locked row after a
-// concurrent winner commits, and SQLite runs one writer at a time.
-func (db *DB) TryLease(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
+// concurrent winner commits, and SQLite runs one writer at a time. Expiry
+// is judged on the database's clock, so that a replica whose clock is
+// ahead cannot take a lease that is still held.
+func (db *DB) TryLease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
 	if err := db.ensureLease(ctx, name); err != nil {
 		return false, err
 	}
 	res := db.Gorm.WithContext(ctx).Model(&leaseRow{}).
-		Where("name = ? AND (owner = ? OR lease_until < ?)", name, owner, utc(now)).
-		Updates(map[string]any{"owner": owner, "lease_until": utc(now.Add(ttl)), "last_run_at": utc(now)})
+		Where("name = ? AND (owner = ? OR lease_until < ?)", name, owner, db.clockAt(0)).
+		Updates(map[string]any{"owner": owner, "lease_until": db.clockAt(ttl), "last_run_at": db.clockAt(0)})
 	if res.Error != nil {
 		return false, fmt.Errorf("store: try lease %s: %w", name, res.Error)
 	}
 	return res.RowsAffected == 1, nil
 }
 
-// ReleaseLease gives the lease up early so that the next run need not wait
-// for it to expire; releasing a lease one does not hold does nothing.
-func (db *DB) ReleaseLease(ctx context.Context, name, owner string) error {
+// ReleaseLease gives the lease up: at once when hold is zero or less, so
+// that the next run need not wait for it to expire, or after hold, so that
+// a job that must run once per interval is not run again at once by
+// another replica whose schedule ticks a few seconds later. Releasing a
+// lease one does not hold does nothing.
+func (db *DB) ReleaseLease(ctx context.Context, name, owner string, hold time.Duration) error {
+	var until any = leaseEpoch
+	if hold > 0 {
+		until = db.clockAt(hold)
+	}
 	err := db.Gorm.WithContext(ctx).Model(&leaseRow{}).Where("name = ? AND owner = ?", name, owner).
-		Update("lease_until", leaseEpoch).Error
+		Update("lease_until", until).Error
 	if err != nil {
 		return fmt.Errorf("store: release lease %s: %w", name, err)
 	}
@@ -68,7 +77,7 @@ func (db *DB) ReleaseLease(ctx context.Context, name, owner string) error {
 // last claimant's lease ran out before it finished, the one that takes the
 // run over. The job must be idempotent (the outbox's dedup keys make a
 // report run so) because a taken-over run repeats part of the work.
-func (db *DB) ClaimPeriod(ctx context.Context, name, period, owner string, now time.Time, ttl time.Duration) (bool, error) {
+func (db *DB) ClaimPeriod(ctx context.Context, name, period, owner string, ttl time.Duration) (bool, error) {
 	if period == "" {
 		return false, fmt.Errorf("store: claim period %s: empty period", name)
 	}
@@ -76,8 +85,8 @@ func (db *DB) ClaimPeriod(ctx context.Context, name, period, owner string, now t
 		return false, err
 	}
 	res := db.Gorm.WithContext(ctx).Model(&leaseRow{}).
-		Where("name = ? AND (last_period < ? OR (last_period = ? AND NOT period_done AND lease_until < ?))", name, period, period, utc(now)).
-		Updates(map[string]any{"owner": owner, "lease_until": utc(now.Add(ttl)), "last_run_at": utc(now),
+		Where("name = ? AND (last_period < ? OR (last_period = ? AND NOT period_done AND lease_until < ?))", name, period, period, db.clockAt(0)).
+		Updates(map[string]any{"owner": owner, "lease_until": db.clockAt(ttl), "last_run_at": db.clockAt(0),
 			"last_period": period, "period_done": false})
 	if res.Error != nil {
 		return false, fmt.Errorf("store: claim period %s %s: %w", name, period, res.Error)

@@ -26,21 +26,21 @@ func TestTryLease(t *testing.T) {
 			{"a", 100 * time.Second, false}, // now b's
 		}
 		for i, s := range steps {
-			got, err := db.TryLease(ctx, "maintenance", s.owner, t0.Add(s.at), time.Minute)
+			got, err := at(db, t0.Add(s.at)).TryLease(ctx, "maintenance", s.owner, time.Minute)
 			if err != nil || got != s.want {
 				t.Fatalf("step %d (%s at %v): %v, %v; want %v", i, s.owner, s.at, got, err, s.want)
 			}
 		}
-		if err := db.ReleaseLease(ctx, "maintenance", "a"); err != nil { // not a's: nothing happens
+		if err := db.ReleaseLease(ctx, "maintenance", "a", 0); err != nil { // not a's: nothing happens
 			t.Fatal(err)
 		}
-		if got, err := db.TryLease(ctx, "maintenance", "a", t0.Add(101*time.Second), time.Minute); err != nil || got {
+		if got, err := at(db, t0.Add(101*time.Second)).TryLease(ctx, "maintenance", "a", time.Minute); err != nil || got {
 			t.Fatalf("a released b's lease (%v)", err)
 		}
-		if err := db.ReleaseLease(ctx, "maintenance", "b"); err != nil {
+		if err := db.ReleaseLease(ctx, "maintenance", "b", 0); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := db.TryLease(ctx, "maintenance", "a", t0.Add(102*time.Second), time.Minute); !got {
+		if got, _ := at(db, t0.Add(102*time.Second)).TryLease(ctx, "maintenance", "a", time.Minute); !got {
 			t.Fatal("lease not free after release")
 		}
 	})
@@ -52,7 +52,7 @@ func TestClaimPeriodConcurrent(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			url := storetest.URL(t, dialect)
-			first := storetest.OpenURL(t, url)
+			first := at(storetest.OpenURL(t, url), t0)
 			if _, err := first.MigrateUp(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -62,11 +62,11 @@ func TestClaimPeriodConcurrent(t *testing.T) {
 			for i := range 10 {
 				db := first
 				if i%2 == 1 {
-					db = storetest.OpenURL(t, url)
+					db = at(storetest.OpenURL(t, url), t0)
 				}
 				wg.Go(func() {
 					<-start
-					ok, err := db.ClaimPeriod(ctx, "report", "2026-W49", fmt.Sprintf("p%d", i), t0, time.Hour)
+					ok, err := db.ClaimPeriod(ctx, "report", "2026-W49", fmt.Sprintf("p%d", i), time.Hour)
 					if err != nil {
 						t.Error(err)
 					}
@@ -86,9 +86,9 @@ func TestClaimPeriodConcurrent(t *testing.T) {
 
 func TestClaimPeriodLifecycle(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		claim := func(period, owner string, at time.Duration) bool {
+		claim := func(period, owner string, after time.Duration) bool {
 			t.Helper()
-			ok, err := db.ClaimPeriod(ctx, "report", period, owner, t0.Add(at), time.Hour)
+			ok, err := at(db, t0.Add(after)).ClaimPeriod(ctx, "report", period, owner, time.Hour)
 			if err != nil {
 				t.Fatal(err)
 			}

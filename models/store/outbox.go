@@ -32,6 +32,7 @@ type outboxRow struct {
 	LastError      string     `gorm:"column:last_error"`
 	CreatedAt      time.Time  `gorm:"column:created_at"`
 	SentAt         *time.Time `gorm:"column:sent_at"`
+	AttemptStarted *time.Time `gorm:"column:attempt_started_at"`
 }
 
 func (outboxRow) TableName() string { return "outbox" }
@@ -40,7 +41,8 @@ func (r outboxRow) model() models.OutboxMessage {
 	return models.OutboxMessage{ID: r.ID, Kind: r.Kind, DedupKey: r.DedupKey, ToUserID: r.ToUserID, ToEmail: r.ToEmail,
 		Lang: r.Lang, Subject: r.Subject, TextBody: r.TextBody, HTMLBody: r.HTMLBody, UnsubscribeURL: r.UnsubscribeURL,
 		Status: r.Status, Attempts: r.Attempts, NextAttemptAt: r.NextAttemptAt.UTC(), LeaseOwner: r.LeaseOwner,
-		LeaseUntil: utcPtr(r.LeaseUntil), LastError: r.LastError, CreatedAt: r.CreatedAt.UTC(), SentAt: utcPtr(r.SentAt)}
+		LeaseUntil: utcPtr(r.LeaseUntil), LastError: r.LastError, CreatedAt: r.CreatedAt.UTC(), SentAt: utcPtr(r.SentAt),
+		AttemptStartedAt: utcPtr(r.AttemptStarted)}
 }
 
 // maxErrorText bounds last_error: an SMTP server's reply can be long, and
@@ -78,16 +80,17 @@ func enqueueMail(tx *gorm.DB, m models.OutboxMessage) (bool, error) {
 }
 
 // ClaimMail leases up to limit due pending messages to owner in one
-// statement. On PostgreSQL FOR UPDATE SKIP LOCKED lets concurrent workers
-// take disjoint rows without waiting; SQLite runs one writer at a time, so
-// the statement alone is atomic. The attempt is counted here, when it
-// starts, so that the count is right even if the worker dies mid-send.
-func (db *DB) ClaimMail(ctx context.Context, owner string, now time.Time, limit int, lease time.Duration) ([]models.OutboxMessage, error) {
+// statement, for lease on the database's clock. On PostgreSQL FOR UPDATE
+// SKIP LOCKED lets concurrent workers take disjoint rows without waiting;
+// SQLite runs one writer at a time, so the statement alone is atomic. A
+// claim is not an attempt: StartAttempt marks each message just before
+// its SMTP transaction, so that recovery can tell the two apart.
+func (db *DB) ClaimMail(ctx context.Context, owner string, limit int, lease time.Duration) ([]models.OutboxMessage, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	args := map[string]any{"pending": models.OutboxPending, "now": utc(now), "limit": limit,
-		"sending": models.OutboxSending, "owner": owner, "until": utc(now.Add(lease))}
+	args := map[string]any{"pending": models.OutboxPending, "now": db.clockAt(0), "limit": limit,
+		"sending": models.OutboxSending, "owner": owner, "until": db.clockAt(lease)}
 	var rows []outboxRow
 	err := db.Gorm.WithContext(ctx).Raw(claimQuery(db.Dialect), args).Scan(&rows).Error
 	if err != nil {
@@ -105,10 +108,10 @@ func (db *DB) ClaimMail(ctx context.Context, owner string, now time.Time, limit 
 // ClaimMailByID leases one pending message to owner whatever its next
 // attempt time, for `gpubook mail test --now`, which sends the message it
 // just queued instead of whatever else is due.
-func (db *DB) ClaimMailByID(ctx context.Context, id int64, owner string, now time.Time, lease time.Duration) (*models.OutboxMessage, error) {
+func (db *DB) ClaimMailByID(ctx context.Context, id int64, owner string, lease time.Duration) (*models.OutboxMessage, error) {
 	var rows []outboxRow
-	err := db.Gorm.WithContext(ctx).Raw(`UPDATE outbox SET status = ?, lease_owner = ?, lease_until = ?, attempts = attempts + 1
-		WHERE id = ? AND status = ? RETURNING *`, models.OutboxSending, owner, utc(now.Add(lease)), id, models.OutboxPending).
+	err := db.Gorm.WithContext(ctx).Raw(`UPDATE outbox SET status = ?, lease_owner = ?, lease_until = ?, attempt_started_at = NULL
+		WHERE id = ? AND status = ? RETURNING *`, models.OutboxSending, owner, db.clockAt(lease), id, models.OutboxPending).
 		Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: claim mail %d: %w", id, err)
@@ -127,10 +130,10 @@ func claimQuery(dialect string) string {
 	if dialect == Postgres {
 		return `WITH due AS (SELECT id FROM outbox WHERE status = @pending AND next_attempt_at <= @now
 			ORDER BY next_attempt_at, id LIMIT @limit FOR UPDATE SKIP LOCKED)
-		UPDATE outbox o SET status = @sending, lease_owner = @owner, lease_until = @until, attempts = o.attempts + 1
+		UPDATE outbox o SET status = @sending, lease_owner = @owner, lease_until = @until, attempt_started_at = NULL
 		FROM due WHERE o.id = due.id RETURNING o.*`
 	}
-	return `UPDATE outbox SET status = @sending, lease_owner = @owner, lease_until = @until, attempts = attempts + 1
+	return `UPDATE outbox SET status = @sending, lease_owner = @owner, lease_until = @until, attempt_started_at = NULL
 		WHERE id IN (SELECT id FROM outbox WHERE status = @pending AND next_attempt_at <= @now
 			ORDER BY next_attempt_at, id LIMIT @limit)
 		RETURNING *`
@@ -188,20 +191,6 @@ func errorText(err error) string {
 		return ""
 	}
 	return clip(err.Error(), maxErrorText)
-}
-
-// RecoverStaleSends marks every sending row whose lease ran out as
-// unconfirmed. Its worker died or hung somewhere between claiming and
-// recording; the SMTP server may have accepted the message, and resending
-// could mail it twice, so it is left for an admin to look at instead.
-func (db *DB) RecoverStaleSends(ctx context.Context, now time.Time) (int64, error) {
-	res := db.Gorm.WithContext(ctx).Model(&outboxRow{}).
-		Where("status = ? AND lease_until < ?", models.OutboxSending, utc(now)).
-		Updates(map[string]any{"status": models.OutboxUnconfirmed, "last_error": "worker lease expired during send; not resent"})
-	if res.Error != nil {
-		return 0, fmt.Errorf("store: recover stale sends: %w", res.Error)
-	}
-	return res.RowsAffected, nil
 }
 
 // DeleteSentBefore drops sent messages older than before; the outbox is a

@@ -43,14 +43,14 @@ func TestEnqueueMailDedup(t *testing.T) {
 		if created, err := db.EnqueueMail(ctx, m); err != nil || created {
 			t.Fatalf("second enqueue: created %v, %v; want a no-op", created, err)
 		}
-		got, err := db.ClaimMail(ctx, "w1", t0, 10, time.Minute)
+		got, err := at(db, t0).ClaimMail(ctx, "w1", 10, time.Minute)
 		if err != nil || len(got) != 1 {
 			t.Fatalf("claim: %v, %v", got, err)
 		}
 		g := got[0]
 		if g.Kind != "test" || g.DedupKey != m.DedupKey || g.ToUserID == nil || *g.ToUserID != u.ID || g.ToEmail != m.ToEmail ||
 			g.Lang != "en" || g.Subject != "Subject preempted:booking:42" || g.TextBody != m.TextBody || g.HTMLBody != m.HTMLBody ||
-			g.UnsubscribeURL != m.UnsubscribeURL || g.Status != models.OutboxSending || g.Attempts != 1 ||
+			g.UnsubscribeURL != m.UnsubscribeURL || g.Status != models.OutboxSending || g.Attempts != 0 || g.AttemptStartedAt != nil ||
 			g.LeaseOwner != "w1" || g.LeaseUntil == nil || !g.LeaseUntil.Equal(t0.Add(time.Minute)) || g.SentAt != nil ||
 			!g.CreatedAt.Equal(t0) || !g.NextAttemptAt.Equal(t0) {
 			t.Errorf("claimed %+v", g)
@@ -71,18 +71,18 @@ func TestClaimMailOnlyDue(t *testing.T) {
 			t.Fatal(err)
 		}
 		enqueue(t, db, 3)
-		got, err := db.ClaimMail(ctx, "w1", t0, 2, time.Minute)
+		got, err := at(db, t0).ClaimMail(ctx, "w1", 2, time.Minute)
 		if err != nil || len(got) != 2 || got[0].DedupKey != "test:000" || got[1].DedupKey != "test:001" {
 			t.Fatalf("claim 2: %+v, %v", got, err)
 		}
-		got, _ = db.ClaimMail(ctx, "w1", t0, 10, time.Minute)
+		got, _ = at(db, t0).ClaimMail(ctx, "w1", 10, time.Minute)
 		if len(got) != 1 || got[0].DedupKey != "test:002" {
 			t.Fatalf("claim rest: %+v", got)
 		}
-		if got, err := db.ClaimMail(ctx, "w1", t0.Add(59*time.Minute), 10, time.Minute); err != nil || len(got) != 0 {
+		if got, err := at(db, t0.Add(59*time.Minute)).ClaimMail(ctx, "w1", 10, time.Minute); err != nil || len(got) != 0 {
 			t.Fatalf("claimed a message not yet due: %+v, %v", got, err)
 		}
-		if got, _ := db.ClaimMail(ctx, "w1", t0.Add(time.Hour), 10, time.Minute); len(got) != 1 || got[0].DedupKey != "later" {
+		if got, _ := at(db, t0.Add(time.Hour)).ClaimMail(ctx, "w1", 10, time.Minute); len(got) != 1 || got[0].DedupKey != "later" {
 			t.Fatalf("due message: %+v", got)
 		}
 	})
@@ -94,7 +94,7 @@ func TestClaimMailConcurrent(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			url := storetest.URL(t, dialect)
-			dbs := [2]*store.DB{storetest.OpenURL(t, url), storetest.OpenURL(t, url)}
+			dbs := [2]*store.DB{at(storetest.OpenURL(t, url), t0), at(storetest.OpenURL(t, url), t0)}
 			if _, err := dbs[0].MigrateUp(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestClaimMailConcurrent(t *testing.T) {
 				wg.Go(func() {
 					owner := fmt.Sprintf("worker-%d", w)
 					for {
-						got, err := db.ClaimMail(ctx, owner, t0, 7, time.Minute)
+						got, err := db.ClaimMail(ctx, owner, 7, time.Minute)
 						if err != nil {
 							t.Error(err)
 							return
@@ -138,7 +138,7 @@ func TestClaimMailConcurrent(t *testing.T) {
 func TestMarkFailedBackoffAndGiveUp(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		enqueue(t, db, 1)
-		m := claimOne(t, db, "w1", t0)
+		m := startOne(t, db, "w1", t0)
 		if err := db.MarkFailed(ctx, m.ID, "w2", errors.New("x"), t0); models.ErrorCode(err) != models.ENOTFOUND {
 			t.Errorf("mark by another owner: %v, want not_found", err)
 		}
@@ -151,10 +151,10 @@ func TestMarkFailedBackoffAndGiveUp(t *testing.T) {
 			got.LastError != "dial tcp: connection refused" || got.LeaseUntil != nil {
 			t.Errorf("after a transient failure: %+v", got)
 		}
-		if got, err := db.ClaimMail(ctx, "w1", retry.Add(-time.Second), 10, time.Minute); err != nil || len(got) != 0 {
+		if got, err := at(db, retry.Add(-time.Second)).ClaimMail(ctx, "w1", 10, time.Minute); err != nil || len(got) != 0 {
 			t.Errorf("claimed before its retry time: %+v, %v", got, err)
 		}
-		m = claimOne(t, db, "w1", retry)
+		m = startOne(t, db, "w1", retry)
 		if m.Attempts != 2 {
 			t.Errorf("attempts %d, want 2", m.Attempts)
 		}
@@ -164,19 +164,37 @@ func TestMarkFailedBackoffAndGiveUp(t *testing.T) {
 		if got := message(t, db, m.ID); got.Status != models.OutboxFailed || got.LastError != "550 no such user" {
 			t.Errorf("after giving up: %+v", got)
 		}
-		if got, err := db.ClaimMail(ctx, "w1", t0.Add(48*time.Hour), 10, time.Minute); err != nil || len(got) != 0 {
+		if got, err := at(db, t0.Add(48*time.Hour)).ClaimMail(ctx, "w1", 10, time.Minute); err != nil || len(got) != 0 {
 			t.Errorf("claimed a failed message: %+v, %v", got, err)
 		}
 	})
 }
 
+// at sets db's clock to now, as the database's clock would read, and
+// returns db for a call.
+func at(db *store.DB, now time.Time) *store.DB {
+	db.Clock = func() time.Time { return now }
+	return db
+}
+
 func claimOne(t *testing.T, db *store.DB, owner string, now time.Time) models.OutboxMessage {
 	t.Helper()
-	got, err := db.ClaimMail(ctx, owner, now, 1, time.Minute)
+	got, err := at(db, now).ClaimMail(ctx, owner, 1, time.Minute)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("claim: %+v, %v", got, err)
 	}
 	return got[0]
+}
+
+// startOne claims one message and starts its attempt, as the worker does
+// just before the SMTP transaction.
+func startOne(t *testing.T, db *store.DB, owner string, now time.Time) *models.OutboxMessage {
+	t.Helper()
+	m := claimOne(t, db, owner, now)
+	if err := db.StartAttempt(ctx, m.ID, owner, 0); err != nil {
+		t.Fatal(err)
+	}
+	return message(t, db, m.ID)
 }
 
 func message(t *testing.T, db *store.DB, id int64) *models.OutboxMessage {

@@ -33,6 +33,9 @@ type Options struct {
 	// HangAfterData records the message and then holds its reply this long,
 	// as a server that took the mail but whose answer never arrived.
 	HangAfterData time.Duration
+	// HangAt, when above zero, makes only the HangAt-th message received
+	// (counting from 1) hang, as a server that stalls mid-batch.
+	HangAt int
 }
 
 // Server is a running test SMTP server.
@@ -158,8 +161,9 @@ func (se *session) Data(r io.Reader) error {
 	se.cur.Data = buf.Bytes()
 	se.s.mu.Lock()
 	se.s.msgs = append(se.s.msgs, se.cur)
+	n := len(se.s.msgs)
 	se.s.mu.Unlock()
-	if d := se.s.opts.HangAfterData; d > 0 {
+	if d := se.s.opts.HangAfterData; d > 0 && (se.s.opts.HangAt == 0 || se.s.opts.HangAt == n) {
 		time.Sleep(d)
 		return errors.New("smtptest: hung up after data")
 	}
