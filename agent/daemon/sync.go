@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/gpubook/gpubook/agent/cache"
@@ -81,7 +82,9 @@ func (d *Daemon) DeliverOnce(ctx context.Context) error {
 		return d.syncFailed(err)
 	}
 	n, err := d.deps.Spool.Drain(ctx, func(ctx context.Context, e spool.Entry) error {
-		return d.deps.Portal.PostRaw(ctx, e.Kind, e.Body)
+		sctx, cancel := withGrace(ctx, sendGrace)
+		defer cancel()
+		return d.deps.Portal.PostRaw(sctx, e.Kind, e.Body)
 	}, client.Invalid)
 	if n > 0 {
 		d.synced(d.deps.Now())
@@ -90,6 +93,32 @@ func (d *Daemon) DeliverOnce(ctx context.Context) error {
 		return d.syncFailed(err)
 	}
 	return nil
+}
+
+// sendGrace is how long a send already under way may go on once the agent
+// is stopping: cancelling it could lose the portal's answer to a batch the
+// portal took, and the batch would go again at the next start.
+const sendGrace = 5 * time.Second
+
+// withGrace is a context that ends grace after ctx does (or at cancel).
+func withGrace(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var timer *time.Timer
+	var mu sync.Mutex
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		timer = time.AfterFunc(grace, cancel)
+		mu.Unlock()
+	})
+	return out, func() {
+		stop()
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
 }
 
 // HeartbeatOnce tells the portal the agent is alive.

@@ -15,8 +15,9 @@ type Aggregator struct {
 	// BusyPct is the utilisation at or above which a user's process counts
 	// as busy (the idle threshold, 5 % by default).
 	BusyPct float64
-	// After drops snapshots whose minute is not after it: the last minute a
-	// previous run already spooled, so a restart never re-emits a key.
+	// After drops snapshots whose minute is not after it: the last minute
+	// emitted, by this run or (at start) by a previous one that spooled it,
+	// so that no key is ever emitted twice.
 	After time.Time
 	accs  map[string]*minuteAcc
 }
@@ -38,6 +39,9 @@ func NewAggregator(busyPct float64, after time.Time) *Aggregator {
 // oldest first.
 func (a *Aggregator) Add(snap Snapshot) []wire.UsageRecord {
 	minute := snap.At.UTC().Truncate(time.Minute)
+	if pending := a.Pending(); minute.Before(pending) {
+		return nil // late for a minute already left behind: it must not land in the newer one
+	}
 	done := a.Complete(minute)
 	if !minute.After(a.After) {
 		return done
@@ -52,7 +56,7 @@ func (a *Aggregator) Add(snap Snapshot) []wire.UsageRecord {
 func (a *Aggregator) Flush() []wire.UsageRecord {
 	var done []wire.UsageRecord
 	for uuid, acc := range a.accs {
-		done = append(done, acc.record())
+		done = append(done, a.emit(acc))
 		delete(a.accs, uuid)
 	}
 	return sortRecords(done)

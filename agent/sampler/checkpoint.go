@@ -82,11 +82,22 @@ func (a *Aggregator) Complete(now time.Time) []wire.UsageRecord {
 	var done []wire.UsageRecord
 	for uuid, acc := range a.accs {
 		if acc.rec.Minute.Before(minute) {
-			done = append(done, acc.record())
+			done = append(done, a.emit(acc))
 			delete(a.accs, uuid)
 		}
 	}
 	return sortRecords(done)
+}
+
+// emit is acc's record; After moves up to its minute, so that a snapshot
+// that arrives late for an emitted minute (a clock stepped back, a slow
+// sample) is dropped instead of opening the minute again and sending its
+// key twice.
+func (a *Aggregator) emit(acc *minuteAcc) wire.UsageRecord {
+	if acc.rec.Minute.After(a.After) {
+		a.After = acc.rec.Minute
+	}
+	return acc.record()
 }
 
 // Pending is the latest minute being aggregated; zero when none.

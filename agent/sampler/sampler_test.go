@@ -153,3 +153,40 @@ func TestAggregatorSkipsMinutesAlreadySpooled(t *testing.T) {
 		}
 	}
 }
+
+// TestAggregatorLateSnapshotAfterEmit: a snapshot that arrives for a minute
+// already emitted (the clock stepped back, a slow sample) is dropped; the
+// minute is never emitted twice.
+func TestAggregatorLateSnapshotAfterEmit(t *testing.T) {
+	f := newFixture(t)
+	t0 := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
+	agg := sampler.NewAggregator(5, time.Time{})
+	emitted := map[string]int{}
+	record := func(rs []wire.UsageRecord) {
+		for _, r := range rs {
+			emitted[r.Key("n1")]++
+			if r.Samples != 1 {
+				t.Errorf("%s: %d samples, want 1 (a late sample landed in another minute)", r.Key("n1"), r.Samples)
+			}
+		}
+	}
+	// 14:00:10, 14:01:05, then late ones for 14:00 (emitted) and, after
+	// 14:02:05, for 14:01 (left behind), then 14:03:05.
+	for _, at := range []time.Time{t0.Add(10 * time.Second), t0.Add(65 * time.Second), t0.Add(50 * time.Second),
+		t0.Add(125 * time.Second), t0.Add(110 * time.Second), t0.Add(185 * time.Second)} {
+		snap, err := f.s.Sample(context.Background(), at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		record(agg.Add(snap))
+	}
+	record(agg.Flush())
+	for k, n := range emitted {
+		if n != 1 {
+			t.Errorf("%s emitted %d times", k, n)
+		}
+	}
+	if len(emitted) == 0 {
+		t.Fatal("nothing emitted")
+	}
+}
