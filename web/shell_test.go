@@ -99,7 +99,8 @@ func TestErrorPages(t *testing.T) {
 
 func TestStaticAssets(t *testing.T) {
 	env := webtest.New(t, store.SQLite)
-	for _, path := range []string{"/static/css/app.css", "/static/js/htmx.min.js", "/static/js/app.js"} {
+	// Files of 1,400 bytes or more go out compressed (app.js is smaller).
+	for _, path := range []string{"/static/css/app.css", "/static/js/htmx.min.js", "/static/js/calendar.js"} {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.Header.Set("Accept-Encoding", "gzip")
 		res := env.Client().Do(req)
