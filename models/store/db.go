@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,18 +74,18 @@ func ParseURL(url string) (dialect, dsn string, err error) {
 	}
 }
 
-// redact hides a password in a URL so that it never reaches a log or an error.
-func redact(url string) string {
-	at := strings.LastIndex(url, "@")
-	scheme := strings.Index(url, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return url
+// redact hides a password in a URL, in the user part or as a password=
+// parameter, so that it never reaches a log or an error.
+func redact(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return "(a database URL that does not parse)"
 	}
-	userinfo := url[scheme+3 : at]
-	if c := strings.IndexByte(userinfo, ':'); c >= 0 {
-		return url[:scheme+3] + userinfo[:c] + ":****" + url[at:]
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
 	}
-	return url
+	return u.Redacted()
 }
 
 // Open connects to the database named by url and checks that it answers.
