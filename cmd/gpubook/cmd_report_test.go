@@ -83,11 +83,11 @@ func TestReportPreviewAndSend(t *testing.T) {
 }
 
 func TestReportRulesFromEnv(t *testing.T) {
-	r, err := reportRules(envOf(map[string]string{"GPUBOOK_REPORT_BUSY_UTIL_PCT": "10", "GPUBOOK_REPORT_BUSY_MEM_MIB": "2048", "GPUBOOK_REPORT_SCHEDULE": "tue 09:30"}))
-	if err != nil || r.BusyUtilPct != 10 || r.BusyMemMiB != 2048 || r.Schedule != (models.Schedule{Weekday: time.Tuesday, Hour: 9, Minute: 30}) {
+	r, err := reportRules(envOf(map[string]string{"GPUBOOK_REPORT_BUSY_UTIL_PCT": "10", "GPUBOOK_REPORT_UNBOOKED_WEIGHT": "1.5", "GPUBOOK_REPORT_SCHEDULE": "tue 09:30"}))
+	if err != nil || r.BusyUtilPct != 10 || r.UnbookedWeight != 1.5 || r.Schedule != (models.Schedule{Weekday: time.Tuesday, Hour: 9, Minute: 30}) {
 		t.Errorf("got %+v, %v", r, err)
 	}
-	for k, v := range map[string]string{"GPUBOOK_REPORT_BUSY_UTIL_PCT": "120", "GPUBOOK_REPORT_BUSY_MEM_MIB": "-1", "GPUBOOK_REPORT_SCHEDULE": "monday"} {
+	for k, v := range map[string]string{"GPUBOOK_REPORT_BUSY_UTIL_PCT": "120", "GPUBOOK_REPORT_UNBOOKED_WEIGHT": "0", "GPUBOOK_REPORT_SCHEDULE": "monday"} {
 		if _, err := reportRules(envOf(map[string]string{k: v})); err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("%s=%s: %v", k, v, err)
 		}
