@@ -94,8 +94,13 @@ func DecayedUsage(spans []Span, figs []Figures, weekEnd time.Time, w float64) fl
 
 // FairShareFactor is Slurm's classic F = 2^(−U/S): U the user's part of
 // the cluster's decayed usage, S their entitled share. F = 1 for no use,
-// 0.5 when use equals share, towards 0 beyond. No share means F = 0.
+// 0.5 when use equals share, towards 0 beyond. No use means F = 1 even
+// without a share (an inactive member whose team's part went to its active
+// members); use without a share means F = 0.
 func FairShareFactor(u, s float64) float64 {
+	if u <= 0 {
+		return 1
+	}
 	if s <= 0 {
 		return 0
 	}

@@ -104,7 +104,7 @@ func TestFiguresArithmetic(t *testing.T) {
 
 func TestFairShareFactor(t *testing.T) {
 	tests := []struct{ u, s, want float64 }{
-		{0, 0.25, 1}, {0.25, 0.25, 0.5}, {0.5, 0.25, 0.25}, {0.1, 0, 0},
+		{0, 0.25, 1}, {0.25, 0.25, 0.5}, {0.5, 0.25, 0.25}, {0.1, 0, 0}, {0, 0, 1},
 	}
 	for _, tt := range tests {
 		if got := FairShareFactor(tt.u, tt.s); math.Abs(got-tt.want) > 1e-12 {
