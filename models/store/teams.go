@@ -14,7 +14,7 @@ import (
 type teamRow struct {
 	ID        int64     `gorm:"column:id;primaryKey"`
 	Name      string    `gorm:"column:name"`
-	Weight    float64   `gorm:"column:share_weight"`
+	Weight    float64   `gorm:"column:share_weight;default:1"` // 0 takes the default: every writer of a team gets an equal share
 	CreatedAt time.Time `gorm:"column:created_at"`
 }
 
