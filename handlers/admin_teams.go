@@ -115,6 +115,23 @@ func (h *Admin) SetMember(c echo.Context) error {
 	return RedirectSeeOther(c, "/admin/teams/"+itoa64(id))
 }
 
+// SetShareWeight sets the team's weight in the fair-share entitled shares.
+func (h *Admin) SetShareWeight(c echo.Context) error {
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	w, err := models.ParseShareWeight(c.FormValue("share_weight"))
+	if err != nil {
+		return h.renderTeam(c, http.StatusUnprocessableEntity, id, h.Translator(c).Fields(err))
+	}
+	if err := h.Store.SetTeamShareWeight(c.Request().Context(), id, w, Actor(c)); err != nil {
+		return err
+	}
+	h.Flash(c, "ok", h.Translator(c).T("flash.saved"))
+	return RedirectSeeOther(c, "/admin/teams/"+itoa64(id))
+}
+
 // RemoveMember takes a user out of the team.
 func (h *Admin) RemoveMember(c echo.Context) error {
 	id, err := PathID(c, "id")

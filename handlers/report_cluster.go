@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"sort"
 
 	"github.com/labstack/echo/v4"
 
@@ -19,11 +18,8 @@ func (h *Reports) ClusterUsage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := views.ClusterUsageView{Summary: d.ClusterSummary(), Teams: teams, Heat: d.HeatMap(), Weeks: h.weeks(), Path: c.Request().URL.Path}
-	for _, u := range d.Users {
-		v.Users = append(v.Users, d.UserReport(u))
-	}
-	sort.SliceStable(v.Users, func(i, j int) bool { return v.Users[i].Figures.BusyMin > v.Users[j].Figures.BusyMin })
+	v := views.ClusterUsageView{Summary: d.ClusterSummary(), Users: d.ClusterUsers(), Teams: teams, Heat: d.HeatMap(), Weeks: h.weeks(),
+		Path: c.Request().URL.Path}
 	if wantsCSV(c) {
 		t := h.Translator(c)
 		return writeCSV(c, "cluster-"+d.Week.String(), views.ClusterTable(t, v.Summary), views.TopTable(t, "top_idle", v.Summary.TopIdle),

@@ -12,6 +12,7 @@ const (
 	AuditUserAdmin          = "user.admin"
 	AuditUserSSOLink        = "user.sso_link"
 	AuditTeamCreate         = "team.create"
+	AuditTeamShareWeight    = "team.share_weight"
 	AuditMemberSet          = "team.member_set"
 	AuditMemberRemove       = "team.member_remove"
 	AuditGroupMapping       = "team.group_map"

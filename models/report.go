@@ -7,25 +7,32 @@ import (
 )
 
 // ReportRules are the report's knobs, read from the environment in cmd
-// (GPUBOOK_REPORT_BUSY_UTIL_PCT, GPUBOOK_REPORT_BUSY_MEM_MIB,
-// GPUBOOK_REPORT_SCHEDULE). A GPU-minute is busy when its utilisation
-// reaches BusyUtilPct or the booker's processes hold BusyMemMiB on it: a
-// job that loads a model and waits for data uses the card even at 0 %.
+// (GPUBOOK_REPORT_BUSY_UTIL_PCT, GPUBOOK_REPORT_UNBOOKED_WEIGHT,
+// GPUBOOK_REPORT_SCHEDULE). docs/reports.md defines every figure they
+// feed. A booked GPU-minute is busy when the booker's own processes run on
+// the GPU and its utilisation reaches BusyUtilPct; memory alone never makes
+// a minute busy, because a card held at 0 % is the hoarding the report is
+// there to show. UnbookedWeight is what a GPU-hour used without a booking
+// weighs in the fair-share usage, against 1 for a booked GPU-hour.
 type ReportRules struct {
-	BusyUtilPct float64
-	BusyMemMiB  int64
-	Schedule    Schedule
+	BusyUtilPct    float64
+	UnbookedWeight float64
+	Schedule       Schedule
 }
 
-// DefaultReportRules: a GPU-minute is busy at 5 % utilisation or 1 GiB
-// held, and the report goes out Monday 08:00 cluster time.
-var DefaultReportRules = ReportRules{BusyUtilPct: 5, BusyMemMiB: 1024,
+// DefaultReportRules: a GPU-minute is busy at 5 % utilisation, unbooked
+// use weighs as much as booked time, and the report goes out Monday 08:00
+// cluster time.
+var DefaultReportRules = ReportRules{BusyUtilPct: 5, UnbookedWeight: 1,
 	Schedule: Schedule{Weekday: time.Monday, Hour: 8}}
 
 // OrDefault fills unset rules with the defaults, so a zero Config works.
 func (r ReportRules) OrDefault() ReportRules {
-	if r.BusyUtilPct == 0 && r.BusyMemMiB == 0 {
-		r.BusyUtilPct, r.BusyMemMiB = DefaultReportRules.BusyUtilPct, DefaultReportRules.BusyMemMiB
+	if r.BusyUtilPct == 0 {
+		r.BusyUtilPct = DefaultReportRules.BusyUtilPct
+	}
+	if r.UnbookedWeight <= 0 {
+		r.UnbookedWeight = DefaultReportRules.UnbookedWeight
 	}
 	if r.Schedule == (Schedule{}) {
 		r.Schedule = DefaultReportRules.Schedule
@@ -87,13 +94,16 @@ func (s Schedule) DueWeek(now time.Time, loc *time.Location) Week {
 // Figures are one user's raw counts over one span, as the database
 // computes them. Seconds and minutes stay integers so that SQLite and
 // PostgreSQL agree to the unit; hours and ratios are derived once, below.
+// docs/reports.md defines each of them in words.
 type Figures struct {
 	BookedSec        int64 // GPU-seconds of confirmed bookings inside the span
-	BusyMin          int64 // busy GPU-minutes inside the user's bookings
-	UnbookedMin      int64 // GPU-minutes of the user's processes outside their bookings
+	BusyMin          int64 // booked GPU-minutes with the booker's own processes at or above the busy threshold
+	HeldIdleMin      int64 // booked GPU-minutes with the booker's processes holding memory below the threshold
+	NoUserDataMin    int64 // booked GPU-minutes at or above the threshold with no per-user rows to say whose
+	UnbookedMin      int64 // GPU-minutes of the user's processes on a GPU they had not booked
 	GivenBackSec     int64 // GPU-seconds released early, counted when released
 	AutoGivenBackSec int64 // the part of GivenBackSec released by the idle rule
-	NoShows          int64 // bookings that ended in the span without one busy minute
+	NoShows          int64 // bookings that ended in the span without one busy minute of the booker's own
 	PriorityMade     int64
 	PriorityApproved int64
 	Preempted        int64
@@ -101,7 +111,8 @@ type Figures struct {
 
 // Add sums two spans' figures (the days of a week make the week).
 func (f Figures) Add(g Figures) Figures {
-	return Figures{f.BookedSec + g.BookedSec, f.BusyMin + g.BusyMin, f.UnbookedMin + g.UnbookedMin,
+	return Figures{f.BookedSec + g.BookedSec, f.BusyMin + g.BusyMin, f.HeldIdleMin + g.HeldIdleMin,
+		f.NoUserDataMin + g.NoUserDataMin, f.UnbookedMin + g.UnbookedMin,
 		f.GivenBackSec + g.GivenBackSec, f.AutoGivenBackSec + g.AutoGivenBackSec, f.NoShows + g.NoShows,
 		f.PriorityMade + g.PriorityMade, f.PriorityApproved + g.PriorityApproved, f.Preempted + g.Preempted}
 }
@@ -114,10 +125,19 @@ func (f Figures) BookedHours() float64 { return float64(f.BookedSec) / 3600 }
 // whole, so the raw count can pass the booked seconds by a fraction).
 func (f Figures) BusyHours() float64 { return min(float64(f.BusyMin)/60, f.BookedHours()) }
 
-// IdleHours is GPU-hours booked but not busy: the waste the report is about.
+// IdleHours is GPU-hours booked but not busy: the waste the report is
+// about. It includes the held-idle hours.
 func (f Figures) IdleHours() float64 { return f.BookedHours() - f.BusyHours() }
 
-// Efficiency is busy / booked, 0 when nothing was booked.
+// HeldIdleHours is the part of IdleHours in which the booker's processes
+// held memory without working: the card was taken from others for nothing.
+func (f Figures) HeldIdleHours() float64 { return min(float64(f.HeldIdleMin)/60, f.IdleHours()) }
+
+// HasEfficiency reports whether efficiency means anything: with nothing
+// booked it is "n/a", not 0 %.
+func (f Figures) HasEfficiency() bool { return f.BookedSec > 0 }
+
+// Efficiency is busy / booked; see HasEfficiency for the empty case.
 func (f Figures) Efficiency() float64 {
 	if f.BookedSec == 0 {
 		return 0
@@ -127,6 +147,10 @@ func (f Figures) Efficiency() float64 {
 
 // UnbookedHours is GPU-hours used without a booking.
 func (f Figures) UnbookedHours() float64 { return float64(f.UnbookedMin) / 60 }
+
+// ChargedHours is what the fair-share usage counts: every booked GPU-hour,
+// used or not, and every unbooked GPU-hour at weight w.
+func (f Figures) ChargedHours(w float64) float64 { return f.BookedHours() + w*f.UnbookedHours() }
 
 // GivenBackHours is GPU-hours released early (by hand or by the idle rule).
 func (f Figures) GivenBackHours() float64 { return float64(f.GivenBackSec) / 3600 }

@@ -23,9 +23,18 @@ type UserReport struct {
 	FairShare  float64
 	TeamID     int64
 	TeamName   string
-	Rank       int // by busy GPU-hours within TeamName; 0 without a team
-	TeamSize   int
-	Heat       HeatMap
+	// Rank is "Rank of RankOf by busy GPU-hours": within TeamName on a
+	// user's own report and a team's table (RankOf is then TeamSize), in
+	// the whole cluster on the admins' table. 0 without a team.
+	Rank, RankOf int
+	TeamSize     int
+	// UsedBy are the other users whose processes ran on this user's
+	// bookings: their unbooked use, shown so that the booker sees it.
+	UsedBy []UserMinutes
+	Heat   HeatMap
+	// Quiet is the advice of when to book: the coming week's hours with
+	// the most free GPUs.
+	Quiet []QuietSlot
 }
 
 // Active reports whether the long report has anything to say.
@@ -43,7 +52,7 @@ func share(part, whole float64) float64 {
 func (d *WeekData) UserReport(u User) UserReport {
 	t := d.totals()
 	r := UserReport{Week: d.Week, AsOf: d.AsOf, User: u, Figures: d.WeekFigures(u.ID),
-		Days: d.DaysOf(u.ID), Trend: d.Trend(u.ID), Heat: t.heat}
+		Days: d.DaysOf(u.ID), Trend: d.Trend(u.ID), Heat: t.heat, Quiet: t.quiet, UsedBy: d.UsedBy[u.ID]}
 	r.ShareBooked = share(r.Figures.BookedHours(), t.all.BookedHours())
 	r.ShareBusy = share(r.Figures.BusyHours(), t.all.BusyHours())
 	r.Entitled = t.entitled[u.ID]
@@ -51,7 +60,7 @@ func (d *WeekData) UserReport(u User) UserReport {
 	r.FairShare = FairShareFactor(r.UsageShare, r.Entitled)
 	if t, ok := d.firstTeam(u.ID); ok {
 		ids := d.teamMembers(t.TeamID)
-		r.TeamID, r.TeamName, r.TeamSize = t.TeamID, t.TeamName, len(ids)
+		r.TeamID, r.TeamName, r.TeamSize, r.RankOf = t.TeamID, t.TeamName, len(ids), len(ids)
 		r.Rank = Rank(ids, func(id int64) float64 { return d.WeekFigures(id).BusyHours() })[u.ID]
 	}
 	return r
@@ -65,22 +74,41 @@ type weekTotals struct {
 	entitled map[int64]float64
 	usage    map[int64]float64
 	heat     HeatMap
+	quiet    []QuietSlot
 }
 
 func (d *WeekData) totals() *weekTotals {
 	d.totalsOnce.Do(func() {
-		d.totalsVal = weekTotals{all: d.clusterWeek(), entitled: EntitledShares(d.Users, d.Memberships, d.TeamQuotas),
+		d.totalsVal = weekTotals{all: d.clusterWeek(), entitled: EntitledShares(d.Users, d.Memberships, d.TeamWeights, d.activeUsers()),
 			usage: d.usageShares(), heat: d.HeatMap()}
+		d.totalsVal.quiet = d.QuietHours(d.totalsVal.heat, QuietSlots)
 	})
 	return &d.totalsVal
 }
 
-// usageShares is every user's part of the cluster's decayed usage.
+// activeUsers are the users with booked or unbooked use in any span: the
+// members a team's entitled share is split among.
+func (d *WeekData) activeUsers() map[int64]bool {
+	out := map[int64]bool{}
+	for uid, figs := range d.ByUser {
+		for _, f := range figs {
+			if f.BookedSec > 0 || f.UnbookedMin > 0 {
+				out[uid] = true
+			}
+		}
+	}
+	return out
+}
+
+// usageShares is every user's part of the cluster's decayed usage: each
+// user's charged hours (booked, and unbooked at the rules' weight) over
+// the sum of everyone's.
 func (d *WeekData) usageShares() map[int64]float64 {
 	raw := map[int64]float64{}
 	total := 0.0
+	w := d.Rules.OrDefault().UnbookedWeight
 	for uid, figs := range d.ByUser {
-		raw[uid] = DecayedUsage(d.Spans, figs, d.Week.End)
+		raw[uid] = DecayedUsage(d.Spans, figs, d.Week.End, w)
 		total += raw[uid]
 	}
 	for uid, v := range raw {
@@ -120,7 +148,9 @@ func (d *WeekData) TeamTable(teamID int64) []UserReport {
 	var rows []UserReport
 	for _, id := range d.teamMembers(teamID) {
 		r := d.UserReport(byID[id])
-		r.TeamID, r.Rank = teamID, Rank(d.teamMembers(teamID), func(x int64) float64 { return d.WeekFigures(x).BusyHours() })[id]
+		ids := d.teamMembers(teamID)
+		r.TeamID, r.RankOf = teamID, len(ids)
+		r.Rank = Rank(ids, func(x int64) float64 { return d.WeekFigures(x).BusyHours() })[id]
 		rows = append(rows, r)
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
@@ -132,6 +162,24 @@ func (d *WeekData) TeamTable(teamID int64) []UserReport {
 	return rows
 }
 
+// ClusterUsers is every user's report for the admins' table, ranked in the
+// whole cluster by busy GPU-hours (Rank of RankOf), heaviest first.
+func (d *WeekData) ClusterUsers() []UserReport {
+	ids := make([]int64, len(d.Users))
+	for i, u := range d.Users {
+		ids[i] = u.ID
+	}
+	ranks := Rank(ids, func(x int64) float64 { return d.WeekFigures(x).BusyHours() })
+	rows := make([]UserReport, 0, len(d.Users))
+	for _, u := range d.Users {
+		r := d.UserReport(u)
+		r.Rank, r.RankOf = ranks[u.ID], len(ids)
+		rows = append(rows, r)
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Rank < rows[j].Rank })
+	return rows
+}
+
 // UserHours is one line of a "top" list.
 type UserHours struct {
 	User  User
@@ -140,11 +188,15 @@ type UserHours struct {
 
 // ClusterSummary is the admins' view of the week.
 type ClusterSummary struct {
-	Week                     Week
-	GPUCount                 int
-	CapacityHours            float64 // GPUs × hours of the week so far
-	Booked                   Figures // every user's figures summed
-	ClusterBusyHours         float64 // busy GPU-hours, booked or not
+	Week             Week
+	GPUCount         int
+	CapacityHours    float64 // GPUs × hours of the week so far
+	Booked           Figures // every user's figures summed
+	ClusterBusyHours float64 // busy GPU-hours, booked or not
+	// UnbookedHours is GPU-hours used without a booking, each GPU-minute
+	// once however many users shared it (Booked.UnbookedHours would count
+	// it once per user).
+	UnbookedHours            float64
 	Utilisation, BookedShare float64 // of the capacity
 	TopIdle, TopUnbooked     []UserHours
 	PendingRequests          int64
@@ -157,12 +209,16 @@ const TopN = 5
 // ClusterSummary builds the admins' view.
 func (d *WeekData) ClusterSummary() ClusterSummary {
 	s := ClusterSummary{Week: d.Week, GPUCount: d.GPUCount, Booked: d.clusterWeek(), PendingRequests: d.PendingRequests}
-	var busyMin int64
+	var busyMin, unbookedMin int64
 	for i := 0; i < ReportDays; i++ {
 		busyMin += d.ClusterBusyMin[i]
+		if i < len(d.ClusterUnbookedMin) {
+			unbookedMin += d.ClusterUnbookedMin[i]
+		}
 		s.CapacityHours += d.Spans[i].End.Sub(d.Spans[i].Start).Hours() * float64(d.GPUCount)
 	}
 	s.ClusterBusyHours = float64(busyMin) / 60
+	s.UnbookedHours = float64(unbookedMin) / 60
 	s.Utilisation = share(s.ClusterBusyHours, s.CapacityHours)
 	s.BookedShare = share(s.Booked.BookedHours(), s.CapacityHours)
 	s.TopIdle = d.top(func(f Figures) float64 { return f.IdleHours() })

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"sort"
 	"sync"
 	"time"
 )
@@ -38,15 +39,29 @@ type WeekData struct {
 	ByUser      map[int64][]Figures
 	Users       []User
 	Memberships []Membership // with TeamName
-	// TeamQuotas are the teams' weekly GPU-hour quotas (policy
-	// max_gpu_hours_week, GPU-minutes), the weights of EntitledShares.
-	TeamQuotas map[int64]int64
+	// TeamWeights are the teams' share weights (teams.share_weight, set on
+	// the admin team page), the weights of EntitledShares.
+	TeamWeights map[int64]float64
+	// Rules are the rules the figures were computed with; the fair-share
+	// usage reads the unbooked weight from them.
+	Rules ReportRules
 	// ClusterBusyMin is per span the busy GPU-minutes of the whole cluster,
 	// booked or not (the utilisation).
 	ClusterBusyMin []int64
+	// ClusterUnbookedMin is per span the GPU-minutes on which anyone's
+	// processes ran without a booking, each GPU-minute once however many
+	// users shared it.
+	ClusterUnbookedMin []int64
 	// HourBusyMin maps a UTC hour (Unix seconds / 3600) of the spans to the
 	// cluster's busy GPU-minutes in it (the heat map).
-	HourBusyMin     map[int64]int64
+	HourBusyMin map[int64]int64
+	// UsedBy is per booker the other users whose processes ran on the
+	// booker's bookings in the week, with their minutes: that use is their
+	// unbooked use, never the booker's busy time.
+	UsedBy map[int64][]UserMinutes
+	// Coming is the confirmed bookings' GPU ranges in the week after Week,
+	// one per booked GPU: the known part of the quiet-hours advice.
+	Coming          []Span
 	GPUCount        int
 	PendingRequests int64
 
@@ -111,4 +126,34 @@ func (d *WeekData) clusterWeek() Figures {
 		sum = sum.Add(d.WeekFigures(uid))
 	}
 	return sum
+}
+
+// UserMinutes is another user's minutes on one's bookings.
+type UserMinutes struct {
+	UserID  int64
+	Name    string
+	Minutes int64
+}
+
+// Hours is the minutes as GPU-hours.
+func (u UserMinutes) Hours() float64 { return float64(u.Minutes) / 60 }
+
+// NameUsedBy fills the names of UsedBy from Users and orders each list
+// by minutes, most first; the store calls it once Users are read.
+func (d *WeekData) NameUsedBy() {
+	names := make(map[int64]string, len(d.Users))
+	for _, u := range d.Users {
+		names[u.ID] = u.Name
+	}
+	for _, list := range d.UsedBy {
+		for i := range list {
+			list[i].Name = names[list[i].UserID]
+		}
+		sort.SliceStable(list, func(i, j int) bool {
+			if list[i].Minutes != list[j].Minutes {
+				return list[i].Minutes > list[j].Minutes
+			}
+			return list[i].Name < list[j].Name
+		})
+	}
 }

@@ -9,68 +9,66 @@ import (
 // UsageHalfLife is Slurm's default decay: usage a week old counts half.
 const UsageHalfLife = 7 * 24 * time.Hour
 
-// EntitledShares splits the cluster among users. Each team gets a part,
-// split equally among its members (a member of two teams gets a part of
-// each); users in no team share one more part as if they were a team.
-// The parts are equal, unless every team has a weekly GPU-hour quota
-// (policy max_gpu_hours_week, in quotas by team ID): then each team's part
-// is in proportion to its quota, and the teamless part weighs as much as
-// the mean quota. With no teams at all every user gets 1/N. The shares sum to 1.
-func EntitledShares(users []User, ms []Membership, quotas map[int64]int64) map[int64]float64 {
+// DefaultTeamWeight is a team's share weight until an admin sets another,
+// and the weight of the one part the users in no team share.
+const DefaultTeamWeight = 1.0
+
+// EntitledShares splits the cluster among users. Each team gets a part in
+// proportion to its weight (weights, by team ID; DefaultTeamWeight where
+// unset), split equally among its active members (active: any booked or
+// unbooked use in the report's four weeks), or among all its members when
+// none was active. A member of two teams gets a part of each. The users in
+// no team share one more part of DefaultTeamWeight, split the same way:
+// a lone teamless user does not get a whole team's part unless the teams
+// are as many as one. The shares sum to 1 over the teams and parts that
+// have members.
+func EntitledShares(users []User, ms []Membership, weights map[int64]float64, active map[int64]bool) map[int64]float64 {
 	out := make(map[int64]float64, len(users))
 	if len(users) == 0 {
 		return out
 	}
-	members := map[int64][]int64{}
+	groups := map[int64][]int64{} // team ID → members; 0 is the teamless part
 	inTeam := map[int64]bool{}
 	for _, m := range ms {
-		members[m.TeamID] = append(members[m.TeamID], m.UserID)
+		groups[m.TeamID] = append(groups[m.TeamID], m.UserID)
 		inTeam[m.UserID] = true
 	}
-	var loners []int64
 	for _, u := range users {
 		if !inTeam[u.ID] {
-			loners = append(loners, u.ID)
+			groups[0] = append(groups[0], u.ID)
 		}
 	}
-	weight, lonerWeight, total := teamWeights(members, quotas)
-	if len(loners) > 0 {
-		total += lonerWeight
-	}
-	for team, ids := range members {
-		for _, id := range ids {
-			out[id] += weight[team] / total / float64(len(ids))
+	weight := func(team int64) float64 {
+		if w, ok := weights[team]; ok && team != 0 && w > 0 {
+			return w
 		}
+		return DefaultTeamWeight
 	}
-	for _, id := range loners {
-		out[id] += lonerWeight / total / float64(len(loners))
+	total := 0.0
+	for team := range groups {
+		total += weight(team)
+	}
+	for team, ids := range groups {
+		sharers := activeOnly(ids, active)
+		for _, id := range sharers {
+			out[id] += weight(team) / total / float64(len(sharers))
+		}
 	}
 	return out
 }
 
-// teamWeights is each team's weight: its quota when every team has one,
-// else 1; the teamless users' weight is the mean.
-func teamWeights(members map[int64][]int64, quotas map[int64]int64) (map[int64]float64, float64, float64) {
-	useQuotas := len(members) > 0
-	for team := range members {
-		if quotas[team] <= 0 {
-			useQuotas = false
+// activeOnly keeps the active ids, or all of them when none is active.
+func activeOnly(ids []int64, active map[int64]bool) []int64 {
+	var out []int64
+	for _, id := range ids {
+		if active[id] {
+			out = append(out, id)
 		}
 	}
-	w := make(map[int64]float64, len(members))
-	total := 0.0
-	for team := range members {
-		w[team] = 1
-		if useQuotas {
-			w[team] = float64(quotas[team])
-		}
-		total += w[team]
+	if len(out) == 0 {
+		return ids
 	}
-	mean := 1.0
-	if len(members) > 0 {
-		mean = total / float64(len(members))
-	}
-	return w, mean, total
+	return out
 }
 
 // decayWeight is how much usage at age counts: 2^(−age/half-life).
@@ -78,25 +76,31 @@ func decayWeight(age time.Duration) float64 {
 	return math.Exp2(-float64(age) / float64(UsageHalfLife))
 }
 
-// DecayedUsage weighs each span's booked GPU-hours by its age, taken from
-// the middle of the span to the end of the report's week. Usage older than
-// the spans (four weeks) is left out; it would weigh under 1/11.
-func DecayedUsage(spans []Span, figs []Figures, weekEnd time.Time) float64 {
+// DecayedUsage weighs each span's charged GPU-hours (booked, plus
+// unbooked at weight w) by its age, taken from the middle of the span to
+// the end of the report's week. Usage older than the spans (four weeks) is
+// left out; it would weigh under 1/11.
+func DecayedUsage(spans []Span, figs []Figures, weekEnd time.Time, w float64) float64 {
 	u := 0.0
 	for i, s := range spans {
 		if i >= len(figs) || !s.End.After(s.Start) {
 			continue
 		}
 		mid := s.Start.Add(s.End.Sub(s.Start) / 2)
-		u += figs[i].BookedHours() * decayWeight(weekEnd.Sub(mid))
+		u += figs[i].ChargedHours(w) * decayWeight(weekEnd.Sub(mid))
 	}
 	return u
 }
 
 // FairShareFactor is Slurm's classic F = 2^(−U/S): U the user's part of
 // the cluster's decayed usage, S their entitled share. F = 1 for no use,
-// 0.5 when use equals share, towards 0 beyond. No share means F = 0.
+// 0.5 when use equals share, towards 0 beyond. No use means F = 1 even
+// without a share (an inactive member whose team's part went to its active
+// members); use without a share means F = 0.
 func FairShareFactor(u, s float64) float64 {
+	if u <= 0 {
+		return 1
+	}
 	if s <= 0 {
 		return 0
 	}

@@ -1,13 +1,11 @@
 package models
 
-import (
-	"sort"
-	"time"
-)
+import "time"
 
 // HeatMap is the cluster's load by weekday (Monday first) and hour of the
 // day in the cluster's zone over the report's four weeks: the share of all
-// GPU-minutes that were busy. Low cells are when booking is easy.
+// GPU-minutes that were busy. QuietHours reads it as the expected use
+// of the coming week.
 type HeatMap struct {
 	Load [7][24]float64
 	Max  float64
@@ -38,27 +36,4 @@ func (d *WeekData) HeatMap() HeatMap {
 		}
 	}
 	return m
-}
-
-// HeatCell is one weekday × hour of the heat map.
-type HeatCell struct {
-	Weekday, Hour int
-	Load          float64
-}
-
-// Quietest returns the n least loaded cells, earliest first among equals:
-// the hours to suggest to someone who finds the calendar full. With no load
-// measured at all there is nothing to suggest, and it returns none.
-func (h HeatMap) Quietest(n int) []HeatCell {
-	if h.Max == 0 {
-		return nil
-	}
-	cells := make([]HeatCell, 0, 7*24)
-	for wd := range h.Load {
-		for hr, l := range h.Load[wd] {
-			cells = append(cells, HeatCell{wd, hr, l})
-		}
-	}
-	sort.SliceStable(cells, func(i, j int) bool { return cells[i].Load < cells[j].Load })
-	return cells[:min(n, len(cells))]
 }

@@ -92,52 +92,19 @@ func TestFiguresArithmetic(t *testing.T) {
 	if g.Efficiency() != 1 || g.IdleHours() != 0 {
 		t.Errorf("capped: eff %v idle %v", g.Efficiency(), g.IdleHours())
 	}
-	if (Figures{}).Efficiency() != 0 || (Figures{}).Active() {
-		t.Error("empty figures")
+	if (Figures{}).HasEfficiency() || (Figures{}).Active() {
+		t.Error("empty figures: efficiency must be n/a and the user inactive")
 	}
-}
-
-func TestEntitledShares(t *testing.T) {
-	users := []User{{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4}}
-	if got := EntitledShares(users, nil, nil); got[1] != 0.25 || got[4] != 0.25 {
-		t.Errorf("no teams: %v", got)
-	}
-	// Teams A {1, 2} and B {2}, user 3 and 4 in none: three parts of 1/3.
-	ms := []Membership{{TeamID: 10, UserID: 1}, {TeamID: 10, UserID: 2}, {TeamID: 11, UserID: 2}}
-	got := EntitledShares(users, ms, nil)
-	want := map[int64]float64{1: 1.0 / 6, 2: 1.0/6 + 1.0/3, 3: 1.0 / 6, 4: 1.0 / 6}
-	sum := 0.0
-	for id, w := range want {
-		if math.Abs(got[id]-w) > 1e-12 {
-			t.Errorf("user %d: %v, want %v", id, got[id], w)
-		}
-		sum += got[id]
-	}
-	if math.Abs(sum-1) > 1e-12 {
-		t.Errorf("shares sum to %v", sum)
-	}
-}
-
-func TestEntitledSharesByQuota(t *testing.T) {
-	users := []User{{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4}}
-	ms := []Membership{{TeamID: 10, UserID: 1}, {TeamID: 10, UserID: 2}, {TeamID: 11, UserID: 3}}
-	// Quotas 300 and 100: mean 200 for user 4, who has no team; total 600.
-	got := EntitledShares(users, ms, map[int64]int64{10: 300, 11: 100})
-	want := map[int64]float64{1: 0.25, 2: 0.25, 3: 1.0 / 6, 4: 1.0 / 3}
-	for id, w := range want {
-		if math.Abs(got[id]-w) > 1e-12 {
-			t.Errorf("user %d: %v, want %v", id, got[id], w)
-		}
-	}
-	// One team without a quota: equal parts again.
-	if got := EntitledShares(users, ms, map[int64]int64{10: 300}); math.Abs(got[3]-1.0/3) > 1e-12 {
-		t.Errorf("partial quotas: user 3 has %v, want 1/3", got[3])
+	// Held idle is part of idle, never more.
+	h := Figures{BookedSec: 2 * 3600, BusyMin: 60, HeldIdleMin: 90}
+	if h.IdleHours() != 1 || h.HeldIdleHours() != 1 || h.Efficiency() != 0.5 {
+		t.Errorf("held idle %v of idle %v, efficiency %v", h.HeldIdleHours(), h.IdleHours(), h.Efficiency())
 	}
 }
 
 func TestFairShareFactor(t *testing.T) {
 	tests := []struct{ u, s, want float64 }{
-		{0, 0.25, 1}, {0.25, 0.25, 0.5}, {0.5, 0.25, 0.25}, {0.1, 0, 0},
+		{0, 0.25, 1}, {0.25, 0.25, 0.5}, {0.5, 0.25, 0.25}, {0.1, 0, 0}, {0, 0, 1},
 	}
 	for _, tt := range tests {
 		if got := FairShareFactor(tt.u, tt.s); math.Abs(got-tt.want) > 1e-12 {

@@ -31,6 +31,7 @@ type TeamStore interface {
 	AllMemberships(ctx context.Context) ([]Membership, error)
 	SetMembership(ctx context.Context, m *Membership, by Actor) error
 	RemoveMembership(ctx context.Context, teamID, userID int64, by Actor) error
+	SetTeamShareWeight(ctx context.Context, id int64, w float64, by Actor) error
 }
 
 // NodeStore reads and writes nodes and their GPUs.

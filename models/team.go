@@ -1,6 +1,8 @@
 package models
 
 import (
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,9 +21,27 @@ const (
 
 // Team groups users; its leads approve the team's priority requests.
 type Team struct {
-	ID        int64
-	Name      string
-	CreatedAt time.Time
+	ID   int64
+	Name string
+	// ShareWeight is the team's weight in the fair-share entitled shares
+	// (docs/reports.md): admins set it when teams should not be equal.
+	ShareWeight float64
+	CreatedAt   time.Time
+}
+
+// MaxShareWeight bounds a team's weight, as the database's check does.
+const MaxShareWeight = 1000
+
+// ParseShareWeight reads the admin form's weight: a number above 0 and at
+// most MaxShareWeight.
+func ParseShareWeight(s string) (float64, error) {
+	w, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || !(w > 0 && w <= MaxShareWeight) {
+		fe := FieldErrors{}
+		fe.Add("share_weight", M("err.share_weight_invalid", "Max", MaxShareWeight))
+		return 0, fe.Err()
+	}
+	return w, nil
 }
 
 // Validate checks a team before it is written.

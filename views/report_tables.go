@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +25,38 @@ func Hours(h float64) string { return fmt.Sprintf("%.1f", h) }
 // Percent formats a ratio as a whole percentage.
 func Percent(x float64) string { return fmt.Sprintf("%.0f%%", x*100) }
 
+// Efficiency formats busy ÷ booked, "n/a" when nothing was booked.
+func Efficiency(t *i18n.Translator, f models.Figures) string {
+	if !f.HasEfficiency() {
+		return t.T("report.na")
+	}
+	return Percent(f.Efficiency())
+}
+
+// Weight formats a team's share weight for the admin form.
+func Weight(w float64) string { return strconv.FormatFloat(w, 'f', -1, 64) }
+
+// RankText reads "N of M by busy GPU-hours", never a bare number that
+// could pass for a grade; "" without a rank.
+func RankText(t *i18n.Translator, r models.UserReport) string {
+	if r.Rank == 0 {
+		return ""
+	}
+	return t.T("report.rank_n_of_m", "Rank", r.Rank, "Size", r.RankOf)
+}
+
+// UsedByText lists the other users on one's bookings ("dave 1.0 h, …").
+func UsedByText(t *i18n.Translator, list []models.UserMinutes) string {
+	if len(list) == 0 {
+		return t.T("report.used_by_nobody")
+	}
+	parts := make([]string, len(list))
+	for i, u := range list {
+		parts[i] = t.T("report.used_by_one", "Name", u.Name, "Hours", Hours(u.Hours()))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Factor formats the fair-share factor.
 func Factor(f float64) string { return fmt.Sprintf("%.2f", f) }
 
@@ -33,8 +66,11 @@ func FiguresTable(t *i18n.Translator, r models.UserReport) Table {
 	rows := [][]string{
 		{t.T("report.booked"), Hours(f.BookedHours())},
 		{t.T("report.busy"), Hours(f.BusyHours())},
-		{t.T("report.efficiency"), Percent(f.Efficiency())},
+		{t.T("report.efficiency"), Efficiency(t, f)},
 		{t.T("report.idle"), Hours(f.IdleHours())},
+		{t.T("report.held_idle"), Hours(f.HeldIdleHours())},
+		{t.T("report.no_user_data"), t.T("report.no_user_data_minutes", "Minutes", f.NoUserDataMin)},
+		{t.T("report.used_by"), UsedByText(t, r.UsedBy)},
 		{t.T("report.given_back"), Hours(f.GivenBackHours())},
 		{t.T("report.auto_released"), Hours(f.AutoGivenBackHours())},
 		{t.T("report.no_shows"), itoa64(f.NoShows)},
@@ -48,7 +84,7 @@ func FiguresTable(t *i18n.Translator, r models.UserReport) Table {
 		{t.T("report.fairshare"), Factor(r.FairShare)},
 	}
 	if r.TeamName != "" {
-		rows = append(rows, []string{t.T("report.rank"), t.T("report.rank_of", "Rank", r.Rank, "Size", r.TeamSize, "Team", r.TeamName)})
+		rows = append(rows, []string{t.T("report.rank"), t.T("report.rank_in_team", "Rank", RankText(t, r), "Team", r.TeamName)})
 	}
 	return Table{ID: "figures", Head: []string{t.T("report.figure"), t.T("report.value")}, Rows: rows}
 }
@@ -63,7 +99,7 @@ func DaysTable(t *i18n.Translator, days []models.DayPoint) Table {
 	tb := Table{ID: "days", Head: []string{t.T("report.day"), t.T("report.booked"), t.T("report.busy"), t.T("report.efficiency")}}
 	for _, d := range days {
 		tb.Rows = append(tb.Rows, []string{weekdayName(t, d.Day) + " " + d.Day.Format("01-02"),
-			Hours(d.Figures.BookedHours()), Hours(d.Figures.BusyHours()), Percent(d.Figures.Efficiency())})
+			Hours(d.Figures.BookedHours()), Hours(d.Figures.BusyHours()), Efficiency(t, d.Figures)})
 	}
 	return tb
 }
@@ -73,7 +109,7 @@ func TrendTable(t *i18n.Translator, trend []models.TrendPoint) Table {
 	tb := Table{ID: "trend", Head: []string{t.T("report.week"), t.T("report.booked"), t.T("report.busy"), t.T("report.efficiency"), t.T("report.unbooked")}}
 	for _, p := range trend {
 		f := p.Figures
-		tb.Rows = append(tb.Rows, []string{p.Week.String(), Hours(f.BookedHours()), Hours(f.BusyHours()), Percent(f.Efficiency()), Hours(f.UnbookedHours())})
+		tb.Rows = append(tb.Rows, []string{p.Week.String(), Hours(f.BookedHours()), Hours(f.BusyHours()), Efficiency(t, f), Hours(f.UnbookedHours())})
 	}
 	return tb
 }
@@ -97,11 +133,12 @@ func HeatTable(t *i18n.Translator, h models.HeatMap) Table {
 // MembersTable is a team's (or the cluster's) users with their figures.
 func MembersTable(t *i18n.Translator, id string, rows []models.UserReport) Table {
 	tb := Table{ID: id, Head: []string{t.T("report.rank"), t.T("report.user"), t.T("report.booked"), t.T("report.busy"),
-		t.T("report.efficiency"), t.T("report.idle"), t.T("report.unbooked"), t.T("report.no_shows"), t.T("report.share_booked"), t.T("report.fairshare")}}
+		t.T("report.efficiency"), t.T("report.idle"), t.T("report.held_idle"), t.T("report.unbooked"), t.T("report.no_shows"),
+		t.T("report.share_booked"), t.T("report.fairshare")}}
 	for _, r := range rows {
 		f := r.Figures
-		tb.Rows = append(tb.Rows, []string{itoa(r.Rank), r.User.Name, Hours(f.BookedHours()), Hours(f.BusyHours()), Percent(f.Efficiency()),
-			Hours(f.IdleHours()), Hours(f.UnbookedHours()), itoa64(f.NoShows), Percent(r.ShareBooked), Factor(r.FairShare)})
+		tb.Rows = append(tb.Rows, []string{RankText(t, r), r.User.Name, Hours(f.BookedHours()), Hours(f.BusyHours()), Efficiency(t, f),
+			Hours(f.IdleHours()), Hours(f.HeldIdleHours()), Hours(f.UnbookedHours()), itoa64(f.NoShows), Percent(r.ShareBooked), Factor(r.FairShare)})
 	}
 	return tb
 }
@@ -113,11 +150,12 @@ func ClusterTable(t *i18n.Translator, s models.ClusterSummary) Table {
 		{t.T("report.capacity"), Hours(s.CapacityHours)},
 		{t.T("report.booked"), Hours(s.Booked.BookedHours())},
 		{t.T("report.busy"), Hours(s.Booked.BusyHours())},
-		{t.T("report.efficiency"), Percent(s.Booked.Efficiency())},
+		{t.T("report.efficiency"), Efficiency(t, s.Booked)},
+		{t.T("report.held_idle"), Hours(s.Booked.HeldIdleHours())},
 		{t.T("report.cluster_busy"), Hours(s.ClusterBusyHours)},
 		{t.T("report.utilisation"), Percent(s.Utilisation)},
 		{t.T("report.booked_share"), Percent(s.BookedShare)},
-		{t.T("report.unbooked"), Hours(s.Booked.UnbookedHours())},
+		{t.T("report.unbooked_cluster"), Hours(s.UnbookedHours)},
 		{t.T("report.given_back"), Hours(s.Booked.GivenBackHours())},
 		{t.T("report.no_shows"), itoa64(s.Booked.NoShows)},
 		{t.T("report.pending"), itoa64(s.PendingRequests)},

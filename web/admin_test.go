@@ -153,6 +153,19 @@ func TestAdminUsersAndTeams(t *testing.T) {
 			if !strings.Contains(list.Doc.Find(`[data-testid="team-Vision"]`).Text(), "Plain User") {
 				t.Errorf("teams list lacks the lead: %q", list.Doc.Find(`[data-testid="teams-table"]`).Text())
 			}
+			// The team's share weight: shown, validated, saved.
+			if v, _ := admin.Get(teamURL).Doc.Find(`#share-weight`).Attr("value"); v != "1" {
+				t.Errorf("share weight field %q, want the default 1", v)
+			}
+			if res := admin.Post(teamURL+"/share-weight", url.Values{"share_weight": {"0"}}); res.Code != http.StatusUnprocessableEntity {
+				t.Errorf("weight 0: %d", res.Code)
+			}
+			if res := admin.Post(teamURL+"/share-weight", url.Values{"share_weight": {"2.5"}}); res.Code != http.StatusSeeOther {
+				t.Errorf("weight 2.5: %d", res.Code)
+			}
+			if v, _ := admin.Get(teamURL).Doc.Find(`#share-weight`).Attr("value"); v != "2.5" {
+				t.Errorf("share weight after save %q, want 2.5", v)
+			}
 			if res := admin.Post(teamURL+"/members/"+itoa(plain.ID)+"/remove", nil); res.Code != http.StatusSeeOther {
 				t.Errorf("remove: %d", res.Code)
 			}

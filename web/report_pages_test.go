@@ -53,6 +53,10 @@ func reportEnv(t *testing.T, dialect string) (env *webtest.Env, root, alice, bob
 		}
 		exec(`INSERT INTO gpu_usage_minutes (gpu_id, minute, util_avg_pct, util_max_pct, mem_used_mib, mem_total_mib, samples)
 			VALUES ((SELECT MIN(id) FROM gpus), ?, ?, ?, 0, 81920, 60)`, from.Add(time.Duration(m)*time.Minute), util, util)
+		if m < 60 { // her own process: only the booker's processes make her busy
+			exec(`INSERT INTO gpu_user_usage_minutes (gpu_id, minute, user_name, user_id, memory_mib, processes, busy)
+				VALUES ((SELECT MIN(id) FROM gpus), ?, 'alice', ?, 4000, 1, TRUE)`, from.Add(time.Duration(m)*time.Minute), a.ID)
+		}
 	}
 	must(t, env.DB.RestampUsage(ctx, from.Add(-time.Hour), from.Add(3*time.Hour))) // rows written around the store
 	return env, root, alice, bob, team.ID
@@ -84,12 +88,13 @@ func TestReportMyUsage(t *testing.T) {
 				t.Fatalf("status %d: %s", res.Code, res.Body.String())
 			}
 			for label, want := range map[string]string{"GPU-hours booked": "2.0", "GPU-hours busy": "1.0", "Efficiency": "50%",
-				"Idle GPU-hours in bookings": "1.0", "Rank": "1 of 2 in A"} {
+				"Idle GPU-hours in bookings": "1.0", "Rank": "1 of 2 by busy GPU-hours in A",
+				"Booked minutes without per-user data": "no per-user data for 0 minutes", "Used by others on your bookings": "nobody"} {
 				if got := figureValue(res, label); got != want {
 					t.Errorf("%s = %q, want %q", label, got, want)
 				}
 			}
-			for _, id := range []string{"days-chart", "trend-chart", "heat-chart", "fairshare-sentence"} {
+			for _, id := range []string{"days-chart", "trend-chart", "heat-chart", "fairshare-sentence", "report-definitions"} {
 				if res.Doc.Find(`[data-testid="`+id+`"]`).Length() != 1 {
 					t.Errorf("no %s", id)
 				}

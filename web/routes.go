@@ -89,6 +89,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	reports := &handlers.Reports{Base: base, Rules: cfg.Reports}
 	signedIn.GET("/usage", reports.Usage)
 	signedIn.GET("/usage/team/:id", reports.TeamUsage)
+	signedIn.GET("/usage/definitions", reports.Definitions)
 	signedIn.POST("/profile/report-email", reports.SaveEmailPref)
 
 	// Admin pages.
@@ -104,6 +105,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	adm.POST("/teams", admin.CreateTeam)
 	adm.GET("/teams/:id", admin.Team)
 	adm.POST("/teams/:id/members", admin.SetMember)
+	adm.POST("/teams/:id/share-weight", admin.SetShareWeight)
 	adm.POST("/teams/:id/members/:user/remove", admin.RemoveMember)
 	adm.GET("/groups", admin.Groups)
 	adm.POST("/groups", admin.CreateGroup)

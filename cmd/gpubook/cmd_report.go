@@ -16,8 +16,10 @@ import (
 // are the weeks in which the schedule fell due.
 const reportJob = "weekly-reports"
 
-// reportRules reads GPUBOOK_REPORT_BUSY_UTIL_PCT, GPUBOOK_REPORT_BUSY_MEM_MIB
-// and GPUBOOK_REPORT_SCHEDULE ("mon 08:00", cluster time zone).
+// reportRules reads GPUBOOK_REPORT_BUSY_UTIL_PCT,
+// GPUBOOK_REPORT_UNBOOKED_WEIGHT (what an unbooked GPU-hour weighs in the
+// fair-share usage, above 0; docs/reports.md) and GPUBOOK_REPORT_SCHEDULE
+// ("mon 08:00", cluster time zone).
 func reportRules(getenv func(string) string) (models.ReportRules, error) {
 	r := models.DefaultReportRules
 	if v := getenv("GPUBOOK_REPORT_BUSY_UTIL_PCT"); v != "" {
@@ -27,12 +29,12 @@ func reportRules(getenv func(string) string) (models.ReportRules, error) {
 		}
 		r.BusyUtilPct = f
 	}
-	if v := getenv("GPUBOOK_REPORT_BUSY_MEM_MIB"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return r, fmt.Errorf("GPUBOOK_REPORT_BUSY_MEM_MIB: %q is not a number of MiB", v)
+	if v := getenv("GPUBOOK_REPORT_UNBOOKED_WEIGHT"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > 0 && f <= 100) {
+			return r, fmt.Errorf("GPUBOOK_REPORT_UNBOOKED_WEIGHT: %q is not a weight above 0 and at most 100", v)
 		}
-		r.BusyMemMiB = n
+		r.UnbookedWeight = f
 	}
 	if v := getenv("GPUBOOK_REPORT_SCHEDULE"); v != "" {
 		s, err := models.ParseSchedule(v)

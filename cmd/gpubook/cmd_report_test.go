@@ -33,6 +33,9 @@ func reportWeekData(t *testing.T, url string) models.Week {
 	for m := 0; m < 60; m++ {
 		exec(`INSERT INTO gpu_usage_minutes (gpu_id, minute, util_avg_pct, util_max_pct, mem_used_mib, mem_total_mib, samples)
 			VALUES ((SELECT MIN(id) FROM gpus), ?, 90, 90, 0, 81920, 60)`, from.Add(time.Duration(m)*time.Minute))
+		exec(`INSERT INTO gpu_user_usage_minutes (gpu_id, minute, user_name, user_id, memory_mib, processes, busy)
+			VALUES ((SELECT MIN(id) FROM gpus), ?, 'ann', (SELECT id FROM users WHERE email = 'ann@example.org'), 4000, 1, TRUE)`,
+			from.Add(time.Duration(m)*time.Minute))
 	}
 	if err := db.RestampUsage(context.Background(), from.Add(-time.Hour), from.Add(3*time.Hour)); err != nil { // rows written around the store
 		t.Fatal(err)
@@ -45,7 +48,7 @@ func TestReportPreviewAndSend(t *testing.T) {
 		w := reportWeekData(t, url)
 		out := mustGpubook(t, url, "report", "preview", "--email", "ann@example.org", "--week", w.String())
 		for _, want := range []string{"Your GPU usage, week " + w.String(), "Hello Ann,", "GPU-hours booked", "2.0", "Efficiency", "50%",
-			"Fair-share factor", "/usage?week=" + w.String(), "/profile#email"} {
+			"Fair-share factor", "/usage?week=" + w.String(), "/profile#email", "/usage/definitions"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("preview lacks %q:\n%s", want, out)
 			}
@@ -83,11 +86,11 @@ func TestReportPreviewAndSend(t *testing.T) {
 }
 
 func TestReportRulesFromEnv(t *testing.T) {
-	r, err := reportRules(envOf(map[string]string{"GPUBOOK_REPORT_BUSY_UTIL_PCT": "10", "GPUBOOK_REPORT_BUSY_MEM_MIB": "2048", "GPUBOOK_REPORT_SCHEDULE": "tue 09:30"}))
-	if err != nil || r.BusyUtilPct != 10 || r.BusyMemMiB != 2048 || r.Schedule != (models.Schedule{Weekday: time.Tuesday, Hour: 9, Minute: 30}) {
+	r, err := reportRules(envOf(map[string]string{"GPUBOOK_REPORT_BUSY_UTIL_PCT": "10", "GPUBOOK_REPORT_UNBOOKED_WEIGHT": "1.5", "GPUBOOK_REPORT_SCHEDULE": "tue 09:30"}))
+	if err != nil || r.BusyUtilPct != 10 || r.UnbookedWeight != 1.5 || r.Schedule != (models.Schedule{Weekday: time.Tuesday, Hour: 9, Minute: 30}) {
 		t.Errorf("got %+v, %v", r, err)
 	}
-	for k, v := range map[string]string{"GPUBOOK_REPORT_BUSY_UTIL_PCT": "120", "GPUBOOK_REPORT_BUSY_MEM_MIB": "-1", "GPUBOOK_REPORT_SCHEDULE": "monday"} {
+	for k, v := range map[string]string{"GPUBOOK_REPORT_BUSY_UTIL_PCT": "120", "GPUBOOK_REPORT_UNBOOKED_WEIGHT": "0", "GPUBOOK_REPORT_SCHEDULE": "monday"} {
 		if _, err := reportRules(envOf(map[string]string{k: v})); err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("%s=%s: %v", k, v, err)
 		}

@@ -115,5 +115,5 @@ func (r *Weekly) emailEnv(u models.User) views.EmailEnv {
 
 func (r *Weekly) links(w models.Week) views.ReportLinks {
 	e := views.EmailEnv{BaseURL: r.BaseURL}
-	return views.ReportLinks{Web: e.URL("/usage?week=" + w.String()), Preferences: e.PreferencesURL()}
+	return views.ReportLinks{Web: e.URL("/usage?week=" + w.String()), Preferences: e.PreferencesURL(), Definitions: e.URL(views.DefinitionsPath)}
 }

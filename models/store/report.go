@@ -43,7 +43,7 @@ var figureQueries = []figureQuery{
 // row leaves the database.
 func (db *DB) ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rules models.ReportRules) (*models.WeekData, error) {
 	rules = rules.OrDefault()
-	d := &models.WeekData{Week: w, AsOf: asOf, Spans: models.ReportSpans(w, asOf), ByUser: map[int64][]models.Figures{}}
+	d := &models.WeekData{Week: w, AsOf: asOf, Spans: models.ReportSpans(w, asOf), ByUser: map[int64][]models.Figures{}, Rules: rules}
 	q := reportSQL{pg: db.Dialect == Postgres, rules: rules}
 	err := db.reportSnapshot(ctx, func(g *gorm.DB) error {
 		for _, fq := range figureQueries {
@@ -52,6 +52,9 @@ func (db *DB) ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 			}
 		}
 		if err := minutesFigures(g, q, d); err != nil {
+			return err
+		}
+		if err := unbookedFigures(g, q, d); err != nil {
 			return err
 		}
 		if err := reportContext(g, d); err != nil {
@@ -63,8 +66,11 @@ func (db *DB) ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 		if d.Users, err = listUsers(g); err != nil {
 			return err
 		}
-		d.Memberships, err = listMemberships(g, "m.team_id > ?", 0)
-		return err
+		if d.Memberships, err = listMemberships(g, "m.team_id > ?", 0); err != nil {
+			return err
+		}
+		d.NameUsedBy()
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -102,18 +108,67 @@ func reportContext(g *gorm.DB, d *models.WeekData) error {
 		return fmt.Errorf("store: report gpus: %w", err)
 	}
 	d.GPUCount = int(gpus)
-	var quotas []struct {
-		ScopeID int64 `gorm:"column:scope_id"`
-		Value   int64 `gorm:"column:value"`
+	var weights []struct {
+		ID     int64   `gorm:"column:id"`
+		Weight float64 `gorm:"column:share_weight"`
 	}
-	err := g.Table("policy_limits").Select("scope_id, value").
-		Where("scope = ? AND rule = ? AND period = ?", models.ScopeTeam, models.RuleMaxGPUHours, models.PeriodAll).Scan(&quotas).Error
+	if err := g.Table("teams").Select("id, share_weight").Scan(&weights).Error; err != nil {
+		return fmt.Errorf("store: report team weights: %w", err)
+	}
+	d.TeamWeights = map[int64]float64{}
+	for _, t := range weights {
+		d.TeamWeights[t.ID] = t.Weight
+	}
+	return comingBookings(g, d)
+}
+
+// comingBookings reads the confirmed bookings' GPU ranges in the week
+// after d.Week, for the quiet-hours advice (bookings, not minutes: few rows).
+func comingBookings(g *gorm.DB, d *models.WeekData) error {
+	next := d.Week.Next()
+	var rows []struct {
+		StartsAt time.Time `gorm:"column:starts_at"`
+		EndsAt   time.Time `gorm:"column:ends_at"`
+	}
+	err := g.Table("booking_gpus bg").Select("bg.starts_at, bg.ends_at").Joins("JOIN bookings b ON b.id = bg.booking_id").
+		Where("b.status = ? AND bg.starts_at < ? AND bg.ends_at > ?", models.StatusConfirmed, utc(next.End), utc(next.Start)).Scan(&rows).Error
 	if err != nil {
-		return fmt.Errorf("store: report team quotas: %w", err)
+		return fmt.Errorf("store: report coming bookings: %w", err)
 	}
-	d.TeamQuotas = map[int64]int64{}
-	for _, q := range quotas {
-		d.TeamQuotas[q.ScopeID] = q.Value
+	for _, r := range rows {
+		d.Coming = append(d.Coming, models.Span{Start: r.StartsAt, End: r.EndsAt})
+	}
+	return nil
+}
+
+// unbookedFigures reads the cluster's unbooked GPU-minutes (each once) and,
+// per booker, who else used their bookings in the week. Both read the
+// partial index of unbooked user rows, which are few.
+func unbookedFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
+	d.ClusterUnbookedMin = make([]int64, len(d.Spans))
+	d.UsedBy = map[int64][]models.UserMinutes{}
+	lo, hi := bounds(d.Spans)
+	if !lo.Before(hi) {
+		return nil
+	}
+	args := map[string]any{}
+	var rows []spanRow
+	if err := g.Raw(q.clusterUnbookedSQL(args, d.Spans), args).Scan(&rows).Error; err != nil {
+		return fmt.Errorf("store: report cluster unbooked: %w", err)
+	}
+	for _, r := range rows {
+		d.ClusterUnbookedMin[r.I] += r.A
+	}
+	wlo, whi := bounds(d.Spans[:models.ReportDays])
+	if !wlo.Before(whi) {
+		return nil
+	}
+	args, rows = map[string]any{}, nil
+	if err := g.Raw(q.usedBySQL(args, wlo, whi), args).Scan(&rows).Error; err != nil {
+		return fmt.Errorf("store: report used by: %w", err)
+	}
+	for _, r := range rows {
+		d.UsedBy[r.UID] = append(d.UsedBy[r.UID], models.UserMinutes{UserID: r.A, Minutes: r.B})
 	}
 	return nil
 }
@@ -136,8 +191,8 @@ func figure(g *gorm.DB, q reportSQL, d *models.WeekData, fq figureQuery) error {
 }
 
 // minutesFigures reads the figures of the one pass over the GPU-minutes
-// (minutesSQL): each user's busy minutes and no-shows, and the cluster's
-// busy minutes per span and UTC hour.
+// (minutesSQL): each user's busy, held-idle and no-per-user-data minutes
+// and no-shows, and the cluster's busy minutes per span and UTC hour.
 func minutesFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 	d.ClusterBusyMin = make([]int64, len(d.Spans))
 	d.HourBusyMin = map[int64]int64{}
@@ -152,6 +207,8 @@ func minutesFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 		H    int64  `gorm:"column:h"`
 		A    int64  `gorm:"column:a"`
 		B    int64  `gorm:"column:b"`
+		C    int64  `gorm:"column:c"`
+		D    int64  `gorm:"column:d"`
 	}
 	if err := g.Raw(q.minutesSQL(args, d.Spans), args).Scan(&rows).Error; err != nil {
 		return fmt.Errorf("store: report minutes: %w", err)
@@ -169,6 +226,8 @@ func minutesFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 		}
 		figs[r.I].BusyMin += r.A
 		figs[r.I].NoShows += r.B
+		figs[r.I].HeldIdleMin += r.C
+		figs[r.I].NoUserDataMin += r.D
 	}
 	return nil
 }

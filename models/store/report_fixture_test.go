@@ -19,8 +19,8 @@ import (
 //	booking                                   booked    busy      why
 //	alice g4 Sun(W48) 23:00–Mon 01:00, 70 %    1 h W49   60 min    crosses into the week: only its Monday hour counts (W48 gets the other)
 //	alice g1 Mon 10–12, util 80 %              2 h       120 min   fully used
-//	alice g2 Tue 10–14: 10–11 util 50 %,       4 h       120 min   half used: the second hour is busy by memory (2 GiB ≥ 1 GiB),
-//	      11–12 util 0 but 2 GiB, 12–14 0 %/100 MiB                 the last two hours are idle
+//	alice g2 Tue 10–14: 10–11 util 50 %,       4 h       60 min    a quarter used: 11–14 her processes hold memory at 0 %:
+//	      11–12 util 0 but 2 GiB, 12–14 0 %/100 MiB                 3 h held idle (memory never makes a minute busy)
 //	bob   g3 Wed 09–11, util 0, no process     2 h       0         no-show
 //	bob   g1 Thu 08–16 released at 10, 90 %    2 h       120 min   released early: 6 GPU-hours given back
 //	bob   g4 Sat 10–12 cancelled (pre-empted)  0         0         pre-empted Sat 09:00 (audit event): 1 pre-empted; his processes
@@ -32,10 +32,10 @@ import (
 //	unmapped unix user g1 Wed 15:00–15:10 30 %  —         —         counts for the cluster's load only (10 min)
 //	dave: nothing at all                                           the friendly short report
 //
-// Totals: alice booked 7 h busy 5 h (efficiency 5/7); bob 4 h / 2 h, 6 h given
+// Totals: alice booked 7 h busy 4 h (efficiency 4/7), 3 h held idle; bob 4 h / 2 h, 6 h given
 // back, 1 no-show, 30 min unbooked, 1 pre-empted; carol 2 requests (1 approved), 4 h / 2 h, 10 h given back (all
 // auto), 1 no-show, 60 min unbooked. Cluster: booked 15 h, busy in bookings
-// 9 h; busy GPU-minutes anywhere 120+120+120+120+60+30+60+10 = 640.
+// 8 h; busy GPU-minutes anywhere (utilisation at the threshold) 120+60+120+120+120+30+60+10 = 580.
 var berlin = mustZone("Europe/Berlin")
 
 func mustZone(name string) *time.Location {

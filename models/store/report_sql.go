@@ -64,14 +64,42 @@ func (q reportSQL) spans(spans []models.Span, args map[string]any) string {
 	return "(" + strings.Join(parts, " UNION ALL ") + ") k"
 }
 
-// busyMinute is THE definition of a busy GPU-minute, for the row m of
-// gpu_usage_minutes: utilisation at or above the threshold, or processes
-// of one user holding at least the memory threshold on it. Whose processes
-// count is a stamp on the row (usage_stamps.go): memCol is
-// "m.booker_mem_mib" for the booker's own, "m.top_mem_mib" for anyone's.
-func (q reportSQL) busyMinute(memCol string, args map[string]any) string {
-	args["busy_util"], args["busy_mem"] = q.rules.BusyUtilPct, q.rules.BusyMemMiB
-	return "(m.util_avg_pct >= @busy_util OR " + memCol + " >= @busy_mem)"
+// The minute predicates below are THE definitions of docs/reports.md, for
+// the row m of gpu_usage_minutes. Whose processes ran is a stamp on the
+// row (usage_stamps.go): m.booking_id is the confirmed booking that held
+// the GPU, m.booker_mem_mib the memory the booker's own processes held on
+// it (0: none of theirs ran), m.top_mem_mib the most any one user's held
+// (0: the agent sent no per-user rows that held memory). Utilisation is
+// the GPU's; on a MIG GPU NVML cannot measure it (NULL), and there the
+// booker's processes running is all that can be known.
+
+// busyMinute: booked, the booker's own processes run, and utilisation is
+// at or above the threshold. Another user's process never makes it busy.
+func (q reportSQL) busyMinute(args map[string]any) string {
+	args["busy_util"] = q.rules.BusyUtilPct
+	return "(m.booking_id IS NOT NULL AND m.booker_mem_mib > 0 AND (m.util_avg_pct >= @busy_util OR m.util_avg_pct IS NULL))"
+}
+
+// heldIdleMinute: booked, the booker's processes hold memory, utilisation
+// below the threshold: the card is taken and does nothing.
+func (q reportSQL) heldIdleMinute(args map[string]any) string {
+	args["busy_util"] = q.rules.BusyUtilPct
+	return "(m.booking_id IS NOT NULL AND m.booker_mem_mib > 0 AND m.util_avg_pct < @busy_util)"
+}
+
+// noUserDataMinute: booked, the GPU works, but no per-user row says whose
+// processes ran (an agent that could not see them): not counted as busy,
+// and reported as such instead of guessed.
+func (q reportSQL) noUserDataMinute(args map[string]any) string {
+	args["busy_util"] = q.rules.BusyUtilPct
+	return "(m.booking_id IS NOT NULL AND m.top_mem_mib = 0 AND m.util_avg_pct >= @busy_util)"
+}
+
+// clusterBusyMinute: the GPU works, whoever's work it is (the cluster's
+// utilisation and the heat map).
+func (q reportSQL) clusterBusyMinute(args map[string]any) string {
+	args["busy_util"] = q.rules.BusyUtilPct
+	return "(m.util_avg_pct >= @busy_util OR (m.util_avg_pct IS NULL AND m.top_mem_mib > 0))"
 }
 
 // spanOf is the index of the span that col falls in, as a CASE over the
@@ -127,34 +155,35 @@ func (q reportSQL) bookedSQL(args map[string]any, spans []models.Span) string {
 		" ON bg.starts_at < k.e AND bg.ends_at > k.s WHERE " + confirmed + " GROUP BY b.user_id, k.i"
 }
 
-// minutesSQL is the one pass over the GPU-minutes, for two figures at
-// once. Per (booking, bucket of minutes) it counts the minutes busy for the
-// booker (busy) and busy for anyone (anyone); the unbooked minutes group
-// under a NULL booking. From that small table come kind 'u' rows: per
-// (user, span) the busy minutes inside their bookings (a) and the bookings
-// that ended in the span without a single busy minute (b, no-shows: only
-// bookings that started inside the window, whose minutes were all read);
-// and kind 'c' rows: per (span, UTC hour) the busy minutes of the whole
-// cluster (a), for the utilisation and the heat map. Buckets are whole
-// minutes since 1970 (unix_minute), as large as the spans' bounds allow
-// (an hour, unless a zone's midnight falls between hours).
+// minutesSQL is the one pass over the GPU-minutes, for all the minute
+// figures at once. Per (booking, bucket of minutes) it counts the busy,
+// held-idle and no-per-user-data minutes (above) and the cluster's busy
+// minutes; the unbooked minutes group under a NULL booking. From that
+// small table come kind 'u' rows: per (user, span) the busy minutes inside
+// their bookings (a), the bookings that ended in the span without a single
+// busy minute (b, no-shows: only bookings that started inside the window,
+// whose minutes were all read), the held-idle minutes (c) and the minutes
+// without per-user data (d); and kind 'c' rows: per (span, UTC hour) the
+// busy minutes of the whole cluster (a), for the utilisation and the heat
+// map. Buckets are whole minutes since 1970 (unix_minute), as large as the
+// spans' bounds allow (an hour, unless a zone's midnight falls between hours).
 func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
 	size := bucketMinutes(spans)
 	args["bucket"] = size
-	busyAnyone := q.busyMinute("m.top_mem_mib", args)
-	per := "SELECT m.booking_id AS booking_id, m.unix_minute / @bucket AS q," +
-		" COUNT(*) FILTER (WHERE m.booking_id IS NOT NULL AND " + q.busyMinute("m.booker_mem_mib", args) + ") AS busy," +
-		" COUNT(*) AS anyone FROM gpu_usage_minutes m WHERE m.minute >= @lo AND m.minute < @hi AND " + busyAnyone +
-		" GROUP BY 1, 2"
+	count := func(pred string) string { return "SUM(CASE WHEN " + pred + " THEN 1 ELSE 0 END)" }
+	per := "SELECT m.booking_id AS booking_id, m.unix_minute / @bucket AS q, " + count(q.busyMinute(args)) + " AS busy, " +
+		count(q.heldIdleMinute(args)) + " AS held, " + count(q.noUserDataMinute(args)) + " AS nodata, " +
+		count(q.clusterBusyMinute(args)) + " AS anyone FROM gpu_usage_minutes m WHERE m.minute >= @lo AND m.minute < @hi" +
+		" AND (m.util_avg_pct >= @busy_util OR m.top_mem_mib > 0) GROUP BY 1, 2"
 	span := q.spanOfSeconds("per.q * @bucket * 60", spans, args)
-	users := "SELECT 'u' AS kind, b.user_id AS uid, " + span + " AS i, 0 AS h, SUM(per.busy) AS a, 0 AS b" +
-		" FROM per JOIN bookings b ON b.id = per.booking_id WHERE per.busy > 0 GROUP BY b.user_id, 3"
-	noShows := "SELECT 'u', b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 0, 1 FROM bookings b WHERE " + confirmed +
+	users := "SELECT 'u' AS kind, b.user_id AS uid, " + span + " AS i, 0 AS h, SUM(per.busy) AS a, 0 AS b, SUM(per.held) AS c, SUM(per.nodata) AS d" +
+		" FROM per JOIN bookings b ON b.id = per.booking_id GROUP BY b.user_id, 3"
+	noShows := "SELECT 'u', b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 0, 1, 0, 0 FROM bookings b WHERE " + confirmed +
 		" AND b.ends_at > @lo AND b.ends_at <= @hi AND b.starts_at >= @lo" +
 		" AND NOT EXISTS (SELECT 1 FROM per WHERE per.booking_id = b.id AND per.busy > 0)"
-	cluster := "SELECT 'c', 0, " + span + ", per.q * @bucket / 60, SUM(per.anyone), 0 FROM per GROUP BY 3, 4"
-	return "WITH per AS MATERIALIZED (" + per + ") SELECT kind, uid, i, h, SUM(a) AS a, SUM(b) AS b FROM (" +
+	cluster := "SELECT 'c', 0, " + span + ", per.q * @bucket / 60, SUM(per.anyone), 0, 0, 0 FROM per GROUP BY 3, 4"
+	return "WITH per AS MATERIALIZED (" + per + ") SELECT kind, uid, i, h, SUM(a) AS a, SUM(b) AS b, SUM(c) AS c, SUM(d) AS d FROM (" +
 		users + " UNION ALL " + noShows + " UNION ALL " + cluster + ") x GROUP BY kind, uid, i, h"
 }
 
@@ -208,6 +237,24 @@ func (q reportSQL) unbookedSQL(args map[string]any, spans []models.Span) string 
 	return "SELECT u.user_id AS uid, " + q.spanOf("u.minute", spans, args, false) + " AS i, COUNT(*) AS a, 0 AS b" +
 		" FROM gpu_user_usage_minutes u WHERE u.minute >= @lo AND u.minute < @hi AND u.user_id IS NOT NULL AND NOT u.booked" +
 		" GROUP BY u.user_id, 2"
+}
+
+// clusterUnbookedSQL: per span the GPU-minutes on which anyone's
+// processes ran without a booking of theirs, each (GPU, minute) once.
+func (q reportSQL) clusterUnbookedSQL(args map[string]any, spans []models.Span) string {
+	window(spans, args)
+	return "SELECT 0 AS uid, " + q.spanOf("x.minute", spans, args, false) + " AS i, COUNT(*) AS a, 0 AS b FROM" +
+		" (SELECT u.gpu_id, u.minute FROM gpu_user_usage_minutes u WHERE u.minute >= @lo AND u.minute < @hi" +
+		" AND u.user_id IS NOT NULL AND NOT u.booked GROUP BY u.gpu_id, u.minute) x GROUP BY 2"
+}
+
+// usedBySQL: per booker (uid) and other user (a) the minutes the other
+// user's processes ran on the booker's bookings inside [@lo, @hi) (b).
+func (q reportSQL) usedBySQL(args map[string]any, lo, hi time.Time) string {
+	args["lo"], args["hi"] = utc(lo), utc(hi)
+	return "SELECT b.user_id AS uid, 0 AS i, u.user_id AS a, COUNT(*) AS b FROM gpu_user_usage_minutes u" +
+		" JOIN gpu_usage_minutes m ON m.gpu_id = u.gpu_id AND m.minute = u.minute JOIN bookings b ON b.id = m.booking_id" +
+		" WHERE u.minute >= @lo AND u.minute < @hi AND u.user_id IS NOT NULL AND NOT u.booked GROUP BY b.user_id, u.user_id"
 }
 
 // givenBackSQL: GPU-seconds between the end a booking had and the end its

@@ -14,13 +14,14 @@ import (
 type teamRow struct {
 	ID        int64     `gorm:"column:id;primaryKey"`
 	Name      string    `gorm:"column:name"`
+	Weight    float64   `gorm:"column:share_weight;default:1"` // 0 takes the default: every writer of a team gets an equal share
 	CreatedAt time.Time `gorm:"column:created_at"`
 }
 
 func (teamRow) TableName() string { return "teams" }
 
 func (r teamRow) model() *models.Team {
-	return &models.Team{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt.UTC()}
+	return &models.Team{ID: r.ID, Name: r.Name, ShareWeight: r.Weight, CreatedAt: r.CreatedAt.UTC()}
 }
 
 type membershipRow struct {
@@ -68,7 +69,7 @@ func (db *DB) CreateTeam(ctx context.Context, t *models.Team, by models.Actor) e
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	row := teamRow{Name: t.Name, CreatedAt: utc(time.Now())}
+	row := teamRow{Name: t.Name, Weight: models.DefaultTeamWeight, CreatedAt: utc(time.Now())}
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&row).Error; err != nil {
 			return err
@@ -78,7 +79,26 @@ func (db *DB) CreateTeam(ctx context.Context, t *models.Team, by models.Actor) e
 	if err != nil {
 		return mapErr(err, "team")
 	}
-	t.ID, t.CreatedAt = row.ID, row.CreatedAt
+	t.ID, t.CreatedAt, t.ShareWeight = row.ID, row.CreatedAt, row.Weight
+	return nil
+}
+
+// SetTeamShareWeight sets team id's weight in the fair-share entitled
+// shares; the audit log keeps who changed it, since it moves everyone's share.
+func (db *DB) SetTeamShareWeight(ctx context.Context, id int64, w float64, by models.Actor) error {
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Table("teams").Where("id = ?", id).Update("share_weight", w)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", "team"))
+		}
+		return audit(tx, by, models.AuditTeamShareWeight, "team", id, map[string]any{"share_weight": w})
+	})
+	if err != nil {
+		return mapErr(err, "team share weight")
+	}
 	return nil
 }
 

@@ -99,7 +99,8 @@ func plainScan(ctx context.Context, db *store.DB, setup string) (time.Duration, 
 // renderAll builds and renders every user's email, as the weekly run does
 // (without the outbox writes).
 func renderAll(d *models.WeekData, bundle *i18n.Bundle) (int, error) {
-	links := views.ReportLinks{Web: "https://gpubook.example.org/usage", Preferences: "https://gpubook.example.org/profile#email"}
+	links := views.ReportLinks{Web: "https://gpubook.example.org/usage", Preferences: "https://gpubook.example.org/profile#email",
+		Definitions: "https://gpubook.example.org/usage/definitions"}
 	for _, u := range d.Users {
 		e := views.EmailEnv{T: bundle.For("en"), BaseURL: "https://gpubook.example.org", Location: time.UTC, Name: u.Name}
 		if _, err := views.ReportEmail(e, views.ReportEmailData{Report: d.UserReport(u), Links: links}); err != nil {

@@ -1,0 +1,232 @@
+package store_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
+)
+
+// fairWeeks are the fairness fixture's two weeks: the DST one and a normal one.
+var fairWeeks = []struct {
+	week string
+	dst  bool
+}{{"2026-W43", true}, {"2026-W49", false}}
+
+// fairWant is the fixture's table (report_fair_fixture_test.go) worked out
+// by hand: fay's night is 9 h in the DST week and 8 h otherwise.
+func fairWant(id fairIDs, dst bool) map[int64]models.Figures {
+	night := int64(8)
+	if dst {
+		night = 9
+	}
+	return map[int64]models.Figures{
+		id.ann: {BookedSec: 8 * 3600, BusyMin: 360},
+		id.ben: {BookedSec: 5 * 3600, BusyMin: 120, NoUserDataMin: 60, GivenBackSec: 6 * 3600, NoShows: 2},
+		id.cat: {BookedSec: 4 * 3600, HeldIdleMin: 120, NoShows: 2},
+		id.dan: {UnbookedMin: 90},
+		id.eve: {UnbookedMin: 180},
+		id.fay: {BookedSec: night * 3600, BusyMin: night * 60, UnbookedMin: 30},
+	}
+}
+
+func fairReport(t *testing.T, db *store.DB, week string, rules models.ReportRules) *models.WeekData {
+	t.Helper()
+	w, err := models.ParseWeek(week, berlin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := db.ReportWeek(context.Background(), w, w.End, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestReportFairnessWeek checks every figure of the fairness fixture on
+// both databases, in the DST week and a normal one.
+func TestReportFairnessWeek(t *testing.T) {
+	for _, fw := range fairWeeks {
+		t.Run(fw.week, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				w, _ := models.ParseWeek(fw.week, berlin)
+				id := fairWeek(t, db, w)
+				d := fairReport(t, db, fw.week, models.DefaultReportRules)
+				for uid, want := range fairWant(id, fw.dst) {
+					if got := d.WeekFigures(uid); got != want {
+						t.Errorf("user %d: got %+v, want %+v", uid, got, want)
+					}
+				}
+				checkFairDays(t, d, id, fw.dst)
+				checkFairCluster(t, d, fw.dst)
+				checkFairShares(t, d, id, fw.dst)
+			})
+		})
+	}
+}
+
+func checkFairDays(t *testing.T, d *models.WeekData, id fairIDs, dst bool) {
+	t.Helper()
+	sun := int64(6)
+	if dst {
+		sun = 7
+	}
+	fay := d.DaysOf(id.fay)
+	if fay[5].Figures.BookedSec != 2*3600 || fay[5].Figures.BusyMin != 120 || fay[6].Figures.BookedSec != sun*3600 || fay[6].Figures.BusyMin != sun*60 {
+		t.Errorf("fay Sat %+v Sun %+v, want 2 h and %d h", fay[5].Figures, fay[6].Figures, sun)
+	}
+	if got := d.UsedBy[id.cat]; len(got) != 1 || got[0].UserID != id.dan || got[0].Name != "dan" || got[0].Minutes != 60 {
+		t.Errorf("used by on cat's bookings: %+v, want dan 60 min", got)
+	}
+	if got := d.UsedBy[id.ann]; len(got) != 0 {
+		t.Errorf("used by on ann's bookings: %+v, want nobody", got)
+	}
+	// ann's booking across the week's end: the next week has its last 2 h and its verdict.
+	next := d.Week.Next()
+	if len(d.Coming) != 1 || !d.Coming[0].Start.Equal(next.Start.Add(-2*time.Hour)) || !d.Coming[0].End.Equal(next.Start.Add(2*time.Hour)) {
+		t.Errorf("coming bookings %+v, want ann's g2 Sun 22:00–Mon 02:00", d.Coming)
+	}
+}
+
+func checkFairCluster(t *testing.T, d *models.WeekData, dst bool) {
+	t.Helper()
+	s := d.ClusterSummary()
+	night, hours := 8.0, 168.0
+	if dst {
+		night, hours = 9, 169
+	}
+	// Booked 8 + 5 + 4 + night; busy in bookings 360 + 120 + 0 + 60·night.
+	if s.Booked.BookedHours() != 17+night || s.Booked.BusyMin != int64(480+60*night) || s.CapacityHours != 6*hours {
+		t.Errorf("cluster booked %v busy %d capacity %v", s.Booked.BookedHours(), s.Booked.BusyMin, s.CapacityHours)
+	}
+	// Unbooked: dan 60 + eve 180 + the shared half hour once = 270 min,
+	// although the users' own figures add up to 300.
+	if !near(s.UnbookedHours, 270.0/60) || s.Booked.UnbookedMin != 300 {
+		t.Errorf("cluster unbooked %v h (users' sum %d min), want 4.5 h and 300", s.UnbookedHours, s.Booked.UnbookedMin)
+	}
+	// Busy anywhere: ann 360, ben 120 + 60 without per-user data, dan on
+	// cat's booking 60, eve 180, dan and fay's shared 30, fay's night; cat's
+	// 0 % is not busy.
+	if want := (360 + 180 + 60 + 180 + 30 + 60*night) / 60; !near(s.ClusterBusyHours, want) {
+		t.Errorf("cluster busy %v, want %v", s.ClusterBusyHours, want)
+	}
+	if s.Booked.HeldIdleMin != 120 || s.Booked.NoShows != 4 {
+		t.Errorf("cluster held idle %d no-shows %d, want 120 and 4", s.Booked.HeldIdleMin, s.Booked.NoShows)
+	}
+	// Quiet hours of the next week (6 GPUs): Mon 00–02 has ann's booking (5
+	// free); 02–10 nothing booked or used (6 free); 10–12 held ann's use in
+	// one of the four weeks, ¼ GPU on average (5.75 → 5.8); and so on.
+	q := d.QuietHours(d.HeatMap(), 3)
+	start := d.Week.Next().Start
+	h := func(n int) time.Time { return start.Add(time.Duration(n) * time.Hour) }
+	want := []models.QuietSlot{{Start: h(2), End: h(10), FreeGPUs: 6}, {Start: h(12), End: h(34), FreeGPUs: 6}, {Start: h(36), End: h(62), FreeGPUs: 6}}
+	for i := range want {
+		if i >= len(q) || !q[i].Start.Equal(want[i].Start) || !q[i].End.Equal(want[i].End) || q[i].FreeGPUs != want[i].FreeGPUs {
+			t.Errorf("quiet slots %+v, want %+v", q, want)
+			break
+		}
+	}
+}
+
+// checkFairShares: every user is active and the three parts (T1, T2, the
+// teamless) weigh 1 each, so each of the six is entitled to 1/6. The
+// charged hours per day (booked, plus unbooked at weight 1) are decayed by
+// 2^(−age/7 d), age from the middle of the day to the week's end.
+func checkFairShares(t *testing.T, d *models.WeekData, id fairIDs, dst bool) {
+	t.Helper()
+	end := d.Week.End
+	age := func(day int) float64 {
+		s := d.Week.Days()[day]
+		mid := s.Start.Add(s.End.Sub(s.Start) / 2)
+		return math.Exp2(-end.Sub(mid).Hours() / 24 / 7)
+	}
+	sun := 6.0
+	if dst {
+		sun = 7
+	}
+	charged := map[int64]float64{
+		id.ann: 2*age(0) + 4*age(1) + 2*age(6),
+		id.ben: 2*age(2) + 2*age(3) + 1*age(4),
+		id.cat: 2*age(2) + 2*age(3),
+		id.dan: 1*age(2) + 0.5*age(4),
+		id.eve: 3 * age(4),
+		id.fay: 0.5*age(4) + 2*age(5) + sun*age(6),
+	}
+	total := 0.0
+	for _, c := range charged {
+		total += c
+	}
+	for _, u := range d.Users {
+		r := d.UserReport(u)
+		u := charged[u.ID] / total
+		if !near(r.Entitled, 1.0/6) || !near(r.UsageShare, u) || !near(r.FairShare, math.Exp2(-u*6)) {
+			t.Errorf("%s: S %v U %v F %v, want 1/6, %v, %v", r.User.Name, r.Entitled, r.UsageShare, r.FairShare, u, math.Exp2(-u*6))
+		}
+		if r.User.ID == id.eve && !(r.FairShare < 1) {
+			t.Errorf("eve used 3 GPU-hours without booking and has F = %v", r.FairShare)
+		}
+	}
+	ranks := map[int64][2]int{id.ann: {1, 2}, id.ben: {2, 2}, id.cat: {1, 2}, id.dan: {1, 2}, id.eve: {0, 0}, id.fay: {0, 0}}
+	for _, u := range d.Users {
+		r := d.UserReport(u)
+		if got := [2]int{r.Rank, r.RankOf}; got != ranks[u.ID] {
+			t.Errorf("%s: rank %v, want %v", u.Name, got, ranks[u.ID])
+		}
+	}
+}
+
+// TestReportTeamShareWeight: T1 at weight 2 takes 2/4 of the cluster, T2
+// and the teamless part 1/4 each, split among their active members.
+func TestReportTeamShareWeight(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		w, _ := models.ParseWeek("2026-W49", berlin)
+		id := fairWeek(t, db, w)
+		if err := db.SetTeamShareWeight(context.Background(), id.t1, 2, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		d := fairReport(t, db, "2026-W49", models.DefaultReportRules)
+		want := map[int64]float64{id.ann: 0.25, id.ben: 0.25, id.cat: 0.125, id.dan: 0.125, id.eve: 0.125, id.fay: 0.125}
+		for _, u := range d.Users {
+			if got := d.UserReport(u).Entitled; !near(got, want[u.ID]) {
+				t.Errorf("%s entitled %v, want %v", u.Name, got, want[u.ID])
+			}
+		}
+		if err := db.SetTeamShareWeight(context.Background(), 999999, 2, models.CLIActor); models.ErrorCode(err) != models.ENOTFOUND {
+			t.Errorf("unknown team: %v, want ENOTFOUND", err)
+		}
+	})
+}
+
+// TestReportUnbookedWeight: at weight 2 eve's 3 unbooked GPU-hours count
+// as 6 in her usage.
+func TestReportUnbookedWeight(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		w, _ := models.ParseWeek("2026-W49", berlin)
+		id := fairWeek(t, db, w)
+		rules := models.DefaultReportRules
+		rules.UnbookedWeight = 2
+		d := fairReport(t, db, "2026-W49", rules)
+		var eve, ann float64
+		for _, u := range d.Users {
+			switch u.ID {
+			case id.eve:
+				eve = d.UserReport(u).UsageShare
+			case id.ann:
+				ann = d.UserReport(u).UsageShare
+			}
+		}
+		day := func(i int) float64 {
+			s := w.Days()[i]
+			return math.Exp2(-w.End.Sub(s.Start.Add(s.End.Sub(s.Start)/2)).Hours() / 24 / 7)
+		}
+		wantEve := 6 * day(4)
+		wantAnn := 2*day(0) + 4*day(1) + 2*day(6)
+		if !near(eve/ann, wantEve/wantAnn) {
+			t.Errorf("eve/ann usage %v, want %v", eve/ann, wantEve/wantAnn)
+		}
+	})
+}
