@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // The fairness week: every case the report's definitions (docs/reports.md)
@@ -101,20 +102,20 @@ func (in *ingester) use(g int, from, to time.Time, util float64, users ...user) 
 	if err != nil {
 		in.t.Fatal(err)
 	}
-	var recs []models.AgentUsageRecord
+	var recs []wire.UsageRecord
 	for m := from.UTC(); m.Before(to.UTC()); m = m.Add(time.Minute) {
 		u := util
-		r := models.AgentUsageRecord{GPUUUID: gpus[g].UUID, Minute: m, UtilAvgPct: &u, UtilMaxPct: &u, MemTotalMiB: 81920, Samples: 6}
+		r := wire.UsageRecord{GPUUUID: gpus[g].UUID, Minute: m, UtilAvgPct: &u, UtilMaxPct: &u, MemTotalMiB: 81920, Samples: 6}
 		for _, x := range users {
 			r.MemUsedMiB += x.mem
-			r.Users = append(r.Users, models.AgentUserUsage{User: x.name, UID: 1000, MemoryMiB: x.mem, Processes: 1, Busy: util > 0})
+			r.Users = append(r.Users, wire.UserUsage{User: x.name, UID: 1000, MemoryMiB: x.mem, Processes: 1, Busy: util > 0})
 		}
 		recs = append(recs, r)
 	}
 	for len(recs) > 0 {
-		k := min(len(recs), models.AgentMaxRecordsPerBatch)
+		k := min(len(recs), wire.MaxRecordsPerBatch)
 		in.n++
-		b := models.AgentUsageBatch{Node: "n1", BatchID: fmt.Sprint("batch-", in.n), Records: recs[:k]}
+		b := wire.UsageBatch{Node: "n1", BatchID: fmt.Sprint("batch-", in.n), Records: recs[:k]}
 		if _, err := in.db.IngestUsage(ctx, gpus[g].NodeID, b, 0, to.Add(time.Hour)); err != nil {
 			in.t.Fatal(err)
 		}
