@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -41,5 +42,28 @@ func TestWrite(t *testing.T) {
 	}
 	if err := Write(filepath.Join(dir, "missing", "f"), []byte("x"), 0o600); err == nil {
 		t.Error("Write into a missing directory succeeded")
+	}
+}
+
+// TestJSON: a missing file is "not found" without an error, a damaged one
+// is ErrDamaged, and what WriteJSON wrote reads back.
+func TestJSON(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	var got struct{ N int }
+	if found, err := ReadJSON(path, &got); found || err != nil {
+		t.Fatalf("missing file: found %v, err %v", found, err)
+	}
+	if err := WriteJSON(path, struct{ N int }{7}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := ReadJSON(path, &got); !found || err != nil || got.N != 7 {
+		t.Fatalf("read back: found %v, err %v, got %+v", found, err, got)
+	}
+	if err := os.WriteFile(path, []byte("{torn"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := ReadJSON(path, &got); !found || !errors.Is(err, ErrDamaged) {
+		t.Fatalf("damaged file: found %v, err %v", found, err)
 	}
 }

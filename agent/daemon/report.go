@@ -1,11 +1,8 @@
 package daemon
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strconv"
 	"time"
 
@@ -80,25 +77,21 @@ type watermark struct {
 }
 
 func readWatermark(path string) (time.Time, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	var w watermark
+	_, err := atomicfile.ReadJSON(path, &w)
+	if errors.Is(err, atomicfile.ErrDamaged) {
+		// A damaged watermark must not stop the agent; at worst one minute
+		// is emitted again and the portal ignores the duplicate key.
 		return time.Time{}, nil
 	}
 	if err != nil {
 		return time.Time{}, fmt.Errorf("agent: daemon: watermark: %w", err)
 	}
-	var w watermark
-	if err := json.Unmarshal(data, &w); err != nil {
-		// A damaged watermark must not stop the agent; at worst one minute
-		// is emitted again and the portal ignores the duplicate key.
-		return time.Time{}, nil
-	}
 	return w.LastMinute, nil
 }
 
 func writeWatermark(path string, t time.Time) error {
-	data, _ := json.Marshal(watermark{LastMinute: t.UTC()})
-	if err := atomicfile.Write(path, data, 0o600); err != nil {
+	if err := atomicfile.WriteJSON(path, watermark{LastMinute: t.UTC()}, 0o600); err != nil {
 		return fmt.Errorf("agent: daemon: watermark: %w", err)
 	}
 	return nil

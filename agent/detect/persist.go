@@ -1,11 +1,7 @@
 package detect
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"time"
 
 	"github.com/gpubook/gpubook/agent/atomicfile"
@@ -29,11 +25,7 @@ func (d *Detector) SaveState(path string) error {
 	for k, st := range d.procs {
 		out = append(out, savedProc{GPU: k.uuid, PID: k.pid, Violation: st.v, GraceStart: st.graceStart, TermAt: st.termAt, Start: st.start})
 	}
-	data, err := json.Marshal(out)
-	if err == nil {
-		err = atomicfile.Write(path, data, 0o600)
-	}
-	if err != nil {
+	if err := atomicfile.WriteJSON(path, out, 0o600); err != nil {
 		return fmt.Errorf("agent: detect: save state: %w", err)
 	}
 	return nil
@@ -42,15 +34,8 @@ func (d *Detector) SaveState(path string) error {
 // LoadState restores what SaveState wrote. A missing file is no state; a
 // damaged one is reported and ignored (grace periods then start afresh).
 func (d *Detector) LoadState(path string) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
 	var saved []savedProc
-	if err == nil {
-		err = json.Unmarshal(data, &saved)
-	}
-	if err != nil {
+	if _, err := atomicfile.ReadJSON(path, &saved); err != nil {
 		return fmt.Errorf("agent: detect: load state: %w", err)
 	}
 	for _, s := range saved {

@@ -1,11 +1,7 @@
 package sampler
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"time"
 
 	"github.com/gpubook/gpubook/agent/atomicfile"
@@ -34,11 +30,7 @@ func (a *Aggregator) Save(path string) error {
 		}
 		out = append(out, s)
 	}
-	data, err := json.Marshal(out)
-	if err == nil {
-		err = atomicfile.Write(path, data, 0o600)
-	}
-	if err != nil {
+	if err := atomicfile.WriteJSON(path, out, 0o600); err != nil {
 		return fmt.Errorf("agent: sampler: save minute: %w", err)
 	}
 	return nil
@@ -49,15 +41,8 @@ func (a *Aggregator) Save(path string) error {
 // twice). A missing file is nothing to restore; a damaged one is an error
 // and restores nothing.
 func (a *Aggregator) Load(path string) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
 	var saved []savedAcc
-	if err == nil {
-		err = json.Unmarshal(data, &saved)
-	}
-	if err != nil {
+	if _, err := atomicfile.ReadJSON(path, &saved); err != nil {
 		return fmt.Errorf("agent: sampler: load minute: %w", err)
 	}
 	for _, s := range saved {

@@ -1,10 +1,8 @@
 package spool
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,15 +24,14 @@ type state struct {
 }
 
 func (s *Spool) loadState() error {
-	data, err := os.ReadFile(filepath.Join(s.dir, stateFile))
-	if errors.Is(err, fs.ErrNotExist) {
+	found, err := atomicfile.ReadJSON(filepath.Join(s.dir, stateFile), &s.st)
+	switch {
+	case err != nil && !errors.Is(err, atomicfile.ErrDamaged):
+		return fmt.Errorf("agent: spool: state: %w", err)
+	case !found:
 		s.st = state{NextSeq: 1}
 		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("agent: spool: state: %w", err)
-	}
-	if err := json.Unmarshal(data, &s.st); err != nil {
+	case err != nil:
 		// Damaged: restart the counters rather than refuse to run. The
 		// sequence number is corrected from the entries present and from
 		// the clock, so batch IDs still do not repeat.
@@ -46,11 +43,7 @@ func (s *Spool) loadState() error {
 
 // saveState writes the state durably; s.mu must be held.
 func (s *Spool) saveState() error {
-	data, err := json.Marshal(s.st)
-	if err == nil {
-		err = atomicfile.Write(filepath.Join(s.dir, stateFile), data, 0o600)
-	}
-	if err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(s.dir, stateFile), s.st, 0o600); err != nil {
 		return fmt.Errorf("agent: spool: state: %w", err)
 	}
 	return nil
