@@ -61,6 +61,7 @@ var routeRoles = map[string]string{
 	"POST /admin/policies/settings":              admin,
 	"POST /admin/policies/models":                admin,
 	"GET /usage":                                 user,
+	"GET /usage/definitions":                     user,
 	"POST /profile/report-email":                 user,
 	"GET /usage/team/:id":                        admin, // and the team's leads: web/report_pages_test.go
 	"GET /admin/usage":                           admin,
@@ -86,6 +87,7 @@ var routeRoles = map[string]string{
 	"POST /admin/teams":                          admin,
 	"GET /admin/teams/:id":                       admin,
 	"POST /admin/teams/:id/members":              admin,
+	"POST /admin/teams/:id/share-weight":         admin,
 	"POST /admin/teams/:id/members/:user/remove": admin,
 	"GET /admin/users":                           admin,
 	"POST /admin/users/:id/admin":                admin,
