@@ -117,8 +117,8 @@ func (ce *clientEnv) refused(t *testing.T, want string, args ...string) {
 type clientBooking struct {
 	ID       int64
 	Node     string
-	GPUIDs   []int64  `json:"gpu_ids"`
-	GPUUUIDs []string `json:"gpu_uuids"`
+	GPUIDs   []int64   `json:"gpu_ids"`
+	GPUUUIDs []string  `json:"gpu_uuids"`
 	StartsAt time.Time `json:"starts_at"`
 	EndsAt   time.Time `json:"ends_at"`
 	Phase    string
