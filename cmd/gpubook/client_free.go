@@ -87,7 +87,7 @@ func (c *cli) free(ctx context.Context, args []string) error {
 		return err
 	}
 	now := c.now().Truncate(time.Second)
-	horizon := max(need, 7*24*time.Hour)
+	horizon := min(max(need, 7*24*time.Hour), listAhead) // the API lists at most 62 days
 	gpus, err := api.gpus(ctx)
 	if err != nil {
 		return err
