@@ -27,5 +27,9 @@ func (h *API) CreateBooking(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, toBookingJSON(b, now))
+	uuids, err := h.gpuUUIDs(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, toBookingJSON(b, now, uuids))
 }

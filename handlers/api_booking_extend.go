@@ -30,5 +30,9 @@ func (h *API) ExtendBooking(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toBookingJSON(b, now))
+	uuids, err := h.gpuUUIDs(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toBookingJSON(b, now, uuids))
 }

@@ -30,10 +30,14 @@ func (h *API) ListBookings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	uuids, err := h.gpuUUIDs(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	now := h.Now()
 	out := make([]bookingJSON, len(bs))
 	for i := range bs {
-		out[i] = toBookingJSON(&bs[i], now)
+		out[i] = toBookingJSON(&bs[i], now, uuids)
 	}
 	return c.JSON(http.StatusOK, map[string][]bookingJSON{"bookings": out})
 }

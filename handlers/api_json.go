@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"io"
 	"time"
 	"unicode/utf8"
@@ -37,6 +38,7 @@ type bookingJSON struct {
 	NodeID     int64      `json:"node_id"`
 	Node       string     `json:"node"`
 	GPUIDs     []int64    `json:"gpu_ids"`
+	GPUUUIDs   []string   `json:"gpu_uuids"`
 	StartsAt   time.Time  `json:"starts_at"`
 	EndsAt     time.Time  `json:"ends_at"`
 	Note       string     `json:"note"`
@@ -71,10 +73,31 @@ func toGPUJSON(g models.GPU) gpuJSON {
 		MemoryMiB: g.MemoryMiB, InService: g.InService}
 }
 
-func toBookingJSON(b *models.Booking, now time.Time) bookingJSON {
-	return bookingJSON{ID: b.ID, UserID: b.UserID, UserName: b.UserName, NodeID: b.NodeID, Node: b.NodeName, GPUIDs: idList(b.GPUIDs),
+// toBookingJSON renders b; uuids maps GPU IDs to their UUIDs, which go in
+// gpu_uuids in the order of gpu_ids, so that a script can set
+// CUDA_VISIBLE_DEVICES from the answer (the agent sets UUIDs, never indices).
+func toBookingJSON(b *models.Booking, now time.Time, uuids map[int64]string) bookingJSON {
+	ids := idList(b.GPUIDs)
+	us := make([]string, len(ids))
+	for i, id := range ids {
+		us[i] = uuids[id]
+	}
+	return bookingJSON{ID: b.ID, UserID: b.UserID, UserName: b.UserName, NodeID: b.NodeID, Node: b.NodeName, GPUIDs: ids, GPUUUIDs: us,
 		StartsAt: b.StartsAt.UTC(), EndsAt: b.EndsAt.UTC(), Note: b.Note, Kind: b.Kind, Status: b.Status,
 		Phase: string(b.Phase(now)), ReleasedAt: utcPtr(b.ReleasedAt), CreatedAt: b.CreatedAt.UTC(), UpdatedAt: b.UpdatedAt.UTC()}
+}
+
+// gpuUUIDs maps every GPU's ID to its UUID, for the bookings of one answer.
+func (h *API) gpuUUIDs(ctx context.Context) (map[int64]string, error) {
+	gpus, err := h.Store.GPUs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[int64]string, len(gpus))
+	for _, g := range gpus {
+		m[g.ID] = g.UUID
+	}
+	return m, nil
 }
 
 // utcPtr is an optional time in UTC, as every time on the wire is.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,12 +34,18 @@ func TestWireTimesUTC(t *testing.T) {
 		}
 	})
 	t.Run("booking", func(t *testing.T) {
-		b := toBookingJSON(&models.Booking{StartsAt: at, EndsAt: at, ReleasedAt: &at}, at)
+		b := toBookingJSON(&models.Booking{StartsAt: at, EndsAt: at, ReleasedAt: &at}, at, nil)
 		if got, want := b.ReleasedAt.Format(time.RFC3339), "2026-06-03T10:00:00Z"; got != want {
 			t.Errorf("released_at = %q, want %q", got, want)
 		}
-		if b.GPUIDs == nil {
-			t.Errorf("gpu_ids = nil, want []")
+		if b.GPUIDs == nil || b.GPUUUIDs == nil {
+			t.Errorf("gpu_ids = %v, gpu_uuids = %v, want [] each", b.GPUIDs, b.GPUUUIDs)
+		}
+	})
+	t.Run("booking GPU UUIDs in the order of its GPU IDs", func(t *testing.T) {
+		b := toBookingJSON(&models.Booking{GPUIDs: []int64{7, 3}}, at, map[int64]string{3: "GPU-c", 7: "GPU-g"})
+		if got, want := strings.Join(b.GPUUUIDs, ","), "GPU-g,GPU-c"; got != want {
+			t.Errorf("gpu_uuids = %s, want %s", got, want)
 		}
 	})
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 )
 
-// FindSlots answers GET /api/v1/slots?gpus=N&hours=H[&model=M][&after=T]:
+// FindSlots answers GET /api/v1/slots?gpus=N&hours=H[&model=M][&node=NAME][&after=T]:
 // the three earliest options, each N GPUs of one node (models.FindSlots).
 func (h *API) FindSlots(c echo.Context) error {
 	q, err := parseSlotQuery(c)
@@ -33,7 +33,7 @@ func (h *API) FindSlots(c echo.Context) error {
 // store call) judges the values.
 func parseSlotQuery(c echo.Context) (models.SlotQuery, error) {
 	fe := models.FieldErrors{}
-	q := models.SlotQuery{Model: c.QueryParam("model")}
+	q := models.SlotQuery{Model: c.QueryParam("model"), Node: c.QueryParam("node")}
 	n, err := strconv.Atoi(c.QueryParam("gpus"))
 	switch {
 	case err != nil:

@@ -13,6 +13,7 @@ type SlotQuery struct {
 	GPUs     int
 	Duration time.Duration
 	Model    string // "" = any model
+	Node     string // "" = any node; else the node's name, any case
 	After    time.Time
 }
 
@@ -59,6 +60,18 @@ func ValidateSlotQuery(q SlotQuery, gpus []GPU, lim BookingLimits, now time.Time
 		}
 		if !known {
 			fe.Add("model", M("err.model_unknown"))
+		}
+	}
+	if q.Node = strings.TrimSpace(q.Node); q.Node != "" {
+		known := false
+		for _, g := range gpus {
+			if strings.EqualFold(g.NodeName, q.Node) {
+				q.Node, known = g.NodeName, true
+				break
+			}
+		}
+		if !known {
+			fe.Add("node", M("err.node_unknown"))
 		}
 	}
 	if q.After.After(now.Add(lim.MaxAhead)) {
@@ -138,7 +151,7 @@ func slotNodes(gpus []GPU, q SlotQuery) [][]GPU {
 	byNode := map[int64][]GPU{}
 	var order []int64
 	for _, g := range gpus {
-		if !g.InService || (q.Model != "" && !strings.EqualFold(g.Model, q.Model)) {
+		if !g.InService || (q.Model != "" && !strings.EqualFold(g.Model, q.Model)) || (q.Node != "" && !strings.EqualFold(g.NodeName, q.Node)) {
 			continue
 		}
 		if _, ok := byNode[g.NodeID]; !ok {

@@ -50,6 +50,9 @@ func TestFindSlots(t *testing.T) {
 			[]Slot{slot(1, "a", "A100", "10:30", "12:30", 1, 2), slot(2, "b", "A100", "10:30", "12:30", 5, 6), slot(3, "c", "H100", "10:30", "12:30", 7, 8)}},
 		{"model filter, any case", nil, SlotQuery{GPUs: 1, Duration: time.Hour, Model: "h100"},
 			[]Slot{slot(3, "c", "H100", "10:30", "11:30", 7)}},
+		{"node filter, any case", nil, SlotQuery{GPUs: 1, Duration: time.Hour, Node: "B"},
+			[]Slot{slot(2, "b", "A100", "10:30", "11:30", 5)}},
+		{"node and model filters together: node b has no H100", nil, SlotQuery{GPUs: 1, Duration: time.Hour, Node: "b", Model: "H100"}, []Slot{}},
 		{"out of service GPUs never count: node a has 3 usable", nil, SlotQuery{GPUs: 4, Duration: time.Hour}, []Slot{}},
 		{"never fewer than asked: 3 GPUs only on node a", nil, SlotQuery{GPUs: 3, Duration: time.Hour},
 			[]Slot{slot(1, "a", "A100", "10:30", "11:30", 1, 2, 3)}},
@@ -117,6 +120,8 @@ func TestValidateSlotQuery(t *testing.T) {
 			outcome{Code: EINVALID, Key: "err.invalid", Fields: []string{"hours=err.too_short"}}},
 		{"longer than the limit", SlotQuery{GPUs: 1, Duration: lim.MaxLength + time.Second}, "",
 			outcome{Code: EINVALID, Key: "err.invalid", Fields: []string{"hours=err.too_long_booking"}}},
+		{"unknown node", SlotQuery{GPUs: 1, Duration: time.Hour, Node: "z"}, "",
+			outcome{Code: EINVALID, Key: "err.invalid", Fields: []string{"node=err.node_unknown"}}},
 		{"unknown model, and after too far", SlotQuery{GPUs: 1, Duration: time.Hour, Model: "V100", After: slotNow.Add(lim.MaxAhead + time.Minute)}, "V100",
 			outcome{Code: EINVALID, Key: "err.invalid", Fields: []string{"after=err.start_too_far", "model=err.model_unknown"}}},
 	}

@@ -144,7 +144,9 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	agent.POST("/idle", agentAPI.Idle)
 	agent.POST("/heartbeat", agentAPI.Heartbeat)
 
-	// JSON API v1: personal token only, never the session cookie.
+	// JSON API v1: personal token only, never the session cookie. Its
+	// contract is public, like this source: reading it needs no token.
+	e.GET("/api/v1/openapi.json", handlers.OpenAPI)
 	api := e.Group("/api/v1", authFails, rateLimit(cfg.APIRate, byTokenOrIP), tokenAuth(base))
 	v1 := &handlers.API{Base: base}
 	api.GET("/me", v1.ShowMe)
@@ -157,6 +159,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	api.GET("/slots", v1.FindSlots)
 	api.POST("/requests", priority.CreateAPIRequest)
 	api.GET("/requests/:id", priority.ShowAPIRequest)
+	api.GET("/limits", policies.ShowAPILimits)
 }
 
 // guarded adds middleware to each route instead of to a group: a group on

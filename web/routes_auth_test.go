@@ -103,6 +103,8 @@ var routeRoles = map[string]string{
 	"GET /api/v1/slots":                          token,
 	"POST /api/v1/requests":                      token,
 	"GET /api/v1/requests/:id":                   token,
+	"GET /api/v1/limits":                         token,
+	"GET /api/v1/openapi.json":                   public,
 	"POST /api/agent/v1/enroll":                  enrol,
 	"PUT /api/agent/v1/inventory":                node,
 	"GET /api/agent/v1/schedule":                 node,

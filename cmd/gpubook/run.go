@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -29,25 +30,46 @@ type cli struct {
 	// bundle holds the catalogs, parsed once per process and shared by the
 	// server, its jobs and the commands that render mail.
 	bundle *i18n.Bundle
+	// stdin is read by login for a token piped in; pollMin is the first
+	// interval of book --wait (tests shorten it).
+	stdin   io.Reader
+	pollMin time.Duration
 }
 
 // command is one top-level verb of gpubook.
 type command struct {
 	name, summary string
 	run           func(c *cli, ctx context.Context, args []string) error
+	group         string
+}
+
+// commandGroups orders --help: the server's commands open the database,
+// the client's talk to a portal over HTTP only.
+var commandGroups = []struct{ name, title string }{
+	{"server", "Server (on the portal's machine, open the database):"},
+	{"admin", "Administration (open the database):"},
+	{"client", "Client (talk to a portal over HTTP with your personal token; see 'gpubook login'):"},
 }
 
 func commands() []command {
 	return []command{
-		{"serve", "run the web portal (applies pending migrations first)", (*cli).serve},
-		{"migrate", "apply, list or roll back database migrations", (*cli).migrate},
-		{"user", "add and list users", (*cli).user},
-		{"token", "create, list and revoke personal API tokens", (*cli).token},
-		{"node", "register and list GPU nodes", (*cli).node},
-		{"mail", "send a test email and show the outbox", (*cli).mail},
-		{"report", "preview or send the weekly usage reports", (*cli).report},
-		{"demo", "fill an empty database with demo users, nodes and bookings", (*cli).demo},
-		{"version", "print the version", (*cli).version},
+		{"serve", "run the web portal (applies pending migrations first)", (*cli).serve, "server"},
+		{"migrate", "apply, list or roll back database migrations", (*cli).migrate, "server"},
+		{"demo", "fill an empty database with demo users, nodes and bookings", (*cli).demo, "server"},
+		{"version", "print the version", (*cli).version, "server"},
+		{"user", "add and list users", (*cli).user, "admin"},
+		{"token", "create, list and revoke personal API tokens", (*cli).token, "admin"},
+		{"node", "register and list GPU nodes", (*cli).node, "admin"},
+		{"mail", "send a test email and show the outbox", (*cli).mail, "admin"},
+		{"report", "preview or send the weekly usage reports", (*cli).report, "admin"},
+		{"login", "store the portal's URL and your personal token", (*cli).login, "client"},
+		{"free", "what is free now, and for how long", (*cli).free, "client"},
+		{"book", "book GPUs now or at the earliest slot (--short: only the UUIDs)", (*cli).book, "client"},
+		{"ls", "your current and upcoming bookings", (*cli).ls, "client"},
+		{"extend", "extend one of your bookings", (*cli).extend, "client"},
+		{"release", "release (or cancel, before it starts) one of your bookings", (*cli).release, "client"},
+		{"request", "file a priority request with its justification", (*cli).request, "client"},
+		{"limits", "the booking rules that apply to you, and this week's use", (*cli).limits, "client"},
 	}
 }
 
@@ -59,11 +81,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // runWith is run with a channel on which serve reports the address it
 // listens on, so that a test can use port 0 and still find the server.
 func runWith(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- net.Addr) error {
+	return runIO(ctx, args, getenv, cliIO{stdin: os.Stdin, stdout: stdout, stderr: stderr, ready: ready})
+}
+
+// cliIO is what runIO takes from its caller besides the arguments: the
+// standard streams and, for tests, serve's address channel and a shorter
+// first poll interval for book --wait.
+type cliIO struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	ready          chan<- net.Addr
+	pollMin        time.Duration
+}
+
+// runIO is run with every stream and test hook explicit.
+func runIO(ctx context.Context, args []string, getenv func(string) string, io cliIO) error {
 	bundle, err := i18n.Load()
 	if err != nil {
 		return err
 	}
-	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr, ready: ready, now: time.Now, tr: bundle.For("en"), bundle: bundle}
+	if io.pollMin <= 0 {
+		io.pollMin = 2 * time.Second
+	}
+	stdout, stderr := io.stdout, io.stderr
+	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr, ready: io.ready, now: time.Now, tr: bundle.For("en"), bundle: bundle,
+		stdin: io.stdin, pollMin: io.pollMin}
 	if len(args) < 2 {
 		c.usage(stderr)
 		return errors.New("no command given")
@@ -92,11 +134,16 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 func (c *cli) usage(w io.Writer) {
-	fmt.Fprint(w, "Usage: gpubook <command> [flags]\n\nCommands:\n")
-	for _, cmd := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", cmd.name, cmd.summary)
+	fmt.Fprint(w, "Usage: gpubook <command> [flags]\n")
+	for _, g := range commandGroups {
+		fmt.Fprintf(w, "\n%s\n", g.title)
+		for _, cmd := range commands() {
+			if cmd.group == g.name {
+				fmt.Fprintf(w, "  %-9s %s\n", cmd.name, cmd.summary)
+			}
+		}
 	}
-	fmt.Fprint(w, "\nRun 'gpubook <command> --help' for a command's flags. Every flag also has a GPUBOOK_… environment variable.\n")
+	fmt.Fprint(w, "\nRun 'gpubook <command> --help' for a command's flags. Every server and administration flag also has a GPUBOOK_… environment variable.\n")
 }
 
 // flags is one command's flag set with its usage text.

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// bookArgs is what book was asked for.
+type bookArgs struct {
+	n           int
+	node, model string
+	span        time.Duration
+	at          time.Time // zero: now
+	note        string
+	wait        time.Duration
+}
+
+func (c *cli) book(ctx context.Context, args []string) error {
+	f := newFlags("book", "gpubook book --gpus N --for 4h [--node N] [--model M] [--at TIME] [--note TEXT] [--wait 30m] [--short|--json]",
+		"Books N GPUs of one node for a length of time: now when they are free, else at the earliest slot\n(/api/v1/slots). With --at, at that time or not at all. With --wait, waits (up to that long) until the\nbooking can start now, polling the portal with backoff. On a GPU node without --node, books on that node.\nPrints the booking and an export line; --short prints only the GPU UUIDs, comma-separated:\n  export CUDA_VISIBLE_DEVICES=$(gpubook book --gpus 2 --for 4h --short)", false)
+	var a bookArgs
+	f.IntVar(&a.n, "gpus", 1, "how many GPUs")
+	f.StringVar(&a.node, "node", "", "on this node (default: this machine, when it is a GPU node)")
+	anyNode := f.Bool("any-node", false, "on any node, also when run on a GPU node")
+	f.StringVar(&a.model, "model", "", "GPU model (any case)")
+	forS := f.String("for", "", "how long, e.g. 90m, 4h, 2d (required)")
+	atS := f.String("at", "", "start at 15:04, 2006-01-02 15:04 (your zone) or RFC 3339")
+	f.StringVar(&a.note, "note", "", "a note shown on the calendar")
+	waitS := f.String("wait", "", "wait up to this long for the GPUs to be free now")
+	short := f.Bool("short", false, "print only the GPU UUIDs, comma-separated")
+	jsonOut := f.Bool("json", false, "print the booking as JSON")
+	if _, _, err := f.parse(c, args, 0, 0); err != nil {
+		return err
+	}
+	if *forS == "" {
+		return errors.New("book: --for is required (e.g. --for 4h)")
+	}
+	var err error
+	if a.span, err = parseSpan("for", *forS); err != nil {
+		return err
+	}
+	if *waitS != "" {
+		if a.wait, err = parseSpan("wait", *waitS); err != nil {
+			return err
+		}
+	}
+	if a.node == "" && !*anyNode {
+		a.node = localNode(c.getenv)
+	}
+	api, err := c.apiFromEnv()
+	if err != nil {
+		return err
+	}
+	zone, err := api.userZone(ctx)
+	if err != nil {
+		return err
+	}
+	if *atS != "" {
+		if a.at, err = parseAt(*atS, zone, c.now()); err != nil {
+			return err
+		}
+	}
+	raw, b, err := c.bookLoop(ctx, api, a, zone)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *short:
+		fmt.Fprintln(c.stdout, strings.Join(b.GPUUUIDs, ","))
+	case *jsonOut:
+		return printJSON(c.stdout, raw)
+	default:
+		fmt.Fprintf(c.stdout, "Booked #%d: %d GPU(s) on %s, %s – %s\n", b.ID, len(b.GPUIDs), b.Node, showTime(b.StartsAt, zone), showTime(b.EndsAt, zone))
+		fmt.Fprintf(c.stdout, "export CUDA_VISIBLE_DEVICES=%s\n", strings.Join(b.GPUUUIDs, ","))
+	}
+	return nil
+}
+
+// bookLoop books now (or at --at) when the GPUs are free; otherwise the
+// earliest slot, or with --wait polls until they are free now.
+func (c *cli) bookLoop(ctx context.Context, api *apiClient, a bookArgs, zone *time.Location) (json.RawMessage, apiBooking, error) {
+	began := c.now()
+	deadline := began.Add(a.wait)
+	pause := c.pollMin
+	for {
+		start := a.at
+		if start.IsZero() {
+			start = c.now().Truncate(time.Second)
+		}
+		raw, b, err := c.tryBook(ctx, api, a, start)
+		if err == nil || !errors.Is(err, errNotFree) {
+			if a.wait > 0 && err == nil {
+				fmt.Fprintln(c.stderr)
+			}
+			return raw, b, err
+		}
+		slots, err := api.slots(ctx, a.n, a.span, a.model, a.node, start)
+		if err != nil {
+			return nil, b, err
+		}
+		what := describeAsk(a)
+		switch {
+		case len(slots) == 0:
+			return nil, b, fmt.Errorf("book: %s: no slot within the booking horizon", what)
+		case a.wait <= 0 && !a.at.IsZero():
+			return nil, b, fmt.Errorf("book: %s is not free at %s; the earliest slot is %s on %s", what, showTime(a.at, zone), showTime(slots[0].StartsAt, zone), slots[0].Node)
+		case a.wait <= 0:
+			return c.create(ctx, api, slots[0].GPUIDs, slots[0].StartsAt, slots[0].EndsAt, a.note)
+		}
+		now := c.now()
+		if !now.Add(pause).Before(deadline) {
+			fmt.Fprintln(c.stderr)
+			return nil, b, fmt.Errorf("book: gave up after %s waiting for %s; the earliest slot is %s on %s", showSpan(a.wait), what, showTime(slots[0].StartsAt, zone), slots[0].Node)
+		}
+		fmt.Fprintf(c.stderr, "\rwaiting for %s, earliest slot %s on %s, %s of %s waited ", what, showTime(slots[0].StartsAt, zone), slots[0].Node, showSpan(now.Sub(began)), showSpan(a.wait))
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(c.stderr)
+			return nil, b, ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(pause*2, 30*time.Second)
+	}
+}
+
+// errNotFree says the asked GPUs are not free for the whole window.
+var errNotFree = errors.New("not free")
+
+// tryBook books [start, start+span) on the first node with enough GPUs
+// free for all of it; errNotFree when there is none, or when someone else
+// took them between the look and the booking.
+func (c *cli) tryBook(ctx context.Context, api *apiClient, a bookArgs, start time.Time) (json.RawMessage, apiBooking, error) {
+	end := start.Add(a.span)
+	gpus, err := api.gpus(ctx)
+	if err != nil {
+		return nil, apiBooking{}, err
+	}
+	bs, err := api.bookings(ctx, start, end, false)
+	if err != nil {
+		return nil, apiBooking{}, err
+	}
+	byNode := map[string][]int64{}
+	var order []string
+	for _, g := range freeFrom(gpus, bs, start, a.node, a.model) {
+		if g.FreeUntil != nil && g.FreeUntil.Before(end) {
+			continue
+		}
+		if _, ok := byNode[g.GPU.Node]; !ok {
+			order = append(order, g.GPU.Node)
+		}
+		byNode[g.GPU.Node] = append(byNode[g.GPU.Node], g.GPU.ID)
+	}
+	for _, n := range order {
+		if ids := byNode[n]; len(ids) >= a.n {
+			raw, b, err := c.create(ctx, api, ids[:a.n], start, end, a.note)
+			if isRefusal(err, "conflict") {
+				return nil, b, errNotFree
+			}
+			return raw, b, err
+		}
+	}
+	return nil, apiBooking{}, errNotFree
+}
+
+func (c *cli) create(ctx context.Context, api *apiClient, ids []int64, start, end time.Time, note string) (json.RawMessage, apiBooking, error) {
+	body := map[string]any{"gpu_ids": ids, "starts_at": start.UTC().Format(time.RFC3339), "ends_at": end.UTC().Format(time.RFC3339)}
+	if note != "" {
+		body["note"] = note
+	}
+	var raw json.RawMessage
+	var b apiBooking
+	if err := api.call(ctx, http.MethodPost, "/bookings", nil, body, &raw); err != nil {
+		return nil, b, err
+	}
+	return raw, b, json.Unmarshal(raw, &b)
+}
+
+// describeAsk is the request in words: "2 × A100 on node-a for 4h".
+func describeAsk(a bookArgs) string {
+	s := fmt.Sprintf("%d × %s", a.n, cmp(a.model, "any GPU"))
+	if a.node != "" {
+		s += " on " + a.node
+	}
+	return s + " for " + showSpan(a.span)
+}
+
+// cmp returns s, or def when s is empty.
+func cmp(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

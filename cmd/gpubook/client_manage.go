@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"text/tabwriter"
+	"time"
+)
+
+// listAhead is how far ls looks: the API lists at most 62 days at once,
+// and no booking may start further ahead than that.
+const listAhead = 61 * 24 * time.Hour
+
+// clientSession is what most client commands start with: the API, the
+// user's zone and a flag set with --json.
+type clientSession struct {
+	api  *apiClient
+	zone *time.Location
+}
+
+func (c *cli) session(ctx context.Context) (clientSession, error) {
+	api, err := c.apiFromEnv()
+	if err != nil {
+		return clientSession{}, err
+	}
+	zone, err := api.userZone(ctx)
+	return clientSession{api: api, zone: zone}, err
+}
+
+// myBookings lists the user's bookings that have not ended.
+func (c *cli) myBookings(ctx context.Context, api *apiClient) ([]apiBooking, json.RawMessage, error) {
+	now := c.now().Truncate(time.Second)
+	var raw json.RawMessage
+	q := map[string][]string{"from": {now.UTC().Format(time.RFC3339)}, "to": {now.Add(listAhead).UTC().Format(time.RFC3339)}, "mine": {"true"}}
+	if err := api.call(ctx, http.MethodGet, "/bookings", q, nil, &raw); err != nil {
+		return nil, nil, err
+	}
+	var out struct{ Bookings []apiBooking }
+	return out.Bookings, raw, json.Unmarshal(raw, &out)
+}
+
+func (c *cli) ls(ctx context.Context, args []string) error {
+	f := newFlags("ls", "gpubook ls [--json]", "Lists your bookings that have not ended, by start, in your time zone.", false)
+	jsonOut := f.Bool("json", false, "print JSON ({\"bookings\": […]} as the API answers)")
+	if _, _, err := f.parse(c, args, 0, 0); err != nil {
+		return err
+	}
+	s, err := c.session(ctx)
+	if err != nil {
+		return err
+	}
+	bs, raw, err := c.myBookings(ctx, s.api)
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		return printJSON(c.stdout, raw)
+	}
+	if len(bs) == 0 {
+		fmt.Fprintln(c.stdout, "You have no current or upcoming bookings.")
+		return nil
+	}
+	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tNODE\tGPUS\tSTART\tEND\tPHASE\tNOTE")
+	for _, b := range bs {
+		fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", b.ID, b.Node, len(b.GPUIDs), showTime(b.StartsAt, s.zone), showTime(b.EndsAt, s.zone), b.Phase, b.Note)
+	}
+	return w.Flush()
+}
+
+// oneBooking parses the ID argument and finds it among the user's bookings.
+func (c *cli) oneBooking(ctx context.Context, api *apiClient, arg string) (apiBooking, bool, error) {
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil || id <= 0 {
+		return apiBooking{}, false, fmt.Errorf("%q is not a booking ID (see 'gpubook ls')", arg)
+	}
+	bs, _, err := c.myBookings(ctx, api)
+	if err != nil {
+		return apiBooking{}, false, err
+	}
+	for _, b := range bs {
+		if b.ID == id {
+			return b, true, nil
+		}
+	}
+	return apiBooking{ID: id}, false, nil
+}
+
+func (c *cli) extend(ctx context.Context, args []string) error {
+	f := newFlags("extend", "gpubook extend ID (--by 2h | --until TIME) [--json]",
+		"Moves the end of one of your bookings later; someone else's booking later on is named in the refusal.", false)
+	by := f.String("by", "", "extend by this long, e.g. 2h")
+	until := f.String("until", "", "extend until 15:04, 2006-01-02 15:04 (your zone) or RFC 3339")
+	jsonOut := f.Bool("json", false, "print the booking as JSON")
+	_, pos, err := f.parse(c, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if (*by == "") == (*until == "") {
+		return fmt.Errorf("extend: give one of --by and --until")
+	}
+	s, err := c.session(ctx)
+	if err != nil {
+		return err
+	}
+	b, ok, err := c.oneBooking(ctx, s.api, pos[0])
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("extend: booking #%d is not one of your current bookings (see 'gpubook ls')", b.ID)
+	}
+	end := b.EndsAt
+	if *by != "" {
+		d, err := parseSpan("by", *by)
+		if err != nil {
+			return err
+		}
+		end = end.Add(d)
+	} else if end, err = parseAt(*until, s.zone, c.now()); err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	body := map[string]string{"ends_at": end.UTC().Format(time.RFC3339)}
+	if err := s.api.call(ctx, http.MethodPost, fmt.Sprintf("/bookings/%d/extend", b.ID), nil, body, &raw); err != nil {
+		return err
+	}
+	return c.printBooking(raw, s.zone, *jsonOut, "Extended")
+}
+
+func (c *cli) release(ctx context.Context, args []string) error {
+	f := newFlags("release", "gpubook release ID [--json]",
+		"Ends one of your bookings now (its GPUs are free at once), or cancels it when it has not started.", false)
+	jsonOut := f.Bool("json", false, "print the booking as JSON")
+	_, pos, err := f.parse(c, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	s, err := c.session(ctx)
+	if err != nil {
+		return err
+	}
+	b, ok, err := c.oneBooking(ctx, s.api, pos[0])
+	if err != nil {
+		return err
+	}
+	method, path, verb := http.MethodPost, fmt.Sprintf("/bookings/%d/release", b.ID), "Released"
+	if ok && b.Phase == "upcoming" {
+		method, path, verb = http.MethodDelete, fmt.Sprintf("/bookings/%d", b.ID), "Cancelled"
+	}
+	var raw json.RawMessage
+	if err := s.api.call(ctx, method, path, nil, nil, &raw); err != nil {
+		return err
+	}
+	return c.printBooking(raw, s.zone, *jsonOut, verb)
+}
+
+// printBooking prints one booking the API answered, as JSON or one line.
+func (c *cli) printBooking(raw json.RawMessage, zone *time.Location, asJSON bool, verb string) error {
+	if asJSON {
+		return printJSON(c.stdout, raw)
+	}
+	var b apiBooking
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%s #%d: %d GPU(s) on %s, %s – %s (%s)\n", verb, b.ID, len(b.GPUIDs), b.Node, showTime(b.StartsAt, zone), showTime(b.EndsAt, zone), b.Phase)
+	return nil
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// request files a priority request: what a booking refused by policy (or
+// in others' way) needs, with the justification a team lead decides on.
+func (c *cli) request(ctx context.Context, args []string) error {
+	f := newFlags("request", "gpubook request --gpus N --for 8h [--at TIME] [--node N] [--model M] --purpose … --urgency … --plan … --give-back … [--preempt] [--note …] [--json]",
+		"Files a priority request for N GPUs of one node (on a GPU node: that node). It holds nothing until a lead of\nyour team or an admin approves it in the portal; 'gpubook ls' then shows the booking.", false)
+	var a bookArgs
+	f.IntVar(&a.n, "gpus", 1, "how many GPUs")
+	f.StringVar(&a.node, "node", "", "on this node (default: this machine, when it is a GPU node, else the first node with enough GPUs)")
+	f.StringVar(&a.model, "model", "", "GPU model (any case)")
+	forS := f.String("for", "", "how long, e.g. 8h (required)")
+	atS := f.String("at", "", "start at 15:04, 2006-01-02 15:04 (your zone) or RFC 3339 (default: now)")
+	f.StringVar(&a.note, "note", "", "a note shown on the calendar")
+	body := map[string]*string{}
+	for _, k := range []struct{ flag, key, help string }{{"purpose", "purpose", "what it is for (required)"},
+		{"urgency", "urgency", "why it cannot wait (required)"}, {"plan", "plan", "what runs, and how long (required)"},
+		{"give-back", "give_back", "when the GPUs are given back (required)"}} {
+		body[k.key] = f.String(k.flag, "", k.help)
+	}
+	preempt := f.Bool("preempt", false, "ask that standard bookings in the way may be cancelled or trimmed")
+	jsonOut := f.Bool("json", false, "print the request as JSON")
+	if _, _, err := f.parse(c, args, 0, 0); err != nil {
+		return err
+	}
+	if *forS == "" {
+		return errors.New("request: --for is required (e.g. --for 8h)")
+	}
+	var err error
+	if a.span, err = parseSpan("for", *forS); err != nil {
+		return err
+	}
+	if a.node == "" {
+		a.node = localNode(c.getenv)
+	}
+	s, err := c.session(ctx)
+	if err != nil {
+		return err
+	}
+	start := c.now().Truncate(time.Second)
+	if *atS != "" {
+		if start, err = parseAt(*atS, s.zone, c.now()); err != nil {
+			return err
+		}
+	}
+	ids, err := c.requestGPUs(ctx, s.api, a, start)
+	if err != nil {
+		return err
+	}
+	req := map[string]any{"gpu_ids": ids, "starts_at": start.UTC().Format(time.RFC3339), "ends_at": start.Add(a.span).UTC().Format(time.RFC3339),
+		"note": a.note, "preempt": *preempt}
+	for k, v := range body {
+		req[k] = *v
+	}
+	var raw json.RawMessage
+	if err := s.api.call(ctx, http.MethodPost, "/requests", nil, req, &raw); err != nil {
+		return err
+	}
+	if *jsonOut {
+		return printJSON(c.stdout, raw)
+	}
+	var r struct {
+		ID     int64  `json:"id"`
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(raw, &r)
+	fmt.Fprintf(c.stdout, "Request #%d filed (%s): %s, %s – %s. A lead of your team or an admin decides it in the portal.\n",
+		r.ID, r.Status, describeAsk(a), showTime(start, s.zone), showTime(start.Add(a.span), s.zone))
+	return nil
+}
+
+// requestGPUs picks N in-service GPUs of one node, those free in the
+// window first, lowest index next: a request names GPUs, and the ones in
+// nobody's way are the easiest to grant.
+func (c *cli) requestGPUs(ctx context.Context, api *apiClient, a bookArgs, start time.Time) ([]int64, error) {
+	gpus, err := api.gpus(ctx)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := api.bookings(ctx, start, start.Add(a.span), false)
+	if err != nil {
+		return nil, err
+	}
+	free := map[int64]bool{}
+	for _, g := range freeFrom(gpus, bs, start, a.node, a.model) {
+		free[g.GPU.ID] = g.FreeUntil == nil || !g.FreeUntil.Before(start.Add(a.span))
+	}
+	byNode := map[string][]apiGPU{}
+	var nodes []string
+	for _, g := range gpus {
+		if !g.InService || (a.node != "" && !strings.EqualFold(g.Node, a.node)) || (a.model != "" && !strings.EqualFold(g.Model, a.model)) {
+			continue
+		}
+		if _, ok := byNode[g.Node]; !ok {
+			nodes = append(nodes, g.Node)
+		}
+		byNode[g.Node] = append(byNode[g.Node], g)
+	}
+	sort.Strings(nodes)
+	for _, n := range nodes {
+		gs := byNode[n]
+		if len(gs) < a.n {
+			continue
+		}
+		sort.SliceStable(gs, func(i, j int) bool {
+			if free[gs[i].ID] != free[gs[j].ID] {
+				return free[gs[i].ID]
+			}
+			return gs[i].Index < gs[j].Index
+		})
+		ids := make([]int64, a.n)
+		for i := range ids {
+			ids[i] = gs[i].ID
+		}
+		return ids, nil
+	}
+	return nil, fmt.Errorf("request: no node has %d in-service GPUs matching %s", a.n, describeAsk(a))
+}
+
+// apiLimits is GET /api/v1/limits.
+type apiLimits struct {
+	Limits []struct {
+		Key, Rule, Period, Unit, Source string
+		Value                           int64
+		SourceName                      string `json:"source_name"`
+	} `json:"limits"`
+	Exempt    bool      `json:"exempt"`
+	AtPeak    bool      `json:"at_peak"`
+	WeekStart time.Time `json:"week_start"`
+	Used      int64     `json:"used_gpu_minutes"`
+	Weekly    *int64    `json:"weekly_gpu_minutes"`
+	Balance   int64     `json:"loan_balance_gpu_minutes"`
+}
+
+func (c *cli) limits(ctx context.Context, args []string) error {
+	f := newFlags("limits", "gpubook limits [--json]", "Shows the booking rules that apply to you now, where each is set, and this week's GPU-hours.", false)
+	jsonOut := f.Bool("json", false, "print JSON as the API answers")
+	if _, _, err := f.parse(c, args, 0, 0); err != nil {
+		return err
+	}
+	s, err := c.session(ctx)
+	if err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if err := s.api.call(ctx, http.MethodGet, "/limits", nil, nil, &raw); err != nil {
+		return err
+	}
+	if *jsonOut {
+		return printJSON(c.stdout, raw)
+	}
+	var l apiLimits
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "RULE\tLIMIT\tSET BY")
+	for _, r := range l.Limits {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", r.Key, showLimit(r.Value, r.Unit), strings.TrimSpace(r.Source+" "+r.SourceName))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	week := fmt.Sprintf("This week (from %s): %s GPU-hours used", showTime(l.WeekStart, s.zone), hours(l.Used))
+	if l.Weekly != nil {
+		week += fmt.Sprintf(" of %s, %s left", hours(*l.Weekly+l.Balance), hours(max(0, *l.Weekly+l.Balance-l.Used)))
+	}
+	fmt.Fprintln(c.stdout, week+".")
+	if l.Exempt {
+		fmt.Fprintln(c.stdout, "You are an admin exempt from these limits.")
+	}
+	return nil
+}
+
+func showLimit(v int64, unit string) string {
+	switch unit {
+	case "gpus":
+		return fmt.Sprintf("%d GPUs", v)
+	case "gpu_minutes":
+		return hours(v) + " GPU-hours"
+	}
+	return showSpan(time.Duration(v) * time.Minute)
+}
+
+func hours(minutes int64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", float64(minutes)/60), "0"), ".")
+}
