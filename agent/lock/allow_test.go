@@ -155,3 +155,28 @@ func TestInstanceCaps(t *testing.T) {
 		})
 	}
 }
+
+func TestMovable(t *testing.T) {
+	const root = "/sys/fs/cgroup/devices"
+	tests := []struct {
+		cur  string
+		want bool
+	}{
+		{root, true},
+		{root + "/user.slice", true},
+		{root + "/user.slice/user-1000.slice/session-3.scope", true},
+		{root + "/gpubook/uid-1000", true},
+		{root + "/gpubookish", false},
+		{root + "/user.slice-not", false},
+		{root + "/docker/0123abcd", false},
+		{root + "/system.slice/slurmstepd.scope/job_12", false},
+		{root + "/system.slice/cron.service", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cur, func(t *testing.T) {
+			if got := Movable(root, "gpubook", tt.cur); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

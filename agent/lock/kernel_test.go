@@ -187,6 +187,11 @@ func TestLockOnRealCgroups(t *testing.T) {
 func lockScenario(t *testing.T, cg *lock.Cgroups) {
 	n := newNode(t)
 	alice, svc := n.start(t, aliceUID), n.start(t, sysUID)
+	for _, p := range []*proc{alice, svc} { // where a login without systemd starts
+		if err := cg.Move(p.cmd.Process.Pid, cg.Root); err != nil {
+			t.Fatal(err)
+		}
+	}
 	users := only{procfs.New("/proc", n.passwd, "/etc/group"), map[int]bool{alice.cmd.Process.Pid: true, svc.cmd.Process.Pid: true}}
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	gpus := make([]lock.GPU, 8)

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpubook/gpubook/agent/exempt"
@@ -103,21 +104,33 @@ func (l *Locker) confine(uid int, user string, a Allow, migs []MIGInstance, pids
 	}
 	var errs []error
 	for _, pid := range pids {
-		if cur, err := l.cg.Of(l.procRoot, pid); err == nil && cur != dir {
+		if cur, err := l.cg.Of(l.procRoot, pid); err == nil && cur != dir && Movable(l.cg.Root, l.cg.Prefix, cur) {
 			errs = append(errs, l.cg.Move(pid, dir))
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// Movable tells whether the agent may move a process out of cgroup cur:
+// from the hierarchy's root, from login sessions (user.slice) and between
+// its own cgroups. A process that another manager placed (a container, a
+// batch job, a system service) stays where it is: moving it would undo
+// that manager's limits; the unbooked-use detection still sees it.
+func Movable(root, prefix, cur string) bool {
+	return cur == root || within(filepath.Join(root, "user.slice"), cur) || within(filepath.Join(root, prefix), cur)
+}
+
+func within(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
 // release moves exempt processes out of the agent's cgroups (a root shell
 // started from a confined session, for example).
 func (l *Locker) release(pids []int) error {
 	var errs []error
-	prefix := filepath.Join(l.cg.Root, l.cg.Prefix) + string(filepath.Separator)
 	for _, pid := range pids {
 		cur, err := l.cg.Of(l.procRoot, pid)
-		if err == nil && len(cur) > len(prefix) && cur[:len(prefix)] == prefix {
+		if err == nil && within(filepath.Join(l.cg.Root, l.cg.Prefix), cur) {
 			errs = append(errs, l.cg.Move(pid, l.cg.Root))
 		}
 	}
