@@ -31,6 +31,9 @@ type Cgroups struct {
 	// user-UID.slice, where logind already places every session; the agent
 	// then moves nothing.
 	Systemd bool
+	// Slices is the folder under Root that holds the user slices
+	// ("user.slice"); tests use a name of their own.
+	Slices string
 }
 
 // V1 is the v1 devices hierarchy mounted at root.
@@ -39,7 +42,7 @@ func V1(root, prefix string) *Cgroups { return &Cgroups{Version: 1, Root: root, 
 // V2 is the cgroup2 hierarchy mounted at root; systemd says whether its
 // user slices are used.
 func V2(root, prefix string, systemd bool) *Cgroups {
-	return &Cgroups{Version: 2, Root: root, Prefix: prefix, Systemd: systemd}
+	return &Cgroups{Version: 2, Root: root, Prefix: prefix, Systemd: systemd, Slices: "user.slice"}
 }
 
 // Name is what status and the node page show: "v1", "v2" or "v2 systemd".
@@ -54,7 +57,7 @@ func (c *Cgroups) Name() string {
 // (and so moves processes into it and deletes it on unlock).
 func (c *Cgroups) Dir(uid int) (dir string, owned bool) {
 	if c.Systemd {
-		d := filepath.Join(c.Root, "user.slice", fmt.Sprintf("user-%d.slice", uid))
+		d := filepath.Join(c.Root, c.Slices, fmt.Sprintf("user-%d.slice", uid))
 		if _, err := os.Stat(d); err == nil {
 			return d, false
 		}

@@ -258,3 +258,53 @@ func lockScenario(t *testing.T, cg *lock.Cgroups) {
 		t.Errorf("after unlock %s still there (%v)", cg.Prefix, err)
 	}
 }
+
+// TestLockOnSystemdSlices: on a cgroup2 host run by systemd the rules go on
+// the user's slice, where logind put the session; nothing is moved.
+func TestLockOnSystemdSlices(t *testing.T) {
+	cg := lock.V2("/sys/fs/cgroup/unified", fmt.Sprintf("gpubook-test-%d", os.Getpid()), true)
+	cg.Slices = fmt.Sprintf("gpubook-test-slices-%d", os.Getpid())
+	ok, why := available(cg)
+	need(t, ok, why)
+	n := newNode(t)
+	alice := n.start(t, aliceUID)
+	slice := filepath.Join(cg.Root, cg.Slices, fmt.Sprintf("user-%d.slice", aliceUID))
+	if err := os.MkdirAll(slice, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cg.Move(alice.cmd.Process.Pid, cg.Root)
+		alice.cmd.Process.Kill()
+		alice.cmd.Wait()
+		for _, d := range []string{slice, filepath.Dir(slice), filepath.Join(cg.Root, cg.Prefix)} {
+			if err := os.Remove(d); err != nil && !os.IsNotExist(err) {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+	})
+	if err := cg.Move(alice.cmd.Process.Pid, slice); err != nil { // as logind would
+		t.Fatal(err)
+	}
+	users := only{procfs.New("/proc", n.passwd, "/etc/group"), map[int]bool{alice.cmd.Process.Pid: true}}
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	gpus := []lock.GPU{{UUID: "GPU-2", Minor: 2}, {UUID: "GPU-3", Minor: 3}}
+	bookings := []wire.Booking{{ID: 1, User: "alice", GPUUUIDs: []string{"GPU-2"}, StartsAt: t0, EndsAt: t0.Add(time.Hour)}}
+	l := lock.New(cg, "/proc", lock.Majors{GPU: 195}, exempt.Default(), users, nil)
+	if err := l.Sync(t0, bookings, gpus, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := cg.Of("/proc", alice.cmd.Process.Pid); got != slice {
+		t.Errorf("alice's process moved to %s, want it left in %s", got, slice)
+	}
+	for path, want := range map[string]string{"nvidia2": "ENXIO", "nvidia3": "EPERM"} {
+		if got := alice.open(t, filepath.Join(n.dir, path)); got != want {
+			t.Errorf("open %s: got %s, want %s", path, got, want)
+		}
+	}
+	if err := lock.Unlock(cg, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := alice.open(t, filepath.Join(n.dir, "nvidia3")); got != "ENXIO" {
+		t.Errorf("after unlock, open nvidia3: got %s, want ENXIO", got)
+	}
+}

@@ -71,7 +71,7 @@ func (l *Locker) Sync(now time.Time, bookings []wire.Booking, gpus []GPU, migs [
 	for uid, pids := range byUID {
 		user := l.users.UserName(uid)
 		if l.exempt.Exempt(user, uid, l.users.UserGroups) {
-			errs = append(errs, l.release(pids))
+			errs = append(errs, l.release(uid, pids))
 			continue
 		}
 		if user == "" {
@@ -125,9 +125,15 @@ func within(dir, p string) bool {
 }
 
 // release moves exempt processes out of the agent's cgroups (a root shell
-// started from a confined session, for example).
-func (l *Locker) release(pids []int) error {
+// started from a confined session, for example); on systemd, where the rules
+// sit on the user's slice, an exempt user's slice is opened once per start
+// (the user may have been confined before being listed as exempt).
+func (l *Locker) release(uid int, pids []int) error {
 	var errs []error
+	if dir, owned := l.cg.Dir(uid); !owned && l.applied[dir] != "open" {
+		errs = append(errs, l.cg.Apply(dir, openRules()))
+		l.applied[dir] = "open"
+	}
 	for _, pid := range pids {
 		cur, err := l.cg.Of(l.procRoot, pid)
 		if err == nil && within(filepath.Join(l.cg.Root, l.cg.Prefix), cur) {
@@ -179,7 +185,7 @@ func Unlock(cg *Cgroups, log *slog.Logger) error {
 		log.Info("agent: unlock: removed", "cgroup", d)
 	}
 	if cg.Systemd {
-		slices, _ := filepath.Glob(filepath.Join(cg.Root, "user.slice", "user-*.slice"))
+		slices, _ := filepath.Glob(filepath.Join(cg.Root, cg.Slices, "user-*.slice"))
 		for _, d := range slices {
 			errs = append(errs, cg.Apply(d, openRules()))
 		}
