@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/opencontainers/cgroups"
 	_ "github.com/opencontainers/cgroups/devices" // registers the v1 and v2 device setters
@@ -71,6 +72,19 @@ func (c *Cgroups) Ensure(dir string) error {
 		return fmt.Errorf("lock: cgroup: %w", err)
 	}
 	return nil
+}
+
+// ident tells one cgroup directory from a later one at the same path (its
+// inode); "" when it cannot be read.
+func (c *Cgroups) ident(dir string) string {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return ""
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return strconv.FormatUint(st.Ino, 10)
+	}
+	return ""
 }
 
 // Apply replaces the device rules of dir with rules.

@@ -77,6 +77,29 @@ func lockScenario(t *testing.T, cg *lock.Cgroups) {
 	}
 	expect(svc, map[string]string{n.GPU(3): "ENXIO"})
 
+	// A root shell started from her session (sudo) is moved out at once.
+	root := n.Start(t, 0)
+	users.PIDs[root.PID()] = true
+	if err := cg.Move(root.PID(), wantDir); err != nil {
+		t.Fatal(err)
+	}
+	expect(root, map[string]string{n.GPU(3): "EPERM"})
+	if err := l.Sync(t0, bookings, gpus, nil); err != nil {
+		t.Fatal(err)
+	}
+	expect(root, map[string]string{n.GPU(3): "ENXIO"})
+
+	// Her cgroup deleted behind the agent's back (another unlock, a logout
+	// on systemd): the next sync makes it again, with the rules.
+	if err := cg.Release(wantDir); err != nil {
+		t.Fatal(err)
+	}
+	expect(alice, map[string]string{n.GPU(3): "ENXIO"})
+	if err := l.Sync(t0, bookings, gpus, nil); err != nil {
+		t.Fatal(err)
+	}
+	expect(alice, map[string]string{n.GPU(3): "EPERM", n.GPU(2): "ENXIO"})
+
 	// The first booking ends and the next starts: the next sync flips both.
 	if err := l.Sync(t0.Add(time.Hour), bookings, gpus, nil); err != nil {
 		t.Fatal(err)

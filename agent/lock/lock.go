@@ -92,7 +92,9 @@ func (l *Locker) confine(uid int, user string, a Allow, migs []MIGInstance, pids
 			return err
 		}
 	}
-	if key := a.Key(); l.applied[dir] != key {
+	// The cgroup's identity is part of the key: a slice made anew at the
+	// user's next login, or a cgroup deleted and re-created, has no rules.
+	if key := a.Key() + "@" + l.cg.ident(dir); l.applied[dir] != key {
 		if err := l.cg.Apply(dir, Rules(a, l.majors, migs)); err != nil {
 			return err
 		}
@@ -130,9 +132,9 @@ func within(dir, p string) bool {
 // (the user may have been confined before being listed as exempt).
 func (l *Locker) release(uid int, pids []int) error {
 	var errs []error
-	if dir, owned := l.cg.Dir(uid); !owned && l.applied[dir] != "open" {
+	if dir, owned := l.cg.Dir(uid); !owned && l.applied[dir] != "open@"+l.cg.ident(dir) {
 		errs = append(errs, l.cg.Apply(dir, openRules()))
-		l.applied[dir] = "open"
+		l.applied[dir] = "open@" + l.cg.ident(dir)
 	}
 	for _, pid := range pids {
 		cur, err := l.cg.Of(l.procRoot, pid)
@@ -144,7 +146,8 @@ func (l *Locker) release(uid int, pids []int) error {
 }
 
 // scan groups the node's processes by real UID, leaving out the agent
-// itself and kernel threads' PID 2 tree (UID 0, exempt anyway).
+// itself and PID 1. Root's processes are listed too: one started from a
+// confined session (sudo) is moved out.
 func (l *Locker) scan() (map[int][]int, error) {
 	ents, err := os.ReadDir(l.procRoot)
 	if err != nil {
@@ -157,7 +160,7 @@ func (l *Locker) scan() (map[int][]int, error) {
 			continue
 		}
 		uid, err := l.users.UID(pid)
-		if err != nil || uid == 0 {
+		if err != nil {
 			continue
 		}
 		out[uid] = append(out[uid], pid)
