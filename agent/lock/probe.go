@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/moby/sys/userns"
 )
 
 // Probe finds the hierarchy this node can lock with, under sysCgroup
@@ -15,6 +17,10 @@ import (
 func Probe(sysCgroup, prefix string) (*Cgroups, string) {
 	if os.Geteuid() != 0 {
 		return nil, "not running as root"
+	}
+	if userns.RunningInUserNS() {
+		// The v1 setter silently does nothing there: never claim a lock.
+		return nil, "running in a user namespace (a container?): device rules cannot be set"
 	}
 	var cg *Cgroups
 	switch v1 := filepath.Join(sysCgroup, "devices"); {
