@@ -176,3 +176,23 @@ func TestLockOnSystemdSlices(t *testing.T) {
 		t.Errorf("after unlock, open nvidia3: got %s, want ENXIO", got)
 	}
 }
+
+// TestProbe: on this machine kind (v1 devices controller and cgroup2 both
+// mounted) the probe picks v1, as runc does on hybrid hosts, and leaves
+// nothing behind but the agent's folder.
+func TestProbe(t *testing.T) {
+	prefix := fmt.Sprintf("gpubook-test-p%d", os.Getpid())
+	v1 := lock.V1("/sys/fs/cgroup/devices", prefix)
+	locktest.Require(t, v1)
+	t.Cleanup(func() { lock.Unlock(v1, nil) })
+	cg, why := lock.Probe("/sys/fs/cgroup", prefix)
+	if cg == nil || cg.Name() != "v1" || why != "" {
+		t.Fatalf("probe = %+v, %q; want v1", cg, why)
+	}
+	if _, err := os.Stat(filepath.Join(cg.Root, prefix, "probe")); !os.IsNotExist(err) {
+		t.Errorf("scratch cgroup left behind (%v)", err)
+	}
+	if cg, why := lock.Probe(t.TempDir(), prefix); cg != nil || !strings.Contains(why, "no cgroup devices controller") {
+		t.Errorf("probe of an empty folder = %+v, %q; want the reason", cg, why)
+	}
+}
