@@ -69,7 +69,16 @@ type AgentNode struct {
 	SpoolDroppedUsage   int64
 	SpoolDroppedEvents  int64
 	NVMLDownSince       *time.Time
+
+	// Lock is how the node enforces bookings (wire.Heartbeat.Lock): "lock
+	// v1"/"lock v2", "detect", "detect (cannot lock: REASON)"; "" from
+	// agents that do not say.
+	Lock string
 }
+
+// LockFailed reports whether the node was asked to lock GPUs to their
+// bookings and cannot, which the node page shows as an alert.
+func (n AgentNode) LockFailed() bool { return strings.HasPrefix(n.Lock, "detect (cannot lock") }
 
 // Offline reports whether the node's agent has been silent for
 // NodeOfflineAfter (or never called at all).

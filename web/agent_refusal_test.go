@@ -92,7 +92,7 @@ func TestAgentHealthOnNodePage(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := admin.Get(page)
-			for _, id := range []string{"agent-nvml-down", "agent-set-aside", "agent-dropped"} {
+			for _, id := range []string{"agent-nvml-down", "agent-set-aside", "agent-dropped", "agent-lock"} {
 				if res.Doc.Find(`[data-testid="`+id+`"]`).Length() != 0 {
 					t.Errorf("healthy agent: %s shown", id)
 				}
@@ -100,16 +100,29 @@ func TestAgentHealthOnNodePage(t *testing.T) {
 			down := x.clock.Now().Add(-time.Hour)
 			hb := wire.Heartbeat{Node: "n1", AgentVersion: "test", SentAt: x.clock.Now(), NVMLOK: false,
 				SpoolSetAside: 2, SpoolSetAsideReason: "422 usage: unknown GPU", SpoolSetAsideAt: down,
-				SpoolDroppedUsage: 40, SpoolDroppedEvents: 1, NVMLDownSince: down}
+				SpoolDroppedUsage: 40, SpoolDroppedEvents: 1, NVMLDownSince: down,
+				Lock: "detect (cannot lock: no cgroup devices controller (v1) and no cgroup2 mount under /sys/fs/cgroup)"}
 			if err := x.client.PostJSON(context.Background(), wire.PathHeartbeat, hb); err != nil {
 				t.Fatal(err)
 			}
 			res = admin.Get(page)
-			checks := map[string]string{"agent-nvml-down": "No NVML since", "agent-set-aside": "422 usage: unknown GPU", "agent-dropped": "40 usage, 1"}
+			checks := map[string]string{"agent-nvml-down": "No NVML since", "agent-set-aside": "422 usage: unknown GPU", "agent-dropped": "40 usage, 1",
+				"agent-lock": "cannot, so it only detects unbooked use: detect (cannot lock: no cgroup devices controller"}
 			for id, want := range checks {
 				if got := res.Doc.Find(`[data-testid="` + id + `"]`).Text(); !strings.Contains(got, want) {
 					t.Errorf("%s = %q, want it to contain %q", id, got, want)
 				}
+			}
+			if !res.Doc.Find(`[data-testid="agent-lock"]`).HasClass("alert") {
+				t.Error("a node that cannot lock is not shown as an alert")
+			}
+			hb.Lock = "lock v2"
+			if err := x.client.PostJSON(context.Background(), wire.PathHeartbeat, hb); err != nil {
+				t.Fatal(err)
+			}
+			res = admin.Get(page)
+			if got, lock := res.Doc.Find(`[data-testid="agent-lock"]`).Text(), res.Doc.Find(`[data-testid="agent-lock"]`); !strings.Contains(got, "Enforcement on this node: lock v2.") || lock.HasClass("alert") {
+				t.Errorf("agent-lock = %q (alert %v), want the mode, not an alert", got, lock.HasClass("alert"))
 			}
 		})
 	}

@@ -56,6 +56,10 @@ type Config struct {
 	// MetricsProblem is why /metrics is not served ("" when it is), shown
 	// in status: the daemon runs on without it.
 	MetricsProblem string
+	// LockMode says how the node enforces bookings, for status and the
+	// heartbeat: "lock v1", "lock v2", "detect", or "detect (cannot lock:
+	// REASON)" when lock was asked for and the node cannot do it.
+	LockMode string
 }
 
 // Deps are the daemon's collaborators. Source may be nil when NVML could
@@ -70,6 +74,7 @@ type Deps struct {
 	Spool      *spool.Spool
 	Detector   *detect.Detector
 	Metrics    *metrics.Exporter
+	Lock       Locker // nil unless enforce = lock works on this node
 	Now        func() time.Time
 	Log        *slog.Logger
 }
@@ -93,6 +98,7 @@ type Daemon struct {
 	sampleErr string
 	nvmlDown  time.Time // since when no GPU source is attached; zero when one is
 	nvmlErr   string
+	lockErr   string // the device lock's last error, "" when it applied
 }
 
 // New loads the cached schedule (so enforcement works from the first
@@ -142,6 +148,7 @@ func (d *Daemon) SampleOnce(ctx context.Context) error {
 	}
 	snap, sampleErr := d.sampler.Sample(ctx, d.deps.Now())
 	bookings := d.bookings()
+	d.syncLock(snap.At, bookings)
 	d.mu.Lock()
 	d.lastSnap, d.sampleErr = snap, errString(sampleErr)
 	d.mu.Unlock()

@@ -23,13 +23,15 @@ import (
 
 // rig is one node: simulated GPUs, /proc tree, state directory, portal, clock.
 type rig struct {
-	t      *testing.T
-	node   *agenttest.Node
-	procs  *agenttest.Procs
-	portal *fakePortal
-	dir    string
-	now    time.Time
-	log    *slog.Logger // nil: discarded
+	t        *testing.T
+	node     *agenttest.Node
+	procs    *agenttest.Procs
+	portal   *fakePortal
+	dir      string
+	now      time.Time
+	log      *slog.Logger // nil: discarded
+	lock     daemon.Locker
+	lockMode string
 }
 
 var t0 = time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
@@ -58,8 +60,8 @@ func (r *rig) start() *daemon.Daemon {
 	det := detect.New("n1", detect.DefaultPolicy(), daemon.KillSignaller{}, nil, res, nil)
 	d, err := daemon.New(context.Background(), daemon.Config{Node: "n1", AgentVersion: "test",
 		CachePath: filepath.Join(r.dir, "schedule.json"), StatusPath: filepath.Join(r.dir, "status.json"),
-		WatermarkPath: filepath.Join(r.dir, "watermark.json"), MinutePath: filepath.Join(r.dir, "minute.json"), BusyPct: 5},
-		daemon.Deps{Source: b, Resolver: res, Portal: c, Spool: sp, Detector: det, Metrics: metrics.New("n1"), Now: now, Log: r.log})
+		WatermarkPath: filepath.Join(r.dir, "watermark.json"), MinutePath: filepath.Join(r.dir, "minute.json"), BusyPct: 5, LockMode: r.lockMode},
+		daemon.Deps{Source: b, Resolver: res, Portal: c, Spool: sp, Detector: det, Metrics: metrics.New("n1"), Now: now, Log: r.log, Lock: r.lock})
 	if err != nil {
 		r.t.Fatal(err)
 	}

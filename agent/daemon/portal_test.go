@@ -31,6 +31,7 @@ type fakePortal struct {
 	violations map[string]wire.Violation
 	idle       map[string]wire.IdleReport
 	heartbeats int
+	heartbeat  wire.Heartbeat // the last one
 }
 
 func newFakePortal(t *testing.T) *fakePortal {
@@ -91,6 +92,9 @@ func (p *fakePortal) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	case wire.PathHeartbeat:
 		p.heartbeats++
+		if !p.decode(w, r, &p.heartbeat, p.heartbeat.Validate) {
+			return
+		}
 	default:
 		http.NotFound(w, r)
 		return

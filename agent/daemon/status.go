@@ -28,6 +28,8 @@ type Status struct {
 	SetAsideReason string           `json:"spool_set_aside_reason,omitempty"`
 	Dropped        map[string]int64 `json:"spool_dropped,omitempty"`
 	MetricsProblem string           `json:"metrics_problem,omitempty"`
+	Lock           string           `json:"lock,omitempty"`
+	LockError      string           `json:"lock_error,omitempty"`
 	GPUs           []GPUStatus      `json:"gpus"`
 }
 
@@ -62,7 +64,8 @@ func (d *Daemon) CurrentStatus() Status {
 	st := Status{Node: d.cfg.Node, At: d.lastSnap.At, NVMLOK: d.sampler != nil, SampleError: d.sampleErr,
 		LastSync: d.lastSync, SyncError: d.syncErr, ScheduleETag: d.sched.ETag, ScheduleAt: d.sched.FetchedAt,
 		SpoolDepth: sp.Depth, SpoolBytes: sp.Bytes, OldestSpooled: sp.Oldest, NVMLDownSince: d.nvmlDown, NVMLError: d.nvmlErr,
-		SetAside: sp.SetAside, SetAsideReason: sp.SetAsideReason, Dropped: sp.Dropped, MetricsProblem: d.cfg.MetricsProblem}
+		SetAside: sp.SetAside, SetAsideReason: sp.SetAsideReason, Dropped: sp.Dropped, MetricsProblem: d.cfg.MetricsProblem,
+		Lock: d.cfg.LockMode, LockError: d.lockErr}
 	if st.At.IsZero() {
 		st.At = d.deps.Now().UTC() // no sample yet: the file's time says the daemon runs
 	}

@@ -129,7 +129,7 @@ func (d *Daemon) HeartbeatOnce(ctx context.Context) error {
 		ScheduleETag: d.sched.ETag, SpoolDepth: st.Depth, OldestSpooled: st.Oldest, NVMLOK: d.sampler != nil,
 		SpoolSetAside: st.SetAside, SpoolSetAsideReason: st.SetAsideReason, SpoolSetAsideAt: st.SetAsideAt,
 		SpoolDroppedUsage: st.Dropped[spool.Tag(wire.PathUsage)], SpoolDroppedEvents: st.DroppedTotal() - st.Dropped[spool.Tag(wire.PathUsage)],
-		NVMLDownSince: d.nvmlDown}
+		NVMLDownSince: d.nvmlDown, Lock: d.lockStatus()}
 	d.mu.Unlock()
 	if err := d.deps.Portal.PostJSON(ctx, wire.PathHeartbeat, hb); err != nil {
 		return d.syncFailed(err)

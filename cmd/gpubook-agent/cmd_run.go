@@ -102,7 +102,12 @@ func serveWith(ctx context.Context, cfg config, cred credential, open daemon.Ope
 	}
 	res := procfs.New(cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile)
 	exp := metrics.New(cfg.Node)
-	det := detect.New(cfg.Node, cfg.Policy, sig, daemon.TTYNotifier{TTYs: res}, res, log)
+	var note detect.Notifier = daemon.TTYNotifier{TTYs: res}
+	if cfg.Enforce == "off" {
+		note = nil // report only: nothing on users' terminals
+	}
+	det := detect.New(cfg.Node, cfg.Policy, sig, note, res, log)
+	locker, lockMode := setupLock(cfg, res, log)
 	portal := client.New(cfg.PortalURL, cred.Credential, "gpubook-agent/"+version)
 	metricsProblem := ""
 	if cfg.MetricsAddr != "" {
@@ -122,11 +127,12 @@ func serveWith(ctx context.Context, cfg config, cred credential, open daemon.Ope
 		StatusPath: cfg.statusPath(), WatermarkPath: cfg.watermarkPath(), MinutePath: cfg.minutePath(), SampleInterval: cfg.SampleInterval,
 		SyncInterval: cfg.SyncInterval, DeliverInterval: cfg.DeliverInterval, HeartbeatInterval: cfg.HeartbeatInterval,
 		BusyPct: cfg.Policy.IdleUtilPct, DetectStatePath: cfg.detectPath(), NVMLRetry: cfg.NVMLRetry, MetricsProblem: metricsProblem,
-	}, daemon.Deps{OpenSource: open, Resolver: res, Portal: portal, Spool: sp, Detector: det, Metrics: exp, Now: now, Log: log})
+		LockMode: lockMode,
+	}, daemon.Deps{OpenSource: open, Resolver: res, Portal: portal, Spool: sp, Detector: det, Metrics: exp, Now: now, Log: log, Lock: locker})
 	if err != nil {
 		return err
 	}
-	log.Info("agent: started", "node", cfg.Node, "portal", cfg.PortalURL, "enforce", cfg.Policy.Enforce)
+	log.Info("agent: started", "node", cfg.Node, "portal", cfg.PortalURL, "enforce", cfg.Enforce, "lock", lockMode)
 	return d.Run(ctx)
 }
 

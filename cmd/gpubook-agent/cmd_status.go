@@ -45,6 +45,7 @@ func printStatus(w io.Writer, st daemon.Status, now time.Time) error {
 	if !st.NVMLDownSince.IsZero() {
 		fmt.Fprintf(w, "NO NVML since %s (%s): no sampling or enforcement; retrying\n", ago(now, st.NVMLDownSince), st.NVMLError)
 	}
+	printLock(w, st)
 	if st.SampleError != "" {
 		fmt.Fprintln(w, "sample error:", st.SampleError)
 	}
@@ -87,6 +88,21 @@ func printStatus(w io.Writer, st daemon.Status, now time.Time) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d / %d\t%s\t%s\n", g.Index, g.Model, util, g.MemUsedMiB, g.MemTotalMiB, holder, strings.Join(procs, " "))
 	}
 	return tw.Flush()
+}
+
+// printLock says how bookings are enforced; a node that was asked to lock
+// and cannot says so in capitals.
+func printLock(w io.Writer, st daemon.Status) {
+	switch {
+	case st.Lock == "":
+	case strings.HasPrefix(st.Lock, "detect (cannot lock"):
+		fmt.Fprintf(w, "enforce: NOT LOCKED: %s\n", st.Lock)
+	default:
+		fmt.Fprintf(w, "enforce: %s\n", st.Lock)
+	}
+	if st.LockError != "" {
+		fmt.Fprintf(w, "lock: device rules NOT fully applied: %s\n", st.LockError)
+	}
 }
 
 func ago(now, t time.Time) string {

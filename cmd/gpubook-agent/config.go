@@ -43,6 +43,13 @@ type config struct {
 
 	Policy detect.Policy
 	Spool  spool.Limits
+	// Enforce is the mode: "off" (report only: no terminal warnings, no
+	// signals), "detect" (warn and report; the default), "signal" (detect,
+	// then SIGTERM/SIGKILL after the grace period) or "lock" (signal, and
+	// cgroup device rules that let each user open only the GPUs they hold).
+	Enforce string
+	// CgroupRoot is where the cgroup hierarchies are mounted (lock mode).
+	CgroupRoot string
 
 	// GPU is the backend: "nvml" (the real GPUs) or "simulated" (go-nvml's
 	// simulated devices, for demos and tests; agent/simgpu).
@@ -66,7 +73,8 @@ func defaultConfig() config {
 		ProcRoot: "/proc", PasswdFile: "/etc/passwd", GroupFile: "/etc/group", LogLevel: slog.LevelInfo,
 		SampleInterval: 10 * time.Second, SyncInterval: 30 * time.Second, DeliverInterval: 15 * time.Second,
 		HeartbeatInterval: 60 * time.Second, EnvTimeout: 800 * time.Millisecond, NVMLRetry: 5 * time.Second,
-		Policy: detect.DefaultPolicy(), Spool: spool.DefaultLimits(), GPU: "nvml",
+		Policy: detect.DefaultPolicy(), Spool: spool.DefaultLimits(), GPU: "nvml", Enforce: "detect",
+		CgroupRoot: "/sys/fs/cgroup",
 	}
 }
 
@@ -136,12 +144,12 @@ var configKeys = []string{"portal_url", "node", "credential_file", "state_dir", 
 	"proc_root", "passwd_file", "group_file", "log_level", "sample_interval", "sync_interval", "deliver_interval",
 	"heartbeat_interval", "env_timeout", "exempt_users", "exempt_groups", "system_uid_max", "enforce", "grace",
 	"kill_after", "overstay_warning", "idle_util_pct", "idle_after", "mem_no_process_mib", "mem_no_process_after",
-	"spool_max_age", "spool_max_bytes", "gpu", "sim_gpus", "sim_model", "sim_memory_mib", "sim_script"}
+	"spool_max_age", "spool_max_bytes", "cgroup_root", "gpu", "sim_gpus", "sim_model", "sim_memory_mib", "sim_script"}
 
 func (c *config) set(k, v string) error {
 	strs := map[string]*string{"portal_url": &c.PortalURL, "node": &c.Node, "credential_file": &c.CredentialFile,
 		"state_dir": &c.StateDir, "cache_file": &c.CacheFile, "metrics_addr": &c.MetricsAddr, "proc_root": &c.ProcRoot,
-		"passwd_file": &c.PasswdFile, "group_file": &c.GroupFile, "sim_model": &c.Sim.Model, "sim_script": &c.Sim.Script}
+		"passwd_file": &c.PasswdFile, "group_file": &c.GroupFile, "cgroup_root": &c.CgroupRoot, "sim_model": &c.Sim.Model, "sim_script": &c.Sim.Script}
 	durs := map[string]*time.Duration{"sample_interval": &c.SampleInterval, "sync_interval": &c.SyncInterval,
 		"deliver_interval": &c.DeliverInterval, "heartbeat_interval": &c.HeartbeatInterval, "env_timeout": &c.EnvTimeout,
 		"grace": &c.Policy.Grace, "kill_after": &c.Policy.KillAfter, "overstay_warning": &c.Policy.OverstayWarning,
@@ -176,7 +184,7 @@ func (c *config) setOther(k, v string) error {
 	case "system_uid_max":
 		c.Policy.Exempt.SystemUIDMax, err = strconv.Atoi(v)
 	case "enforce":
-		c.Policy.Enforce, err = strconv.ParseBool(v)
+		err = c.setEnforce(v)
 	case "idle_util_pct":
 		c.Policy.IdleUtilPct, err = strconv.ParseFloat(v, 64)
 	case "mem_no_process_mib":
@@ -202,6 +210,18 @@ func (c *config) setOther(k, v string) error {
 		return errors.New("unknown key")
 	}
 	return err
+}
+
+// setEnforce reads the mode; true and false are the older spellings of
+// signal and detect, so existing agent.conf files keep their meaning.
+func (c *config) setEnforce(v string) error {
+	modes := map[string]string{"off": "off", "detect": "detect", "false": "detect", "signal": "signal", "true": "signal", "lock": "lock"}
+	m, ok := modes[strings.ToLower(v)]
+	if !ok {
+		return errors.New("want off, detect, signal or lock")
+	}
+	c.Enforce, c.Policy.Enforce = m, m == "signal" || m == "lock"
+	return nil
 }
 
 func list(v string) []string {

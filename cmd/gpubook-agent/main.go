@@ -47,6 +47,7 @@ Commands:
   exec     run a command with CUDA_VISIBLE_DEVICES recomputed now
   status   show the GPUs, who holds each, what runs, sync and spool state
   probe    show what NVML sees
+  unlock   remove every cgroup device rule the agent made (enforce = lock)
   version  print the version
 
 Every command takes --config FILE (default /etc/gpubook/agent.conf, or
@@ -74,6 +75,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdStatus(ctx, rest, getenv, stdout, stderr)
 	case "probe":
 		return cmdProbe(ctx, rest, getenv, stdout, stderr)
+	case "unlock":
+		return cmdUnlock(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "gpubook-agent", version)
 		return nil

@@ -177,6 +177,8 @@ type agentNodeView struct {
 	SpoolDroppedUsage   *int64     `gorm:"column:spool_dropped_usage"`
 	SpoolDroppedEvents  *int64     `gorm:"column:spool_dropped_events"`
 	NVMLDownSince       *time.Time `gorm:"column:nvml_down_since"`
+
+	LockMode *string `gorm:"column:lock_mode"`
 }
 
 func deref[T any](p *T) T {
@@ -193,14 +195,16 @@ func (r agentNodeView) model() models.AgentNode {
 		LastSeenAt: utcPtr(r.LastSeenAt), LastHeartbeatAt: utcPtr(r.LastHeartbeatAt), InventoryAt: utcPtr(r.InventoryAt),
 		SpoolDepth: deref(r.SpoolDepth), OldestSpooled: utcPtr(r.OldestSpooled), NVMLOK: deref(r.NVMLOK),
 		SpoolSetAside: deref(r.SpoolSetAside), SpoolSetAsideReason: deref(r.SpoolSetAsideReason), SpoolSetAsideAt: utcPtr(r.SpoolSetAsideAt),
-		SpoolDroppedUsage: deref(r.SpoolDroppedUsage), SpoolDroppedEvents: deref(r.SpoolDroppedEvents), NVMLDownSince: utcPtr(r.NVMLDownSince)}
+		SpoolDroppedUsage: deref(r.SpoolDroppedUsage), SpoolDroppedEvents: deref(r.SpoolDroppedEvents), NVMLDownSince: utcPtr(r.NVMLDownSince),
+		Lock: deref(r.LockMode)}
 }
 
 func (db *DB) agentNodeQuery(ctx context.Context) *gorm.DB {
 	return db.Gorm.WithContext(ctx).Table("nodes n").
 		Select("n.id, n.name, a.credential_hash, a.hostname, a.agent_version, a.driver_version, a.enrolled_at, a.last_seen_at, " +
 			"a.last_heartbeat_at, a.inventory_at, a.spool_depth, a.oldest_spooled, a.nvml_ok, " +
-			"a.spool_set_aside, a.spool_set_aside_reason, a.spool_set_aside_at, a.spool_dropped_usage, a.spool_dropped_events, a.nvml_down_since").
+			"a.spool_set_aside, a.spool_set_aside_reason, a.spool_set_aside_at, a.spool_dropped_usage, a.spool_dropped_events, a.nvml_down_since, " +
+			"a.lock_mode").
 		Joins("LEFT JOIN agent_nodes a ON a.node_id = n.id")
 }
 
@@ -247,7 +251,8 @@ func (db *DB) RecordHeartbeat(ctx context.Context, nodeID int64, hb wire.Heartbe
 		"schedule_etag": clip(hb.ScheduleETag, 100), "updated_at": t,
 		"spool_set_aside": max(hb.SpoolSetAside, 0), "spool_set_aside_reason": clip(hb.SpoolSetAsideReason, 300),
 		"spool_set_aside_at": optTime(hb.SpoolSetAsideAt), "spool_dropped_usage": max(hb.SpoolDroppedUsage, 0),
-		"spool_dropped_events": max(hb.SpoolDroppedEvents, 0), "nvml_down_since": optTime(hb.NVMLDownSince)}).Error
+		"spool_dropped_events": max(hb.SpoolDroppedEvents, 0), "nvml_down_since": optTime(hb.NVMLDownSince),
+		"lock_mode": clip(hb.Lock, wire.MaxLockLen)}).Error
 	if err != nil {
 		return fmt.Errorf("store: heartbeat: %w", err)
 	}

@@ -283,6 +283,9 @@ func (hb *Heartbeat) Validate() error {
 // portal's own validation message; the node page shows its start).
 const agentMaxReasonLen = 1024
 
+// MaxLockLen bounds the heartbeat's lock field (mode plus a reason).
+const MaxLockLen = 512
+
 // validateHealth checks what the agent could not deliver or sample.
 func (hb *Heartbeat) validateHealth() error {
 	switch {
@@ -296,6 +299,8 @@ func (hb *Heartbeat) validateHealth() error {
 		return agentInvalid("spool_dropped_usage", "drop counts must not be negative")
 	case !hb.NVMLDownSince.IsZero() && !agentTime(hb.NVMLDownSince):
 		return agentInvalid("nvml_down_since", "must be between 1970 and 9999")
+	case !agentText(hb.Lock, MaxLockLen):
+		return agentInvalid("lock", "must be at most 512 bytes of text without control characters")
 	}
 	return nil
 }

@@ -243,4 +243,10 @@ type Heartbeat struct {
 	SpoolDroppedUsage   int64     `json:"spool_dropped_usage"`
 	SpoolDroppedEvents  int64     `json:"spool_dropped_events"`
 	NVMLDownSince       time.Time `json:"nvml_down_since,omitzero"`
+
+	// Lock is how the node enforces bookings, shown on the node page:
+	// "lock v1" / "lock v2" (cgroup device rules), "detect", or "detect
+	// (cannot lock: REASON)" when lock was asked for and the node cannot
+	// do it. Empty from agents that predate it.
+	Lock string `json:"lock,omitempty"`
 }

@@ -277,6 +277,7 @@ func TestAgentHeartbeatValidate(t *testing.T) {
 		{"valid with health figures", mod(func(h *Heartbeat) {
 			h.SpoolSetAside, h.SpoolSetAsideReason, h.SpoolSetAsideAt = 2, "records[3].minute: must be the start of a minute", t0
 			h.SpoolDroppedUsage, h.SpoolDroppedEvents, h.NVMLDownSince = 40, 1, t0
+			h.Lock = "detect (cannot lock: no cgroup devices controller (v1) and no cgroup2 mount under /sys/fs/cgroup)"
 		}), nil},
 		{"empty is valid", Heartbeat{}, nil},
 		{"NUL in the version", mod(func(h *Heartbeat) { h.AgentVersion = "1\x00" }), []string{"agent_version"}},
@@ -287,6 +288,8 @@ func TestAgentHeartbeatValidate(t *testing.T) {
 		{"oldest in year 1", mod(func(h *Heartbeat) { h.OldestSpooled = time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC) }), []string{"oldest_spooled"}},
 		{"set aside 2^62", mod(func(h *Heartbeat) { h.SpoolSetAside = 1 << 62 }), []string{"spool_set_aside"}},
 		{"NUL in the set-aside reason", mod(func(h *Heartbeat) { h.SpoolSetAsideReason = "bad\x00" }), []string{"spool_set_aside_reason"}},
+		{"newline in the lock mode", mod(func(h *Heartbeat) { h.Lock = "detect (cannot lock:\nno cgroup)" }), []string{"lock"}},
+		{"lock mode too long", mod(func(h *Heartbeat) { h.Lock = strings.Repeat("x", MaxLockLen+1) }), []string{"lock"}},
 		{"negative drops", mod(func(h *Heartbeat) { h.SpoolDroppedEvents = -1 }), []string{"spool_dropped_usage"}},
 		{"NVML down since year 1", mod(func(h *Heartbeat) { h.NVMLDownSince = time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC) }), []string{"nvml_down_since"}},
 	}

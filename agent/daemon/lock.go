@@ -1,0 +1,55 @@
+package daemon
+
+import (
+	"strings"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/lock"
+	"github.com/gpubook/gpubook/models/wire"
+)
+
+// Locker is what the daemon needs from agent/lock in `enforce = lock`
+// mode: bring every user's device rules in line with the schedule.
+type Locker interface {
+	Sync(now time.Time, bookings []wire.Booking, gpus []lock.GPU, migs []lock.MIGInstance) error
+}
+
+// syncLock runs the device lock after each sample, so a booking's GPUs
+// open (and close) within one sample interval. Without GPUs (NVML down)
+// it does nothing: the rules stay as they were rather than guessed. An
+// error is logged when it changes, not every sample.
+func (d *Daemon) syncLock(now time.Time, bookings []wire.Booking) {
+	if d.deps.Lock == nil {
+		return
+	}
+	d.mu.Lock()
+	gpus := make([]lock.GPU, 0, len(d.devices))
+	for _, g := range d.devices {
+		gpus = append(gpus, lock.GPU{UUID: g.UUID, Minor: g.Minor})
+	}
+	d.mu.Unlock()
+	// One line: errors.Join's newlines would make the heartbeat invalid.
+	msg := strings.Join(strings.Fields(errString(d.deps.Lock.Sync(now, bookings, gpus, nil))), " ")
+	d.mu.Lock()
+	changed := msg != d.lockErr
+	d.lockErr = msg
+	d.mu.Unlock()
+	if changed && msg != "" {
+		d.log.Error("agent: lock: device rules not fully applied", "err", msg)
+	} else if changed {
+		d.log.Info("agent: lock: device rules applied")
+	}
+}
+
+// lockStatus is the heartbeat's lock field: the mode, and the lock's last
+// error when it did not apply. Called with d.mu held.
+func (d *Daemon) lockStatus() string {
+	s := d.cfg.LockMode
+	if d.lockErr != "" {
+		s += " (error: " + d.lockErr + ")"
+	}
+	if len(s) > wire.MaxLockLen {
+		s = strings.ToValidUTF8(s[:wire.MaxLockLen], "")
+	}
+	return s
+}

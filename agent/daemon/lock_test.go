@@ -1,0 +1,77 @@
+package daemon_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/lock"
+	"github.com/gpubook/gpubook/models/wire"
+)
+
+// syncs records what the daemon asks of the device lock; agent/lock's own
+// tests check the rules on a real kernel.
+type syncs struct {
+	calls []lockCall
+	err   error
+}
+
+type lockCall struct {
+	at      time.Time
+	allowed []int // alice's GPU minors at that time
+}
+
+func (s *syncs) Sync(now time.Time, bookings []wire.Booking, gpus []lock.GPU, migs []lock.MIGInstance) error {
+	s.calls = append(s.calls, lockCall{now, lock.AllowFor(bookings, "alice", now, gpus, migs).GPUMinors})
+	return s.err
+}
+
+func TestLockFollowsEverySample(t *testing.T) {
+	r := newRig(t)
+	l := &syncs{}
+	r.lock, r.lockMode = l, "lock v2"
+	r.portal.schedule = wire.Schedule{Node: "n1", Bookings: []wire.Booking{
+		{ID: 1, User: "alice", GPUUUIDs: []string{r.node.UUID(2), r.node.UUID(5)}, StartsAt: t0.Add(20 * time.Second), EndsAt: t0.Add(40 * time.Second)}}}
+	d := r.start()
+	if err := d.SyncOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r.run(d, time.Minute)
+	want := [][]int{nil, nil, {2, 5}, {2, 5}, nil, nil}
+	if len(l.calls) != len(want) {
+		t.Fatalf("lock synced %d times in 6 samples, want 6", len(l.calls))
+	}
+	for i, c := range l.calls {
+		if !c.at.Equal(t0.Add(time.Duration(i)*10*time.Second)) || !slices.Equal(c.allowed, want[i]) {
+			t.Errorf("sample %d: synced at %s allowing %v, want %s allowing %v", i, c.at, c.allowed, t0.Add(time.Duration(i)*10*time.Second), want[i])
+		}
+	}
+	l.err = errors.Join(errors.New("move 42: permission denied"), errors.New("second problem"))
+	r.run(d, 10*time.Second)
+	if err := d.HeartbeatOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := d.CurrentStatus()
+	wantErr := "move 42: permission denied second problem"
+	if st.Lock != "lock v2" || st.LockError != wantErr {
+		t.Errorf("status lock %q error %q, want %q and %q", st.Lock, st.LockError, "lock v2", wantErr)
+	}
+	if got, want := r.portal.heartbeat.Lock, "lock v2 (error: "+wantErr+")"; got != want {
+		t.Errorf("heartbeat lock = %q, want %q", got, want)
+	}
+}
+
+func TestNoLockInDetectMode(t *testing.T) {
+	r := newRig(t)
+	r.lockMode = "detect (cannot lock: not running as root)"
+	d := r.start()
+	r.run(d, 10*time.Second)
+	if err := d.HeartbeatOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.portal.heartbeat.Lock; got != r.lockMode {
+		t.Errorf("heartbeat lock = %q, want %q", got, r.lockMode)
+	}
+}

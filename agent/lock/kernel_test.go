@@ -1,0 +1,198 @@
+package lock_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/exempt"
+	"github.com/gpubook/gpubook/agent/lock"
+	"github.com/gpubook/gpubook/agent/lock/locktest"
+	"github.com/gpubook/gpubook/agent/procfs"
+	"github.com/gpubook/gpubook/models/wire"
+)
+
+func TestMain(m *testing.M) {
+	locktest.MaybeOpener()
+	os.Exit(m.Run())
+}
+
+const aliceUID, sysUID = 20000, 500
+
+func TestLockOnRealCgroups(t *testing.T) {
+	for name, cg := range locktest.Hierarchies(fmt.Sprintf("gpubook-test-%d", os.Getpid())) {
+		t.Run(name, func(t *testing.T) {
+			locktest.Require(t, cg)
+			t.Cleanup(func() {
+				if err := lock.Unlock(cg, nil); err != nil {
+					t.Errorf("cleanup: %v", err)
+				}
+			})
+			lockScenario(t, cg)
+		})
+	}
+}
+
+func lockScenario(t *testing.T, cg *lock.Cgroups) {
+	n := locktest.NewNode(t, map[string]int{"alice": aliceUID, "svc": sysUID})
+	alice, svc := n.Start(t, aliceUID, cg), n.Start(t, sysUID, cg)
+	users := locktest.Only{Resolver: procfs.New("/proc", n.Passwd, "/etc/group"), PIDs: map[int]bool{alice.PID(): true, svc.PID(): true}}
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	gpus := make([]lock.GPU, 8)
+	for i := range gpus {
+		gpus[i] = lock.GPU{UUID: fmt.Sprintf("GPU-%d", i), Minor: i}
+	}
+	bookings := []wire.Booking{
+		{ID: 1, User: "alice", GPUUUIDs: []string{"GPU-2", "GPU-5"}, StartsAt: t0.Add(-time.Hour), EndsAt: t0.Add(time.Hour)},
+		{ID: 2, User: "alice", GPUUUIDs: []string{"GPU-3"}, StartsAt: t0.Add(time.Hour), EndsAt: t0.Add(2 * time.Hour)},
+	}
+	majors := lock.Majors{GPU: 195}
+	l := lock.New(cg, "/proc", majors, exempt.Default(), users, nil)
+	expect := func(p *locktest.Proc, want map[string]string) {
+		t.Helper()
+		for path, w := range want {
+			if got := p.Open(t, path); got != w {
+				t.Errorf("open %s: got %s, want %s", filepath.Base(path), got, w)
+			}
+		}
+	}
+
+	// Before the agent acts, CUDA_VISIBLE_DEVICES is advice only: GPU 3 opens.
+	expect(alice, map[string]string{n.GPU(3): "ENXIO"})
+	if err := l.Sync(t0, bookings, gpus, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantDir, _ := cg.Dir(aliceUID)
+	if got, _ := cg.Of("/proc", alice.PID()); got != wantDir {
+		t.Fatalf("alice's process in %s, want %s", got, wantDir)
+	}
+	expect(alice, map[string]string{n.GPU(2): "ENXIO", n.GPU(5): "ENXIO", n.GPU(3): "EPERM", n.GPU(0): "EPERM",
+		filepath.Join(n.Dir, "nvidiactl"): "ENXIO", "/dev/null": "OK"})
+	// An exempt (system) account is never confined.
+	if got, _ := cg.Of("/proc", svc.PID()); strings.HasPrefix(got, filepath.Join(cg.Root, cg.Prefix)) {
+		t.Errorf("system account's process confined in %s", got)
+	}
+	expect(svc, map[string]string{n.GPU(3): "ENXIO"})
+
+	// A root shell started from her session (sudo) is moved out at once.
+	root := n.Start(t, 0)
+	users.PIDs[root.PID()] = true
+	if err := cg.Move(root.PID(), wantDir); err != nil {
+		t.Fatal(err)
+	}
+	expect(root, map[string]string{n.GPU(3): "EPERM"})
+	if err := l.Sync(t0, bookings, gpus, nil); err != nil {
+		t.Fatal(err)
+	}
+	expect(root, map[string]string{n.GPU(3): "ENXIO"})
+
+	// Her cgroup deleted behind the agent's back (another unlock, a logout
+	// on systemd): the next sync makes it again, with the rules.
+	if err := cg.Release(wantDir); err != nil {
+		t.Fatal(err)
+	}
+	expect(alice, map[string]string{n.GPU(3): "ENXIO"})
+	if err := l.Sync(t0, bookings, gpus, nil); err != nil {
+		t.Fatal(err)
+	}
+	expect(alice, map[string]string{n.GPU(3): "EPERM", n.GPU(2): "ENXIO"})
+
+	// The first booking ends and the next starts: the next sync flips both.
+	if err := l.Sync(t0.Add(time.Hour), bookings, gpus, nil); err != nil {
+		t.Fatal(err)
+	}
+	expect(alice, map[string]string{n.GPU(2): "EPERM", n.GPU(5): "EPERM", n.GPU(3): "ENXIO"})
+
+	// Agent stopped: the kernel keeps the rules. A new agent reconciles
+	// them from the schedule at its start.
+	expect(alice, map[string]string{n.GPU(3): "ENXIO", n.GPU(2): "EPERM"})
+	l2 := lock.New(cg, "/proc", majors, exempt.Default(), users, nil)
+	if err := l2.Sync(t0.Add(3*time.Hour), bookings, gpus, nil); err != nil {
+		t.Fatal(err)
+	}
+	expect(alice, map[string]string{n.GPU(3): "EPERM", n.GPU(2): "EPERM"})
+
+	// unlock removes everything: processes back at the root, cgroups gone.
+	if err := lock.Unlock(cg, nil); err != nil {
+		t.Fatal(err)
+	}
+	expect(alice, map[string]string{n.GPU(3): "ENXIO", n.GPU(2): "ENXIO"})
+	if got, _ := cg.Of("/proc", alice.PID()); got != cg.Root {
+		t.Errorf("after unlock alice's process in %s, want %s", got, cg.Root)
+	}
+	if _, err := os.Stat(filepath.Join(cg.Root, cg.Prefix)); !os.IsNotExist(err) {
+		t.Errorf("after unlock %s still there (%v)", cg.Prefix, err)
+	}
+}
+
+// TestLockOnSystemdSlices: on a cgroup2 host run by systemd the rules go on
+// the user's slice, where logind put the session; nothing is moved.
+func TestLockOnSystemdSlices(t *testing.T) {
+	cg := lock.V2("/sys/fs/cgroup/unified", fmt.Sprintf("gpubook-test-%d", os.Getpid()), true)
+	cg.Slices = fmt.Sprintf("gpubook-test-slices-%d", os.Getpid())
+	locktest.Require(t, cg)
+	n := locktest.NewNode(t, map[string]int{"alice": aliceUID})
+	alice := n.Start(t, aliceUID)
+	slice := filepath.Join(cg.Root, cg.Slices, fmt.Sprintf("user-%d.slice", aliceUID))
+	if err := os.MkdirAll(slice, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cg.Move(alice.PID(), cg.Root)
+		alice.Cmd.Process.Kill()
+		alice.Cmd.Wait()
+		for _, d := range []string{slice, filepath.Dir(slice), filepath.Join(cg.Root, cg.Prefix)} {
+			if err := os.Remove(d); err != nil && !os.IsNotExist(err) {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+	})
+	if err := cg.Move(alice.PID(), slice); err != nil { // as logind would
+		t.Fatal(err)
+	}
+	users := locktest.Only{Resolver: procfs.New("/proc", n.Passwd, "/etc/group"), PIDs: map[int]bool{alice.PID(): true}}
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	gpus := []lock.GPU{{UUID: "GPU-2", Minor: 2}, {UUID: "GPU-3", Minor: 3}}
+	bookings := []wire.Booking{{ID: 1, User: "alice", GPUUUIDs: []string{"GPU-2"}, StartsAt: t0, EndsAt: t0.Add(time.Hour)}}
+	l := lock.New(cg, "/proc", lock.Majors{GPU: 195}, exempt.Default(), users, nil)
+	if err := l.Sync(t0, bookings, gpus, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := cg.Of("/proc", alice.PID()); got != slice {
+		t.Errorf("alice's process moved to %s, want it left in %s", got, slice)
+	}
+	for minor, want := range map[int]string{2: "ENXIO", 3: "EPERM"} {
+		if got := alice.Open(t, n.GPU(minor)); got != want {
+			t.Errorf("open nvidia%d: got %s, want %s", minor, got, want)
+		}
+	}
+	if err := lock.Unlock(cg, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := alice.Open(t, n.GPU(3)); got != "ENXIO" {
+		t.Errorf("after unlock, open nvidia3: got %s, want ENXIO", got)
+	}
+}
+
+// TestProbe: on this machine kind (v1 devices controller and cgroup2 both
+// mounted) the probe picks v1, as runc does on hybrid hosts, and leaves
+// nothing behind but the agent's folder.
+func TestProbe(t *testing.T) {
+	prefix := fmt.Sprintf("gpubook-test-p%d", os.Getpid())
+	v1 := lock.V1("/sys/fs/cgroup/devices", prefix)
+	locktest.Require(t, v1)
+	t.Cleanup(func() { lock.Unlock(v1, nil) })
+	cg, why := lock.Probe("/sys/fs/cgroup", prefix)
+	if cg == nil || cg.Name() != "v1" || why != "" {
+		t.Fatalf("probe = %+v, %q; want v1", cg, why)
+	}
+	if _, err := os.Stat(filepath.Join(cg.Root, prefix, "probe")); !os.IsNotExist(err) {
+		t.Errorf("scratch cgroup left behind (%v)", err)
+	}
+	if cg, why := lock.Probe(t.TempDir(), prefix); cg != nil || !strings.Contains(why, "no cgroup devices controller") {
+		t.Errorf("probe of an empty folder = %+v, %q; want the reason", cg, why)
+	}
+}
