@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -180,6 +181,17 @@ func serve(ctx context.Context, dbURL string) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
+	}
+	if prof := os.Getenv("PEERBENCH_CPUPROFILE"); prof != "" { // set by -cpuprofile
+		f, err := os.Create(prof + "." + db.Dialect)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	fmt.Println(ln.Addr().String())
 	hs := &http.Server{Handler: s.Echo, ReadHeaderTimeout: 5 * time.Second}

@@ -66,8 +66,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	shellN := fs.Int("shell-n", 30, "book+release pairs per side and round from the shell (at most 200)")
 	pgAdmin := fs.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (127.0.0.1 only)")
 	peerSrc := fs.String("peer", "/work/shared/peers/canhazgpu", "canhazgpu's source (read only)")
+	cpuProfile := fs.String("cpuprofile", "", "write CPU profiles of the gpubook server to `file`.sqlite and file.postgres")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		os.Setenv("PEERBENCH_CPUPROFILE", *cpuProfile)
 	}
 	o := options{dialects: strings.Split(*dbs, ","), rounds: min(max(*rounds, 1), 20), d: min(*d, 10*time.Second),
 		shellN: min(max(*shellN, 1), 200), pgAdmin: *pgAdmin, peerSrc: *peerSrc, gpus: 8}

@@ -126,13 +126,23 @@ func redisServer(ctx context.Context) (string, error) {
 	return exec.LookPath("redis-server")
 }
 
-// start starts a long-lived child and registers how to stop it (SIGKILL
-// of that one process, then wait).
+// start starts a long-lived child and registers how to stop that one
+// process.
 func start(cmd *exec.Cmd, stops *[]func()) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	*stops = append(*stops, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	*stops = append(*stops, func() {
+		_ = cmd.Process.Signal(os.Interrupt) // a clean stop, then SIGKILL after 3 s
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
 	return nil
 }
 
