@@ -91,3 +91,71 @@ func BenchmarkEnvProcess1000(b *testing.B) {
 	}
 	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
 }
+
+// BenchmarkEnvStart compares a login's `gpubook-agent env` (a cache of 24
+// bookings, a normal day of an 8-GPU node) with a static Go hello-world,
+// both started the way a login shell's hook would be: through runuser as
+// an unprivileged user, alternating, b.N runs each. It reports the mean
+// of each and their ratio; it needs root and runuser, and skips otherwise.
+//
+//	go test -run '^$' -bench EnvStart -benchtime 100x ./cmd/gpubook-agent/
+func BenchmarkEnvStart(b *testing.B) {
+	runuser, err := exec.LookPath("runuser")
+	if err != nil || os.Geteuid() != 0 {
+		b.Skip("needs root and runuser")
+	}
+	dir, err := os.MkdirTemp("", "envstart")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	agent, hello := filepath.Join(dir, "gpubook-agent"), filepath.Join(dir, "hello")
+	if out, err := exec.Command("go", "build", "-o", agent, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	src := filepath.Join(dir, "hello.go")
+	if err := os.WriteFile(src, []byte("package main\n\nimport \"os\"\n\nfunc main() { os.Stdout.WriteString(\"hello\\n\") }\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-o", hello, src)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build hello: %v\n%s", err, out)
+	}
+	cachePath := bigCache(b, 24)
+	if err := os.Chmod(filepath.Dir(cachePath), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Chmod(cachePath, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "agent.conf")
+	if err := os.WriteFile(cfg, []byte("cache_file = "+cachePath+"\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	timed := func(name string, args ...string) time.Duration {
+		start := time.Now()
+		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+			b.Fatalf("%v: %v %s", args, err, out)
+		}
+		return time.Since(start)
+	}
+	as := []string{"-u", "nobody", "--"}
+	var envT, helloT, envDirect, helloDirect time.Duration
+	for b.Loop() {
+		envT += timed(runuser, append(as, agent, "env", "--config", cfg)...)
+		helloT += timed(runuser, append(as, hello)...)
+		envDirect += timed(agent, "env", "--config", cfg, "--user", "nobody")
+		helloDirect += timed(hello)
+	}
+	n := time.Duration(b.N)
+	b.ReportMetric(float64((envT/n).Microseconds())/1000, "env-ms")
+	b.ReportMetric(float64((helloT/n).Microseconds())/1000, "hello-ms")
+	b.ReportMetric(float64(envT)/float64(helloT), "env/hello")
+	// Without runuser (its PAM session is most of the time above): the
+	// processes alone.
+	b.ReportMetric(float64(envDirect)/float64(helloDirect), "direct-env/hello")
+}

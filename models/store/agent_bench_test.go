@@ -18,8 +18,8 @@ import (
 
 // benchBatch is one hour of 8 GPUs, one user each: what an agent delivers
 // after a one-hour outage (480 GPU-minutes, 480 user-minutes).
-func benchBatch(nodeNo int, from time.Time) wire.UsageBatch {
-	b := usageBatch(nodeNo, from, 60, 8)
+func benchBatch(nodeNo int, from time.Time, minutes int) wire.UsageBatch {
+	b := usageBatch(nodeNo, from, minutes, 8)
 	for i := range b.Records {
 		b.Records[i].Users = []wire.UserUsage{{User: "ada", UID: 1001, MemoryMiB: 1000, Processes: 1, Busy: true}}
 	}
@@ -101,6 +101,7 @@ type ingestBench struct {
 	n      *models.Node
 	user   *models.User
 	minute int
+	mins   int // minutes per batch: 60 after an outage, 1 in the steady state
 }
 
 func newIngestBench(b *testing.B, dialect string) *ingestBench {
@@ -121,7 +122,7 @@ func newIngestBench(b *testing.B, dialect string) *ingestBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &ingestBench{db: db, nodeID: node.ID, n: n, user: u}
+	return &ingestBench{db: db, nodeID: node.ID, n: n, user: u, mins: 60}
 }
 
 func (f *ingestBench) next() time.Time {
@@ -133,7 +134,7 @@ func (f *ingestBench) next() time.Time {
 func (f *ingestBench) portal(b *testing.B) {
 	recs := 0
 	for range b.N {
-		batch := benchBatch(9, f.next())
+		batch := benchBatch(9, f.next(), f.mins)
 		res, err := f.db.IngestUsage(ctx, f.nodeID, batch, 0, at0.Add(1000*24*time.Hour))
 		if err != nil || res.Inserted != len(batch.Records) {
 			b.Fatalf("%+v %v", res, err)
@@ -146,7 +147,7 @@ func (f *ingestBench) portal(b *testing.B) {
 // rawRows is one hour of the node's rows for both tables, in the column
 // order of gpuColumns and userColumns.
 func (f *ingestBench) rawRows(from time.Time) (gpuRows, userRows [][]any) {
-	for m := range 60 {
+	for m := range f.mins {
 		for g := range 8 {
 			t := from.Add(time.Duration(m) * time.Minute)
 			avg, peak := float64(10*g), float64(10*g+5)
@@ -182,6 +183,73 @@ func (f *ingestBench) sqliteInsert(gpuRows, userRows [][]any) error {
 			}
 		}
 		st.Close()
+	}
+	return tx.Commit()
+}
+
+// BenchmarkUsageIngestSteady is the steady state: every minute each node
+// sends one batch of 8 records (one per GPU, one user each). The portal's
+// IngestUsage beside the least any store could do with the same rows: one
+// transaction with one multi-row INSERT per table.
+//
+//	CI=true go test -run '^$' -bench UsageIngestSteady -benchtime 2000x ./models/store/
+func BenchmarkUsageIngestSteady(b *testing.B) {
+	for _, dialect := range []string{store.SQLite, store.Postgres} {
+		b.Run(dialect, func(b *testing.B) {
+			f := newIngestBench(b, dialect)
+			f.mins = 1
+			b.Run("portal", f.portal)
+			b.Run("multi_row_insert", func(b *testing.B) {
+				recs := 0
+				for range b.N {
+					gpuRows, userRows := f.rawRows(f.next())
+					if err := f.multiRowInsert(dialect, gpuRows, userRows); err != nil {
+						b.Fatal(err)
+					}
+					recs += len(gpuRows)
+				}
+				b.ReportMetric(float64(recs)/b.Elapsed().Seconds(), "records/s")
+			})
+		})
+	}
+}
+
+// multiRowInsert writes the rows in one transaction, one INSERT per table.
+func (f *ingestBench) multiRowInsert(dialect string, gpuRows, userRows [][]any) error {
+	tx, err := f.db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, t := range []struct {
+		table string
+		cols  []string
+		rows  [][]any
+	}{{"gpu_usage_minutes", gpuColumns, gpuRows}, {"gpu_user_usage_minutes", userColumns, userRows}} {
+		var q strings.Builder
+		var args []any
+		q.WriteString("INSERT INTO " + t.table + " (" + strings.Join(t.cols, ", ") + ") VALUES ")
+		for i, r := range t.rows {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(")
+			for j := range r {
+				if j > 0 {
+					q.WriteString(", ")
+				}
+				args = append(args, r[j])
+				if dialect == store.Postgres {
+					fmt.Fprintf(&q, "$%d", len(args))
+				} else {
+					q.WriteString("?")
+				}
+			}
+			q.WriteString(")")
+		}
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }

@@ -31,24 +31,41 @@ func (db *DB) CancelBooking(ctx context.Context, id int64, actor *models.User, n
 	})
 }
 
-// ReleaseBooking ends an active booking now, so that its GPUs are free at once.
+// ReleaseBooking ends an active booking now, so that its GPUs are free at
+// once. The booking returned is the one read under the lock with the
+// columns the release wrote, so that nothing is read back after the commit.
 func (db *DB) ReleaseBooking(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.Booking, error) {
-	return db.changeBooking(ctx, id, func(tx *gorm.DB, b *models.Booking) error {
+	var done *models.Booking
+	err := db.inBookingTx(ctx, id, func(tx *gorm.DB, b *models.Booking) error {
 		if err := models.CheckRelease(b, actor, now); err != nil {
 			return err
 		}
 		end, whole := models.ReleaseEnd(b, now)
+		at := utc(now)
 		if whole { // released within its first second: free all of it
 			if err := releaseWhole(tx, b, now); err != nil {
 				return err
 			}
-			return auditBooking(tx, actor, models.AuditBookingRelease, b, map[string]any{"old_ends_at": b.EndsAt, "freed_whole_range": true})
+			if err := auditBooking(tx, actor, models.AuditBookingRelease, b, map[string]any{"old_ends_at": b.EndsAt, "freed_whole_range": true}); err != nil {
+				return err
+			}
+			b.Status = models.StatusCancelled
+		} else {
+			if err := setBookingEnd(tx, b, end, map[string]any{"released_at": at}, now); err != nil {
+				return fmt.Errorf("store: release booking: %w", err)
+			}
+			if err := auditBooking(tx, actor, models.AuditBookingRelease, b, map[string]any{"old_ends_at": b.EndsAt, "ends_at": end}); err != nil {
+				return err
+			}
+			b.EndsAt = end
 		}
-		if err := setBookingEnd(tx, b, end, map[string]any{"released_at": utc(now)}, now); err != nil {
-			return fmt.Errorf("store: release booking: %w", err)
-		}
-		return auditBooking(tx, actor, models.AuditBookingRelease, b, map[string]any{"old_ends_at": b.EndsAt, "ends_at": end})
+		b.ReleasedAt, b.UpdatedAt, done = &at, at, b
+		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
 }
 
 // ExtendBooking moves the end of an upcoming or active booking later when
@@ -103,6 +120,15 @@ func (db *DB) UpdateBookingNote(ctx context.Context, id int64, actor *models.Use
 // changeBooking runs change on the locked booking id in one transaction and
 // returns the booking as committed.
 func (db *DB) changeBooking(ctx context.Context, id int64, change func(tx *gorm.DB, b *models.Booking) error) (*models.Booking, error) {
+	if err := db.inBookingTx(ctx, id, change); err != nil {
+		return nil, err
+	}
+	return db.Booking(ctx, id)
+}
+
+// inBookingTx runs change on the locked booking id in one transaction;
+// an overlap comes back as the database's error, for the caller to explain.
+func (db *DB) inBookingTx(ctx context.Context, id int64, change func(tx *gorm.DB, b *models.Booking) error) error {
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := db.lockOwner(tx, id); err != nil {
 			return err
@@ -114,12 +140,12 @@ func (db *DB) changeBooking(ctx context.Context, id int64, change func(tx *gorm.
 		return change(tx, b)
 	})
 	if isOverlap(err) {
-		return nil, err // the caller explains it
+		return err
 	}
 	if err != nil {
-		return nil, mapErr(err, "booking")
+		return mapErr(err, "booking")
 	}
-	return db.Booking(ctx, id)
+	return nil
 }
 
 // lockOwner takes the lock of the booking's owner on PostgreSQL before the

@@ -23,11 +23,12 @@ const writerWait = 10 * time.Second
 // writing the same file still meet busy_timeout as before.
 type writerPool struct {
 	*sql.DB
-	turn chan struct{} // holds a token while a transaction runs
+	turn  chan struct{} // holds a token while a transaction runs
+	stmts *stmtCache
 }
 
 func newWriterPool(db *sql.DB) *writerPool {
-	return &writerPool{DB: db, turn: make(chan struct{}, 1)}
+	return &writerPool{DB: db, turn: make(chan struct{}, 1), stmts: newStmtCache(db)}
 }
 
 // BeginTx waits for the writer's turn, then begins the transaction; the
@@ -47,7 +48,7 @@ func (p *writerPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.Con
 		<-p.turn
 		return nil, err
 	}
-	return &writerTx{Tx: tx, turn: p.turn}, nil
+	return &writerTx{Tx: tx, turn: p.turn, stmts: p.stmts}, nil
 }
 
 // GetDBConn gives GORM's DB() the underlying pool.
@@ -56,8 +57,9 @@ func (p *writerPool) GetDBConn() (*sql.DB, error) { return p.DB, nil }
 // writerTx is a transaction holding the writer's turn.
 type writerTx struct {
 	*sql.Tx
-	turn chan struct{}
-	once sync.Once
+	turn  chan struct{}
+	once  sync.Once
+	stmts *stmtCache
 }
 
 func (t *writerTx) Commit() error {

@@ -48,6 +48,7 @@ type options struct {
 	pgAdmin  string
 	gpus     int
 	quota    bool
+	now      bool
 }
 
 func main() {
@@ -65,6 +66,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	maxTime := fs.Duration("max-time", 30*time.Second, "stop a level after this long")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file`")
 	quota := fs.Bool("quota", false, "set a global weekly GPU-hours limit no request reaches, so that every booking also reads what its user holds")
+	now := fs.Bool("now", false, "measure book now + release pairs (each client on a GPU of its own, at most 64 clients) instead of bookings ahead")
 	pgAdmin := fs.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (127.0.0.1 only)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -80,7 +82,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	o := options{dialects: strings.Split(*dbs, ","), n: min(max(*n, 1), 20000), maxTime: *maxTime, pgAdmin: *pgAdmin, gpus: 64, quota: *quota}
+	o := options{dialects: strings.Split(*dbs, ","), n: min(max(*n, 1), 20000), maxTime: *maxTime, pgAdmin: *pgAdmin, gpus: 64, quota: *quota, now: *now}
 	for _, s := range strings.Split(*clients, ",") {
 		c, err := strconv.Atoi(s)
 		if err != nil || c < 1 || c > 256 {
@@ -91,7 +93,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := loopbackOnly(o.pgAdmin); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "| database | clients | gpubook bookings/s | p50 ms | p99 ms | errors | raw 1-row tx/s | raw p50 ms | ratio | bare HTTP req/s | SQL floor/s | bound/s | bound/raw |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	if o.now {
+		fmt.Fprintf(out, "| database | clients | gpubook pairs/s | p50 ms | p99 ms | errors | bare HTTP pairs/s | SQL floor pairs/s | bound/s | gpubook/bound |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	} else {
+		fmt.Fprintf(out, "| database | clients | gpubook bookings/s | p50 ms | p99 ms | errors | raw 1-row tx/s | raw p50 ms | ratio | bare HTTP req/s | SQL floor/s | bound/s | bound/raw |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	}
 	for _, d := range o.dialects {
 		if err := measureDialect(ctx, d, o, out); err != nil {
 			return fmt.Errorf("%s: %w", d, err)
@@ -131,6 +137,9 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 		return err
 	}
 	defer bare.close()
+	if o.now {
+		return measureNow(ctx, d, o, db, dbURL, target, bare, out)
+	}
 	for _, c := range o.clients {
 		res := target.load(ctx, c, o.n, o.maxTime)
 		raw, err := rawInserts(ctx, d, db, dbURL, c, o.maxTime/3)

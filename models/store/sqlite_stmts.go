@@ -1,0 +1,106 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"sync"
+)
+
+// stmtCacheMax bounds how many SQL texts stay compiled. The store's own
+// statements number a few dozen; texts that grow with a list (IN (?, ?, …))
+// add one per length seen, so the bound only stops an unusual caller from
+// growing the cache without end.
+const stmtCacheMax = 512
+
+// stmtCache keeps every SQL text the store runs on SQLite compiled, once
+// per connection: modernc's SQLite otherwise parses and plans each
+// statement again on every execution, half of a booking's database time
+// (a booking and its release run about fifteen statements). database/sql
+// prepares a cached *sql.Stmt again on each connection that first runs it
+// and keeps it there, also when it runs inside a transaction
+// (Tx.StmtContext).
+type stmtCache struct {
+	db *sql.DB
+	mu sync.RWMutex
+	m  map[string]*sql.Stmt
+}
+
+func newStmtCache(db *sql.DB) *stmtCache {
+	return &stmtCache{db: db, m: map[string]*sql.Stmt{}}
+}
+
+// stmt returns query compiled, or nil when it is not to be cached (several
+// statements in one text, a full cache, or an error preparing it, which
+// the plain execution then reports).
+func (c *stmtCache) stmt(ctx context.Context, query string) *sql.Stmt {
+	c.mu.RLock()
+	s, ok := c.m[query]
+	c.mu.RUnlock()
+	if ok {
+		return s
+	}
+	if strings.Contains(strings.TrimRight(strings.TrimSpace(query), ";"), ";") {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.m[query]; ok {
+		return s
+	}
+	if len(c.m) >= stmtCacheMax {
+		return nil
+	}
+	s, err := c.db.PrepareContext(context.WithoutCancel(ctx), query)
+	if err != nil {
+		return nil
+	}
+	c.m[query] = s
+	return s
+}
+
+// ExecContext, QueryContext and QueryRowContext run outside a transaction
+// on the cached statement.
+func (p *writerPool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s := p.stmts.stmt(ctx, query); s != nil {
+		return s.ExecContext(ctx, args...)
+	}
+	return p.DB.ExecContext(ctx, query, args...)
+}
+
+func (p *writerPool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if s := p.stmts.stmt(ctx, query); s != nil {
+		return s.QueryContext(ctx, args...)
+	}
+	return p.DB.QueryContext(ctx, query, args...)
+}
+
+func (p *writerPool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if s := p.stmts.stmt(ctx, query); s != nil {
+		return s.QueryRowContext(ctx, args...)
+	}
+	return p.DB.QueryRowContext(ctx, query, args...)
+}
+
+// ExecContext, QueryContext and QueryRowContext run inside the transaction
+// on the cached statement, compiled on the transaction's connection.
+func (t *writerTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s := t.stmts.stmt(ctx, query); s != nil {
+		return t.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, query, args...)
+}
+
+func (t *writerTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if s := t.stmts.stmt(ctx, query); s != nil {
+		return t.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, query, args...)
+}
+
+func (t *writerTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if s := t.stmts.stmt(ctx, query); s != nil {
+		return t.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, query, args...)
+}
