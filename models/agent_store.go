@@ -77,10 +77,10 @@ const ViolationRecent = 10 * time.Minute
 
 // ViolationFilter selects violations, newest first.
 type ViolationFilter struct {
-	UserID   int64  // the gpubook user, or
-	UserName string // the unix name (either matches)
-	Since    time.Time
-	Limit    int
+	UserID    int64    // the gpubook user, or
+	UserNames []string // one of their unix names (either matches)
+	Since     time.Time
+	Limit     int
 }
 
 // IdleReport is an agent's "this booking's GPUs are idle", with what the

@@ -51,12 +51,12 @@ func (db *DB) Violations(ctx context.Context, f models.ViolationFilter) ([]model
 		Select("v.*, n.name AS node_name, g.idx AS gpu_index, g.uuid AS gpu_uuid").
 		Joins("JOIN nodes n ON n.id = v.node_id").Joins("JOIN gpus g ON g.id = v.gpu_id")
 	switch {
-	case f.UserID != 0 && f.UserName != "":
-		q = q.Where("(v.user_id = ? OR v.user_name = ?)", f.UserID, f.UserName)
+	case f.UserID != 0 && len(f.UserNames) > 0:
+		q = q.Where("(v.user_id = ? OR v.user_name IN ?)", f.UserID, f.UserNames)
 	case f.UserID != 0:
 		q = q.Where("v.user_id = ?", f.UserID)
-	case f.UserName != "":
-		q = q.Where("v.user_name = ?", f.UserName)
+	case len(f.UserNames) > 0:
+		q = q.Where("v.user_name IN ?", f.UserNames)
 	}
 	if !f.Since.IsZero() {
 		q = q.Where("v.last_seen >= ?", utc(f.Since))

@@ -1,0 +1,20 @@
+-- +goose Up
+-- A user's login on the GPU nodes. users.unix_name is the primary login
+-- (NULL: assumed to be the email's local part) and unix_source says who set
+-- it ('' assumed, 'admin', 'sso'). unix_names holds every explicit name,
+-- primary and extra, so that its primary key makes a name one user's only.
+ALTER TABLE users ADD COLUMN unix_name TEXT UNIQUE;
+ALTER TABLE users ADD COLUMN unix_source TEXT NOT NULL DEFAULT ''
+    CHECK (unix_source IN ('', 'admin', 'sso'));
+
+CREATE TABLE unix_names (
+    name       TEXT PRIMARY KEY CHECK (name <> ''),
+    user_id    BIGINT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    is_primary BOOLEAN NOT NULL DEFAULT FALSE
+);
+CREATE INDEX unix_names_user ON unix_names (user_id);
+
+-- +goose Down
+DROP TABLE unix_names;
+ALTER TABLE users DROP COLUMN unix_source;
+ALTER TABLE users DROP COLUMN unix_name;
