@@ -216,4 +216,3 @@ func TestAdminSetsUnixLogin(t *testing.T) {
 		})
 	}
 }
-
