@@ -30,11 +30,12 @@ func (u *User) UnixAssumed() bool { return u.Unix == "" }
 
 // ValidUnixName reports whether s is a login name gpubook accepts: 1 to 32
 // characters from the POSIX portable set (A–Z a–z 0–9 . _ -), not starting
-// with a hyphen, and not all digits (a number would read as a UID). It is
+// with a hyphen, and not all digits (a number would read as a UID); not
+// root, whose processes (containers, system jobs) are nobody's. It is
 // the rule of useradd's portable names, which LDAP and AD logins that reach
 // Linux through SSSD also keep to.
 func ValidUnixName(s string) bool {
-	if s == "" || len(s) > 32 || s[0] == '-' {
+	if s == "" || len(s) > 32 || s[0] == '-' || s == "root" {
 		return false
 	}
 	digits := true

@@ -11,7 +11,7 @@ func TestValidUnixName(t *testing.T) {
 		want bool
 	}{
 		{"zs2023", true}, {"s.wang", true}, {"_svc", true}, {"Wang-S", true}, {"a", true},
-		{"", false}, {"-x", false}, {"12345", false}, {"a b", false}, {"a:b", false}, {"é", false},
+		{"", false}, {"root", false}, {"-x", false}, {"12345", false}, {"a b", false}, {"a:b", false}, {"é", false},
 		{"abcdefghijklmnopqrstuvwxyz012345", true}, {"abcdefghijklmnopqrstuvwxyz0123456", false},
 	} {
 		if got := ValidUnixName(tc.name); got != tc.want {

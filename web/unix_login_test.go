@@ -216,3 +216,57 @@ func TestAdminSetsUnixLogin(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownAndContainerOwners: a violation by a login that maps to no
+// gpubook user is shown as "unknown user NAME (uid N)", one by a process in
+// a container as "in a container ID" (the id the agent read from the
+// process's cgroup), and one under a user's extra name is charged to them
+// and listed among their own violations.
+func TestUnknownAndContainerOwners(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			env := webtest.New(t, d)
+			admin := env.Client()
+			admin.SignIn("root@example.org", "Root")
+			zs := env.AddUser("zhangsan@lab.edu.cn", "Zhang San", false)
+			if err := env.DB.SetUnixLogin(t.Context(), zs.ID, models.UnixIdentity{Name: "zs2023", Extra: []string{"zsold"}, Source: models.UnixSourceAdmin}, models.CLIActor); err != nil {
+				t.Fatal(err)
+			}
+			nodeID, cred := agentNode(t, env, "gpu01", 1)
+			uuid := "GPU-00000001-0000-4000-8000-000000000000"
+			inv := wire.Inventory{Node: "gpu01", AgentVersion: "test", ReportedAt: time.Now().UTC(),
+				GPUs: []wire.GPU{{UUID: uuid, Index: 0, Minor: 0, Model: "NVIDIA A100-SXM4-80GB", MemoryMiB: 81920}}}
+			if _, err := env.DB.ApplyInventory(t.Context(), nodeID, inv, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			now := time.Now().UTC().Truncate(time.Second)
+			cid := strings.Repeat("4f2a9c1b", 8)
+			viol := func(id, user string, uid int, container string) wire.Violation {
+				return wire.Violation{ID: id, Kind: wire.ViolationUnbooked, GPUUUID: uuid, User: user, UID: uid, PID: 100 + uid,
+					MemoryMiB: 1000, FirstSeen: now, LastSeen: now, Action: wire.ActionWarned, Container: container}
+			}
+			b := wire.ViolationBatch{Node: "gpu01", BatchID: "v1", Violations: []wire.Violation{
+				viol("a", "ghost", 4242, ""), viol("b", "root", 0, cid), viol("c", "zsold", 7001, "")}}
+			body, _ := json.Marshal(b)
+			req := httptest.NewRequest(http.MethodPost, "/api/agent/v1/violations", strings.NewReader(string(body)))
+			req.Header.Set("Authorization", "Bearer "+cred)
+			req.Header.Set("Content-Type", "application/json")
+			if res := env.Client().Do(req); res.Code >= 300 {
+				t.Fatalf("violations: %d %s", res.Code, res.Body.String())
+			}
+			doc := admin.Get("/admin/violations").Doc
+			if got := doc.Find(`[data-testid="owner-unknown"]`).Text(); got != "unknown user ghost (uid 4242)" {
+				t.Errorf("unknown owner = %q", got)
+			}
+			if got := doc.Find(`[data-testid="owner-container"]`).Text(); got != "in a container 4f2a9c1b4f2a" {
+				t.Errorf("container owner = %q", got)
+			}
+			me := env.Client()
+			me.SignIn("zhangsan@lab.edu.cn", "Zhang San")
+			mine := me.Get("/violations/mine").Doc.Find(`[data-testid="violation-user"]`)
+			if mine.Length() != 1 || strings.TrimSpace(mine.Text()) != "zsold" {
+				t.Errorf("her violations: %d %q, want the one under zsold", mine.Length(), mine.Text())
+			}
+		})
+	}
+}

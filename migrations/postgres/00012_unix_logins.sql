@@ -14,7 +14,12 @@ CREATE TABLE unix_names (
 );
 CREATE INDEX unix_names_user ON unix_names (user_id);
 
+-- The container a violating process ran in (docker, containerd, podman),
+-- as the agent read it from the process's cgroup; '' when none.
+ALTER TABLE agent_violations ADD COLUMN container TEXT NOT NULL DEFAULT '';
+
 -- +goose Down
+ALTER TABLE agent_violations DROP COLUMN container;
 DROP TABLE unix_names;
 ALTER TABLE users DROP COLUMN unix_source;
 ALTER TABLE users DROP COLUMN unix_name;

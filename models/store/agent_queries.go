@@ -30,12 +30,13 @@ type violationRow struct {
 	FirstSeen  time.Time `gorm:"column:first_seen"`
 	LastSeen   time.Time `gorm:"column:last_seen"`
 	ReceivedAt time.Time `gorm:"column:received_at"`
+	Container  string    `gorm:"column:container"`
 }
 
 func (r violationRow) model() models.Violation {
 	v := models.Violation{ID: r.ID, NodeID: r.NodeID, NodeName: r.NodeName, AgentKey: r.AgentKey, Kind: r.Kind, GPUID: r.GPUID,
 		GPUIndex: r.GPUIndex, GPUUUID: r.GPUUUID, UserName: r.UserName, UID: r.UID, PID: r.PID, MemoryMiB: r.MemoryMiB,
-		Action: r.Action, FirstSeen: r.FirstSeen.UTC(), LastSeen: r.LastSeen.UTC(), ReceivedAt: r.ReceivedAt.UTC()}
+		Action: r.Action, FirstSeen: r.FirstSeen.UTC(), LastSeen: r.LastSeen.UTC(), ReceivedAt: r.ReceivedAt.UTC(), Container: r.Container}
 	if r.UserID != nil {
 		v.UserID = *r.UserID
 	}

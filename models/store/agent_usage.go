@@ -261,7 +261,7 @@ func (db *DB) userUsageSince(ctx context.Context, gpuIDs []int64, since time.Tim
 	}
 	out := make([]models.UserMinute, len(rows))
 	for i, r := range rows {
-		out[i] = models.UserMinute{GPUID: r.GPUID, Minute: r.Minute.UTC(), UserName: r.UserName, MemoryMiB: r.MemoryMiB,
+		out[i] = models.UserMinute{GPUID: r.GPUID, Minute: r.Minute.UTC(), UserName: r.UserName, UID: r.UID, MemoryMiB: r.MemoryMiB,
 			Processes: r.Processes, Busy: r.Busy}
 		if r.UserID != nil {
 			out[i].UserID = *r.UserID
