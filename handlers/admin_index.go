@@ -10,7 +10,12 @@ import (
 
 // Admin serves the admin pages. The routes put every one of them behind
 // requireAdmin; the handlers do not check again.
-type Admin struct{ *Base }
+type Admin struct {
+	*Base
+	// UnixClaimSet says the IdP sets users' Unix logins at each sign-in, so
+	// the user page warns that an admin's value lasts until the next one.
+	UnixClaimSet bool
+}
 
 // Index shows the admin start page with counts.
 func (h *Admin) Index(c echo.Context) error {

@@ -29,9 +29,12 @@ type SSOConfig struct {
 	ClientSecret string
 	Scopes       []string
 	GroupsClaim  string
-	AdminGroups  []string
-	TeamPrefix   string
-	LeadSuffix   string
+	// UnixClaim names the ID-token claim that holds the user's login on the
+	// GPU nodes (e.g. uid); empty means the IdP does not say.
+	UnixClaim   string
+	AdminGroups []string
+	TeamPrefix  string
+	LeadSuffix  string
 	// LinkUnverified says whether an unverified email may claim an existing
 	// account; empty means never.
 	LinkUnverified models.SSOLinkPolicy
@@ -206,6 +209,8 @@ func ssoRefusal(err error) (int, string) {
 		return http.StatusBadGateway, "sso.fail.token"
 	case e.Code == models.EFORBIDDEN && e.Msg.Key == "err.sso_email_unverified":
 		return http.StatusForbidden, "sso.fail.unverified"
+	case e.Code == models.ECONFLICT && e.Msg.Key == "err.unix_name_taken":
+		return http.StatusConflict, "sso.fail.unix_taken"
 	case e.Code == models.ECONFLICT && e.Msg.Key == "err.sso_account_linked":
 		return http.StatusConflict, "sso.fail.account_linked"
 	case e.Code == models.ECONFLICT:
@@ -235,8 +240,16 @@ func (h *SSO) identity(idt *oidc.IDToken) (models.SSOIdentity, error) {
 	}
 	// Some IdPs (older Cognito) send the claim as the string "true".
 	verified := std.EmailVerified == true || std.EmailVerified == "true"
-	return models.SSOIdentity{Subject: idt.Subject, Email: std.Email, EmailVerified: verified, Name: name,
-		Groups: stringList(all[h.Cfg.GroupsClaim])}, nil
+	id := models.SSOIdentity{Subject: idt.Subject, Email: std.Email, EmailVerified: verified, Name: name,
+		Groups: stringList(all[h.Cfg.GroupsClaim])}
+	if h.Cfg.UnixClaim != "" {
+		id.Unix, _ = all[h.Cfg.UnixClaim].(string)
+		if id.Unix != "" && !models.ValidUnixName(id.Unix) {
+			// The login is the admin's to fix at the IdP; the person still signs in.
+			slog.Warn("sso: unix login claim is not a valid login name, ignored", "claim", h.Cfg.UnixClaim, "value", id.Unix, "sub", idt.Subject)
+		}
+	}
+	return id, nil
 }
 
 func (h *SSO) rules(ctx context.Context) (models.GroupRules, error) {

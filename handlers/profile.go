@@ -43,6 +43,9 @@ func (h *Profile) render(c echo.Context, status int, v views.ProfileView) error 
 	if v.Reminders, err = h.Store.NotifyReminders(ctx, u.ID); err != nil {
 		return err
 	}
+	if v.Unix, err = h.Store.UnixIdentity(ctx, u.ID); err != nil {
+		return err
+	}
 	v.Zones, v.BaseURL = commonZones, h.BaseURL
 	return Render(c, status, views.ProfilePage(h.NewPage(c), v))
 }

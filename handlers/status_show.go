@@ -24,11 +24,16 @@ func (h *Status) Show(c echo.Context) error {
 }
 
 // MyViolations lists the signed-in user's violations (by gpubook user, or
-// by the unix name of their email) and their bookings' idle reports.
+// by one of their unix names) and their bookings' idle reports.
 func (h *Status) MyViolations(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := models.UserFromContext(ctx)
-	vs, err := h.Store.Violations(ctx, models.ViolationFilter{UserID: u.ID, UserName: models.UnixName(u.Email), Limit: 200})
+	x, err := h.Store.UnixIdentity(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	names := append([]string{u.UnixLogin()}, x.Extra...)
+	vs, err := h.Store.Violations(ctx, models.ViolationFilter{UserID: u.ID, UserNames: names, Limit: 200})
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,7 @@ type Violation struct {
 	UserName   string
 	UserID     int64 // 0 when the unix name matches no gpubook user
 	UID        int
+	Container  string // the container id the process ran in, "" when none
 	PID        int
 	MemoryMiB  int64
 	BookingID  int64
@@ -77,10 +78,10 @@ const ViolationRecent = 10 * time.Minute
 
 // ViolationFilter selects violations, newest first.
 type ViolationFilter struct {
-	UserID   int64  // the gpubook user, or
-	UserName string // the unix name (either matches)
-	Since    time.Time
-	Limit    int
+	UserID    int64    // the gpubook user, or
+	UserNames []string // one of their unix names (either matches)
+	Since     time.Time
+	Limit     int
 }
 
 // IdleReport is an agent's "this booking's GPUs are idle", with what the
@@ -130,6 +131,7 @@ type UserMinute struct {
 	Minute    time.Time
 	UserName  string
 	UserID    int64
+	UID       int // -1 when the agent did not know it
 	MemoryMiB int64
 	Processes int
 	Busy      bool

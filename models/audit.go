@@ -11,6 +11,7 @@ const (
 	AuditUserUpdate         = "user.update"
 	AuditUserAdmin          = "user.admin"
 	AuditUserSSOLink        = "user.sso_link"
+	AuditUserUnix           = "user.unix"
 	AuditTeamCreate         = "team.create"
 	AuditTeamShareWeight    = "team.share_weight"
 	AuditMemberSet          = "team.member_set"

@@ -144,6 +144,9 @@ type SSOIdentity struct {
 	EmailVerified bool
 	Name          string
 	Groups        []string
+	// Unix is the login on the GPU nodes from the claim the admin named
+	// (GPUBOOK_OIDC_UNIX_CLAIM); empty when none is configured or sent.
+	Unix string
 }
 
 // SubjectText bounds the OIDC subject (the spec's 255 ASCII characters).
@@ -178,6 +181,9 @@ func (id *SSOIdentity) Validate() error {
 		}
 	}
 	id.Groups = groups
+	if !ValidUnixName(id.Unix) {
+		id.Unix = "" // a bad claim leaves the login as it was rather than lock the person out
+	}
 	return fe.Err()
 }
 

@@ -19,6 +19,8 @@ type UserStore interface {
 	CreateUser(ctx context.Context, u *User, by Actor) error
 	UpdateUser(ctx context.Context, u *User, by Actor) error
 	SetAdmin(ctx context.Context, userID int64, admin bool, by Actor) error
+	UnixIdentity(ctx context.Context, userID int64) (UnixIdentity, error)
+	SetUnixLogin(ctx context.Context, userID int64, x UnixIdentity, by Actor) error
 }
 
 // TeamStore reads and writes teams and memberships.

@@ -10,15 +10,19 @@ import (
 // User is a person who books GPUs. Subject is the OIDC subject once the
 // user has signed in through SSO; users made by hand have none yet.
 type User struct {
-	ID        int64
-	Subject   string
-	Email     string
-	Name      string
-	Language  string // "en", "zh-CN" or "" for the browser's choice
-	TimeZone  string // IANA zone or "" for the cluster's
-	IsAdmin   bool
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	ID       int64
+	Subject  string
+	Email    string
+	Name     string
+	Language string // "en", "zh-CN" or "" for the browser's choice
+	TimeZone string // IANA zone or "" for the cluster's
+	IsAdmin  bool
+	// Unix is the login on the GPU nodes set by the IdP or an admin ("" when
+	// assumed from the email, see UnixLogin); UnixSource says which.
+	Unix       string
+	UnixSource string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // Languages are the catalogs gpubook ships; the first is the fallback.

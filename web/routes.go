@@ -23,7 +23,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	pages := &handlers.Pages{Base: base}
 	health := &handlers.Health{Base: base}
 	auth := &handlers.Auth{Base: base}
-	admin := &handlers.Admin{Base: base}
+	admin := &handlers.Admin{Base: base, UnixClaimSet: cfg.SSO != nil && cfg.SSO.UnixClaim != ""}
 	profile := &handlers.Profile{Base: base, BaseURL: cfg.BaseURL}
 	calendar := &handlers.Calendar{Base: base}
 	bookings := &handlers.Bookings{Base: base}
@@ -101,6 +101,8 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	adm.POST("/gpus/:id/service", admin.SetGPUService)
 	adm.GET("/users", admin.Users)
 	adm.POST("/users/:id/admin", admin.SetAdmin)
+	adm.GET("/users/:id", admin.User)
+	adm.POST("/users/:id/unix", admin.SaveUnix)
 	adm.GET("/teams", admin.Teams)
 	adm.POST("/teams", admin.CreateTeam)
 	adm.GET("/teams/:id", admin.Team)

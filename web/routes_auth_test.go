@@ -91,6 +91,8 @@ var routeRoles = map[string]string{
 	"POST /admin/teams/:id/members/:user/remove": admin,
 	"GET /admin/users":                           admin,
 	"POST /admin/users/:id/admin":                admin,
+	"GET /admin/users/:id":                       admin,
+	"POST /admin/users/:id/unix":                 admin,
 	"POST /admin/mail/:id/requeue":               admin,
 	"GET /admin/violations":                      admin,
 	"GET /api/v1/me":                             token,

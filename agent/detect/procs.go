@@ -110,7 +110,7 @@ func (d *Detector) newViolation(k procKey, g sampler.GPUState, p sampler.Proc, n
 	v := wire.Violation{
 		ID:   fmt.Sprintf("%s:%s:%s:%d:%d", d.node, kind, k.uuid, k.pid, now.Unix()),
 		Kind: kind, GPUUUID: k.uuid, User: p.User, UID: p.UID, PID: p.PID, MemoryMiB: p.MemMiB,
-		BookingID: bookingID, FirstSeen: now, LastSeen: now, Action: wire.ActionWarned,
+		BookingID: bookingID, Container: p.Container, FirstSeen: now, LastSeen: now, Action: wire.ActionWarned,
 	}
 	return &procState{v: v, graceStart: graceStart, start: d.startTime(p.PID), seen: true}
 }

@@ -1,6 +1,7 @@
 // Package procfs maps GPU process IDs to users through a /proc-like tree and
-// a passwd-like file. Both paths are injectable so that tests build a fake
-// tree in a temporary directory instead of depending on the host.
+// the system's name service, or a passwd-like file. The paths are injectable
+// so that tests build a fake tree in a temporary directory instead of
+// depending on the host.
 package procfs
 
 import (
@@ -14,36 +15,50 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ErrGone means the process exited between NVML listing it and us reading
 // /proc. That is normal and callers skip the process.
 var ErrGone = errors.New("agent: procfs: process gone")
 
-// Resolver answers PID → UID and UID → name. It caches the passwd and group
-// files and reloads them when they change on disk.
+// Resolver answers PID → UID and UID → name. Names and groups come from
+// the passwd and group files when Passwd is set (tests, simulated GPUs),
+// else from the system's name service (nsswitch.conf: files, LDAP, SSSD…)
+// through os/user, cached and under a time limit per lookup. The files are
+// cached and reloaded when they change on disk.
 type Resolver struct {
 	Root   string // /proc
-	Passwd string // /etc/passwd
-	Group  string // /etc/group
+	Passwd string // a passwd file, or "" for the name service
+	Group  string // with Passwd: a group file (default /etc/group)
 
 	mu     sync.Mutex
 	users  *table
 	groups *table
+	nss    *nss
 }
 
-// New returns a Resolver for the given paths; empty strings mean the host's.
+// New returns a Resolver for the given paths: root "" is /proc; passwd ""
+// means the system's name service (and group is then unused).
 func New(root, passwd, group string) *Resolver {
 	if root == "" {
 		root = "/proc"
 	}
-	if passwd == "" {
-		passwd = "/etc/passwd"
-	}
-	if group == "" {
+	if passwd != "" && group == "" {
 		group = "/etc/group"
 	}
-	return &Resolver{Root: root, Passwd: passwd, Group: group}
+	return &Resolver{Root: root, Passwd: passwd, Group: group, nss: newNSS(SystemLookups())}
+}
+
+// WithLookups replaces the name service's calls and its time limit per
+// lookup (0 keeps DefaultLookupTimeout): tests use it to stand in a slow or
+// hung directory.
+func (r *Resolver) WithLookups(l Lookups, timeout time.Duration) *Resolver {
+	r.nss = newNSS(l)
+	if timeout > 0 {
+		r.nss.timeout = timeout
+	}
+	return r
 }
 
 // UID returns the real UID of pid from the "Uid:" line of <root>/pid/status.
@@ -80,9 +95,16 @@ func (r *Resolver) UID(pid int) (int, error) {
 	return 0, fmt.Errorf("agent: procfs: %s: no Uid line", path)
 }
 
-// UserName returns the login of uid, or the number as text when the passwd
-// file does not know it (LDAP-only users, containers).
+// UserName returns the login of uid, or the number as text when neither
+// the passwd file nor the name service knows it in time (containers, a
+// directory that is down).
 func (r *Resolver) UserName(uid int) string {
+	if r.Passwd == "" {
+		if u, ok := r.nss.userByID(uid); ok {
+			return u.Username
+		}
+		return strconv.Itoa(uid)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.users = r.users.refresh(r.Passwd)
@@ -92,9 +114,30 @@ func (r *Resolver) UserName(uid int) string {
 	return strconv.Itoa(uid)
 }
 
+// UserID returns the UID of the login name, if it is known in time.
+func (r *Resolver) UserID(name string) (int, bool) {
+	if r.Passwd == "" {
+		u, ok := r.nss.userByName(name)
+		if !ok {
+			return 0, false
+		}
+		uid, err := strconv.Atoi(u.Uid)
+		return uid, err == nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.users = r.users.refresh(r.Passwd)
+	e, ok := r.users.byName[name]
+	return e.id, ok
+}
+
 // UserGroups returns the names of the groups user belongs to: the primary
-// group from passwd and every group that lists the user as a member.
+// group and every group that lists the user as a member (nil when the name
+// service does not answer in time).
 func (r *Resolver) UserGroups(user string) []string {
+	if r.Passwd == "" {
+		return r.nss.groups(user)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.users = r.users.refresh(r.Passwd)

@@ -20,12 +20,20 @@ type Resolver interface {
 	UserName(uid int) string
 }
 
+// containers is the optional part of a Resolver that finds a process's
+// container (procfs.Resolver has it; test resolvers may not).
+type containers interface {
+	ContainerID(pid int) string
+}
+
 // Proc is a GPU process with its owner.
 type Proc struct {
 	PID    int
 	UID    int
 	User   string
 	MemMiB int64
+	// Container is the container id when the process runs in one ("" if not).
+	Container string
 }
 
 // GPUState is one GPU at one instant, processes attributed.
@@ -106,6 +114,10 @@ func (s *Sampler) attribute(st *GPUState, procs []gpu.Process) {
 			st.Vanished++
 			continue
 		}
-		st.Procs = append(st.Procs, Proc{PID: p.PID, UID: uid, User: s.res.UserName(uid), MemMiB: p.MemMiB})
+		pr := Proc{PID: p.PID, UID: uid, User: s.res.UserName(uid), MemMiB: p.MemMiB}
+		if c, ok := s.res.(containers); ok {
+			pr.Container = c.ContainerID(p.PID)
+		}
+		st.Procs = append(st.Procs, pr)
 	}
 }

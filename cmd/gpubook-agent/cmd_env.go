@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/user"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +71,10 @@ func computeEnvTimed(ctx context.Context, cfgPath, userName string, getenv func(
 
 func computeEnv(ctx context.Context, cfgPath, userName string, getenv func(string) string, now time.Time) loginenv.Result {
 	cfg, cfgErr := loadConfig(cfgPath, getenv)
-	name, uid := invokingUser(userName, getenv)
+	// With a broken file cfg has no passwd file: names come from the name
+	// service, each lookup within its time limit.
+	res := procfs.New(cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile)
+	name, uid := invokingUser(res, userName, getenv)
 	if cfgErr != nil {
 		// A broken file must not hide the GPUs from root and system
 		// accounts (the default exemptions); everyone else fails closed
@@ -84,7 +87,6 @@ func computeEnv(ctx context.Context, cfgPath, userName string, getenv func(strin
 	if name == "" {
 		return loginenv.Unavailable("cannot tell who you are")
 	}
-	res := procfs.New(cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile)
 	if cfg.exemptRules().Exempt(name, uid, res.UserGroups) {
 		return loginenv.Result{Unchanged: true}
 	}
@@ -95,22 +97,23 @@ func computeEnv(ctx context.Context, cfgPath, userName string, getenv func(strin
 	return loginenv.Compute(f, name, now, time.Local)
 }
 
-// invokingUser is --user if given, else the current user, else $LOGNAME/$USER.
-func invokingUser(flagUser string, getenv func(string) string) (string, int) {
+// invokingUser is --user if given, else the login of the real UID, else
+// $LOGNAME/$USER. Names go through res, so that a directory (LDAP, SSSD)
+// that is slow costs at most one lookup's time limit, never the login.
+func invokingUser(res *procfs.Resolver, flagUser string, getenv func(string) string) (string, int) {
 	if flagUser != "" {
-		if u, err := user.Lookup(flagUser); err == nil {
-			uid, _ := strconv.Atoi(u.Uid)
+		if uid, ok := res.UserID(flagUser); ok {
 			return flagUser, uid
 		}
 		return flagUser, -1
 	}
-	if u, err := user.Current(); err == nil {
-		uid, _ := strconv.Atoi(u.Uid)
-		return u.Username, uid
+	uid := os.Getuid()
+	if name := res.UserName(uid); name != strconv.Itoa(uid) {
+		return name, uid
 	}
 	for _, k := range []string{"LOGNAME", "USER"} {
 		if v := getenv(k); v != "" {
-			return v, -1
+			return v, uid
 		}
 	}
 	return "", -1

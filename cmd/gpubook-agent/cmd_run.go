@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -76,7 +77,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdo
 // signalled.
 func serveSimulated(ctx context.Context, cfg config, cred credential, log *slog.Logger) error {
 	sim, err := simgpu.New(simgpu.Config{Node: cfg.Node, GPUs: cfg.Sim.GPUs, Model: cfg.Sim.Model, MemoryMiB: cfg.Sim.MemoryMiB,
-		Dir: filepath.Join(cfg.StateDir, "sim"), CachePath: cfg.CacheFile, Script: cfg.Sim.Script, HostPasswd: cfg.PasswdFile})
+		Dir: filepath.Join(cfg.StateDir, "sim"), CachePath: cfg.CacheFile, Script: cfg.Sim.Script, HostPasswd: cmp.Or(cfg.PasswdFile, "/etc/passwd")})
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func defaultConfig() config {
 	return config{
 		CredentialFile: "/etc/gpubook/credential.json", StateDir: "/var/lib/gpubook-agent",
 		CacheFile: "/var/lib/gpubook-agent/schedule.json", MetricsAddr: "127.0.0.1:9478",
-		ProcRoot: "/proc", PasswdFile: "/etc/passwd", GroupFile: "/etc/group", LogLevel: slog.LevelInfo,
+		ProcRoot: "/proc", LogLevel: slog.LevelInfo,
 		SampleInterval: 10 * time.Second, SyncInterval: 30 * time.Second, DeliverInterval: 15 * time.Second,
 		HeartbeatInterval: 60 * time.Second, EnvTimeout: 800 * time.Millisecond, NVMLRetry: 5 * time.Second,
 		Policy: detect.DefaultPolicy(), Spool: spool.DefaultLimits(), GPU: "nvml", Enforce: "detect",

@@ -149,7 +149,7 @@ func TestUserCommands(t *testing.T) {
 		if len(lines) != 3 {
 			t.Fatalf("list has %d lines, want header + 2:\n%s", len(lines), out)
 		}
-		for i, want := range [][]string{{"ID", "EMAIL", "NAME", "ADMIN", "TEAMS"}, {"1", "ada@example.org", "Ada", "Lovelace", "yes", "-"}, {"2", "wang.lei@example.org", "王磊", "no", "-"}} {
+		for i, want := range [][]string{{"ID", "EMAIL", "NAME", "UNIX", "ADMIN", "TEAMS"}, {"1", "ada@example.org", "Ada", "Lovelace", "ada", "(assumed)", "yes", "-"}, {"2", "wang.lei@example.org", "王磊", "wang.lei", "(assumed)", "no", "-"}} {
 			if got := strings.Fields(lines[i]); strings.Join(got, " ") != strings.Join(want, " ") {
 				t.Errorf("line %d = %q, want %q", i, got, want)
 			}

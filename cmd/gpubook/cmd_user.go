@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,13 +10,69 @@ import (
 	"github.com/gpubook/gpubook/models"
 )
 
-// user runs "gpubook user add|list": the way to create the first admin
-// before SSO is configured.
+// user runs "gpubook user add|set|list": the way to create the first admin
+// before SSO is configured, and to give people their Unix logins.
 func (c *cli) user(ctx context.Context, args []string) error {
 	return c.group(ctx, "user", args, []subcommand{
 		{"add", c.userAdd},
+		{"set", c.userSet},
 		{"list", c.userList},
 	})
+}
+
+// userSet sets a user's Unix login on the GPU nodes, for sites whose logins
+// are not the local part of the email and whose IdP does not send them.
+func (c *cli) userSet(ctx context.Context, args []string) error {
+	f := newFlags("user set", "gpubook user set --email E --unix NAME [--unix-extra a,b]",
+		"Sets the user's Unix login on the GPU servers (and extra names, for shared or old accounts): bookings reach "+
+			"these logins and their use is counted for the user. --unix \"\" goes back to the part of the email before the @. "+
+			"A name may belong to one user only.", false)
+	email := f.String("email", "", "the user's `email` address (required)")
+	unix := f.String("unix", "", "the Unix login `NAME` (required; empty: back to the assumed one)")
+	extra := f.String("unix-extra", "", "extra Unix `names`, comma-separated (replaces the current ones)")
+	cfg, _, err := f.parse(c, args, 0, 0)
+	if err != nil {
+		return err
+	}
+	given := false
+	f.Visit(func(fl *flag.Flag) { given = given || fl.Name == "unix" })
+	if !given {
+		return fmt.Errorf("user set: --unix is required (--unix \"\" for the assumed login)")
+	}
+	x := models.UnixIdentity{Name: *unix, Extra: models.ParseUnixNames(*extra), Source: models.UnixSourceAdmin}
+	if x.Name == "" && len(x.Extra) == 0 {
+		x.Source = models.UnixSourceAssumed
+	}
+	if err := x.Validate(); err != nil {
+		return c.explain("user set", err)
+	}
+	db, err := c.openStore(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("cli: user set: %w", err)
+	}
+	defer db.Close()
+	u, err := db.UserByEmail(ctx, *email)
+	if err != nil {
+		return c.explain("user set", err)
+	}
+	if err := db.SetUnixLogin(ctx, u.ID, x, models.CLIActor); err != nil {
+		return c.explain("user set", err)
+	}
+	u.Unix = x.Name
+	fmt.Fprintf(c.stdout, "user %d <%s>: unix login %s\n", u.ID, u.Email, unixLabel(u, x.Extra))
+	return nil
+}
+
+// unixLabel is the login as the CLI prints it: with "(assumed)" or the extra names.
+func unixLabel(u *models.User, extra []string) string {
+	s := u.UnixLogin()
+	if u.UnixAssumed() {
+		return s + " (assumed)"
+	}
+	if len(extra) > 0 {
+		s += " +" + strings.Join(extra, ",")
+	}
+	return s
 }
 
 func (c *cli) userAdd(ctx context.Context, args []string) error {
@@ -83,9 +140,9 @@ func (c *cli) userList(ctx context.Context, args []string) error {
 	rows := make([][]string, 0, len(users))
 	for _, u := range users {
 		teams := byUser[u.ID]
-		rows = append(rows, []string{strconv.FormatInt(u.ID, 10), u.Email, u.Name, yesNo(u.IsAdmin), dash(strings.Join(teams, ", "))})
+		rows = append(rows, []string{strconv.FormatInt(u.ID, 10), u.Email, u.Name, unixLabel(&u, nil), yesNo(u.IsAdmin), dash(strings.Join(teams, ", "))})
 	}
-	return table(c.stdout, []string{"ID", "EMAIL", "NAME", "ADMIN", "TEAMS"}, rows)
+	return table(c.stdout, []string{"ID", "EMAIL", "NAME", "UNIX", "ADMIN", "TEAMS"}, rows)
 }
 
 func yesNo(b bool) string {

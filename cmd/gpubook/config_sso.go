@@ -58,6 +58,7 @@ func resolveSSO(getenv func(string) string, cfg *Config) error {
 	if s.GroupsClaim == "" {
 		s.GroupsClaim = "groups"
 	}
+	s.UnixClaim = strings.TrimSpace(getenv("GPUBOOK_OIDC_UNIX_CLAIM"))
 	s.AdminGroups = fieldsOr(strings.ReplaceAll(getenv("GPUBOOK_OIDC_ADMIN_GROUPS"), ",", " "), nil)
 	s.TeamPrefix = strings.TrimSpace(getenv("GPUBOOK_OIDC_TEAM_PREFIX"))
 	s.LeadSuffix = "-leads"

@@ -200,6 +200,12 @@ func TestSSOConfig(t *testing.T) {
 		s.LinkUnverified != models.LinkUnverifiedNever {
 		t.Errorf("sso = %+v (dev login %v)", s, cfg.DevLogin)
 	}
+	if s.UnixClaim != "" {
+		t.Errorf("unix claim by default = %q, want none", s.UnixClaim)
+	}
+	if cfg, err := parseConfig(env(map[string]string{"GPUBOOK_OIDC_UNIX_CLAIM": " uid "}), nil); err != nil || cfg.SSO.UnixClaim != "uid" {
+		t.Errorf("unix claim: %q %v", cfg.SSO.UnixClaim, err)
+	}
 	if cfg, err := parseConfig(env(map[string]string{"GPUBOOK_OIDC_LINK_UNVERIFIED": "Always"}), nil); err != nil || cfg.SSO.LinkUnverified != models.LinkUnverifiedAlways {
 		t.Errorf("link unverified always: %v %v", cfg.SSO.LinkUnverified, err)
 	}

@@ -17,8 +17,8 @@ import (
 // escalation updates it, but never with an older sighting than the stored
 // one, so that a delayed batch cannot undo "sigkill" back to "warned".
 const upsertViolation = `INSERT INTO agent_violations (node_id, agent_key, kind, gpu_id, user_name, user_id, uid, pid,
-	memory_mib, booking_id, action, first_seen, last_seen, received_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	memory_mib, booking_id, action, first_seen, last_seen, received_at, container)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (node_id, agent_key) DO UPDATE SET action = excluded.action, last_seen = excluded.last_seen,
 	memory_mib = excluded.memory_mib, received_at = excluded.received_at
 WHERE agent_violations.last_seen <= excluded.last_seen`
@@ -55,7 +55,7 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 				uid = &id
 			}
 			if err := tx.Exec(upsertViolation, nodeID, v.ID, v.Kind, ids[v.GPUUUID], clip(v.User, 256), uid, v.UID, v.PID,
-				v.MemoryMiB, booking, v.Action, utc(v.FirstSeen), utc(v.LastSeen), utc(now)).Error; err != nil {
+				v.MemoryMiB, booking, v.Action, utc(v.FirstSeen), utc(v.LastSeen), utc(now), v.Container).Error; err != nil {
 				return fmt.Errorf("store: violation: %w", err)
 			}
 		}

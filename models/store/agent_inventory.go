@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -177,9 +178,24 @@ func (db *DB) AgentSchedule(ctx context.Context, nodeID int64, now time.Time) (w
 	for _, g := range node.GPUs {
 		uuid[g.ID] = g.UUID
 	}
+	ids := make([]int64, len(bs))
+	for i, b := range bs {
+		ids[i] = b.UserID
+	}
+	logins, err := db.unixLogins(ctx, ids)
+	if err != nil {
+		return wire.Schedule{}, "", err
+	}
 	out := wire.Schedule{Node: node.Name, GeneratedAt: utc(now), From: from, Until: until, Bookings: []wire.Booking{}}
 	for _, b := range bs {
-		ab := wire.Booking{ID: b.ID, User: models.UnixName(b.UserEmail), Email: b.UserEmail,
+		// The node learns logins only, never e-mail addresses. A booking
+		// whose owner has no login of their own is left out: its GPUs then
+		// count as unbooked rather than opening someone else's login.
+		if logins[b.UserID] == "" {
+			slog.WarnContext(ctx, "booking left out of the agent schedule: its user has no unix login of their own", "booking", b.ID, "user", b.UserID)
+			continue
+		}
+		ab := wire.Booking{ID: b.ID, User: logins[b.UserID],
 			StartsAt: b.StartsAt, EndsAt: b.EndsAt, Kind: b.Kind, GPUUUIDs: []string{}}
 		for _, id := range b.GPUIDs {
 			if u, ok := uuid[id]; ok && wire.ValidGPUUUID(u) {

@@ -30,12 +30,13 @@ type violationRow struct {
 	FirstSeen  time.Time `gorm:"column:first_seen"`
 	LastSeen   time.Time `gorm:"column:last_seen"`
 	ReceivedAt time.Time `gorm:"column:received_at"`
+	Container  string    `gorm:"column:container"`
 }
 
 func (r violationRow) model() models.Violation {
 	v := models.Violation{ID: r.ID, NodeID: r.NodeID, NodeName: r.NodeName, AgentKey: r.AgentKey, Kind: r.Kind, GPUID: r.GPUID,
 		GPUIndex: r.GPUIndex, GPUUUID: r.GPUUUID, UserName: r.UserName, UID: r.UID, PID: r.PID, MemoryMiB: r.MemoryMiB,
-		Action: r.Action, FirstSeen: r.FirstSeen.UTC(), LastSeen: r.LastSeen.UTC(), ReceivedAt: r.ReceivedAt.UTC()}
+		Action: r.Action, FirstSeen: r.FirstSeen.UTC(), LastSeen: r.LastSeen.UTC(), ReceivedAt: r.ReceivedAt.UTC(), Container: r.Container}
 	if r.UserID != nil {
 		v.UserID = *r.UserID
 	}
@@ -51,12 +52,12 @@ func (db *DB) Violations(ctx context.Context, f models.ViolationFilter) ([]model
 		Select("v.*, n.name AS node_name, g.idx AS gpu_index, g.uuid AS gpu_uuid").
 		Joins("JOIN nodes n ON n.id = v.node_id").Joins("JOIN gpus g ON g.id = v.gpu_id")
 	switch {
-	case f.UserID != 0 && f.UserName != "":
-		q = q.Where("(v.user_id = ? OR v.user_name = ?)", f.UserID, f.UserName)
+	case f.UserID != 0 && len(f.UserNames) > 0:
+		q = q.Where("(v.user_id = ? OR v.user_name IN ?)", f.UserID, f.UserNames)
 	case f.UserID != 0:
 		q = q.Where("v.user_id = ?", f.UserID)
-	case f.UserName != "":
-		q = q.Where("v.user_name = ?", f.UserName)
+	case len(f.UserNames) > 0:
+		q = q.Where("v.user_name IN ?", f.UserNames)
 	}
 	if !f.Since.IsZero() {
 		q = q.Where("v.last_seen >= ?", utc(f.Since))

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -82,32 +80,6 @@ func recordUUIDs(recs []wire.UsageRecord) []string {
 		}
 	}
 	return out
-}
-
-// unixNames maps the unix names an agent reported to gpubook users
-// (models.UnixName). It reads only the users whose email starts with one of
-// the names and an @, not every user: ingestion is the hot path, and most
-// batches name a few users or none. A LIKE wildcard in a name (_ is common)
-// can only widen the read; UnixNameIndex still keys by the exact name, and
-// two users sharing a name are both read, so the index still maps it to
-// nobody.
-func (db *DB) unixNames(ctx context.Context, names []string) (map[string]int64, error) {
-	var users []models.User
-	for chunk := range slices.Chunk(names, insertChunk) {
-		conds := make([]string, len(chunk))
-		args := make([]any, len(chunk))
-		for i, n := range chunk {
-			conds[i], args[i] = "email LIKE ?", n+"@%"
-		}
-		var rows []userRow
-		if err := db.Gorm.WithContext(ctx).Select("id, email").Where(strings.Join(conds, " OR "), args...).Find(&rows).Error; err != nil {
-			return nil, fmt.Errorf("store: unix names: %w", err)
-		}
-		for _, r := range rows {
-			users = append(users, models.User{ID: r.ID, Email: r.Email})
-		}
-	}
-	return models.UnixNameIndex(users), nil
 }
 
 // recordUsers lists the distinct user names of recs.
@@ -289,7 +261,7 @@ func (db *DB) userUsageSince(ctx context.Context, gpuIDs []int64, since time.Tim
 	}
 	out := make([]models.UserMinute, len(rows))
 	for i, r := range rows {
-		out[i] = models.UserMinute{GPUID: r.GPUID, Minute: r.Minute.UTC(), UserName: r.UserName, MemoryMiB: r.MemoryMiB,
+		out[i] = models.UserMinute{GPUID: r.GPUID, Minute: r.Minute.UTC(), UserName: r.UserName, UID: r.UID, MemoryMiB: r.MemoryMiB,
 			Processes: r.Processes, Busy: r.Busy}
 		if r.UserID != nil {
 			out[i].UserID = *r.UserID

@@ -85,6 +85,9 @@ func (db *DB) SignInSSO(ctx context.Context, id models.SSOIdentity, rules models
 		}
 		userID = u.ID
 		by := models.Actor{UserID: u.ID, Label: "sso:" + u.Email, IP: ip}
+		if err := syncSSOUnix(tx, u.ID, id.Unix, by); err != nil {
+			return err
+		}
 		if err := syncSSOAdmin(tx, u, rules, id.Groups, by); err != nil {
 			return err
 		}
@@ -133,6 +136,28 @@ func upsertSSOUser(tx *gorm.DB, id models.SSOIdentity, policy models.SSOLinkPoli
 		return nil, ssoEmailErr(err)
 	}
 	return &u, nil
+}
+
+// syncSSOUnix makes the IdP's login claim the user's primary Unix login at
+// each sign-in, keeping the extra names an admin gave them. A login that
+// belongs to another user refuses the sign-in (ErrUnixNameTaken): letting
+// it through would open that person's bookings to this one.
+func syncSSOUnix(tx *gorm.DB, userID int64, login string, by models.Actor) error {
+	if login == "" {
+		return nil
+	}
+	var extra []unixNameRow
+	if err := tx.Where("user_id = ? AND NOT is_primary", userID).Order("name").Find(&extra).Error; err != nil {
+		return err
+	}
+	x := models.UnixIdentity{Name: login, Source: models.UnixSourceSSO}
+	for _, r := range extra {
+		x.Extra = append(x.Extra, r.Name)
+	}
+	if err := x.Validate(); err != nil {
+		return err
+	}
+	return setUnixLogin(tx, userID, x, by)
 }
 
 // ssoEmailErr explains the one conflict a sign-in can hit: another account

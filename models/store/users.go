@@ -20,16 +20,19 @@ type userRow struct {
 	TimeZone string         `gorm:"column:time_zone"`
 	IsAdmin  bool           `gorm:"column:is_admin"`
 	// AdminSource is "manual" or "idp": an IdP only revokes what it granted.
-	AdminSource string    `gorm:"column:admin_source"`
-	CreatedAt   time.Time `gorm:"column:created_at"`
-	UpdatedAt   time.Time `gorm:"column:updated_at"`
+	AdminSource string `gorm:"column:admin_source"`
+	// Unix and UnixSource are written only by setUnixLogin, beside unix_names.
+	Unix       sql.NullString `gorm:"column:unix_name"`
+	UnixSource string         `gorm:"column:unix_source"`
+	CreatedAt  time.Time      `gorm:"column:created_at"`
+	UpdatedAt  time.Time      `gorm:"column:updated_at"`
 }
 
 func (userRow) TableName() string { return "users" }
 
 func (r userRow) model() *models.User {
 	return &models.User{ID: r.ID, Subject: r.Subject.String, Email: r.Email, Name: r.Name, Language: r.Language,
-		TimeZone: r.TimeZone, IsAdmin: r.IsAdmin, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		TimeZone: r.TimeZone, IsAdmin: r.IsAdmin, Unix: r.Unix.String, UnixSource: r.UnixSource, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
 func newUserRow(u *models.User) userRow {

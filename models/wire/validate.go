@@ -151,6 +151,8 @@ func (v Violation) problem() string {
 		return fmt.Sprintf("uid must be between -1 and 2147483647, pid between 0 and %d", MaxPID)
 	case !agentMemory(v.MemoryMiB) || v.BookingID < 0:
 		return "memory_mib must be between 0 and 16 TiB, booking_id not negative"
+	case v.Container != "" && !ValidContainerID(v.Container):
+		return "container must be 12 to 64 lowercase hexadecimal digits"
 	case !agentTime(v.FirstSeen) || !agentTime(v.LastSeen) || v.LastSeen.Before(v.FirstSeen):
 		return "first_seen is required and must not be after last_seen"
 	case v.Action != ActionNone && v.Action != ActionWarned && v.Action != ActionSIGTERM && v.Action != ActionSIGKILL:
@@ -322,3 +324,18 @@ func ValidGPUUUID(s string) bool {
 }
 
 func pct(f float64) bool { return f >= 0 && f <= 100 }
+
+// ValidContainerID reports whether s looks like a container id as docker,
+// containerd and podman write it in cgroup paths: 12 to 64 lowercase hex
+// digits (the short form is what people see in "docker ps").
+func ValidContainerID(s string) bool {
+	if len(s) < 12 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -184,14 +184,19 @@ type UsageBatch struct {
 // Violation is one anomaly the agent saw. ID is stable for the whole
 // episode (node, kind, GPU, PID, first seen), so escalations update it.
 type Violation struct {
-	ID        string    `json:"id"`
-	Kind      string    `json:"kind"`
-	GPUUUID   string    `json:"gpu_uuid"`
-	User      string    `json:"user,omitempty"`
-	UID       int       `json:"uid"`
-	PID       int       `json:"pid,omitempty"`
-	MemoryMiB int64     `json:"memory_mib"`
-	BookingID int64     `json:"booking_id,omitempty"` // the ended booking, for overstay
+	ID        string `json:"id"`
+	Kind      string `json:"kind"`
+	GPUUUID   string `json:"gpu_uuid"`
+	User      string `json:"user,omitempty"`
+	UID       int    `json:"uid"`
+	PID       int    `json:"pid,omitempty"`
+	MemoryMiB int64  `json:"memory_mib"`
+	BookingID int64  `json:"booking_id,omitempty"` // the ended booking, for overstay
+	// Container is the id of the container the process runs in, from its
+	// cgroup (docker, containerd, podman), when it runs in one: a rootful
+	// engine's processes show as root or a container UID, and the id is
+	// what lets an admin find whose they are. Optional; older agents omit it.
+	Container string    `json:"container,omitempty"`
 	FirstSeen time.Time `json:"first_seen"`
 	LastSeen  time.Time `json:"last_seen"`
 	Action    string    `json:"action"`

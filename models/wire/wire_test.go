@@ -110,6 +110,10 @@ func TestAgentViolationBatchValidate(t *testing.T) {
 		{"uid 2^62", []Violation{mod(func(v *Violation) { v.UID = 1 << 62 })}, []string{"violations[0]"}},
 		{"memory 2^62", []Violation{mod(func(v *Violation) { v.MemoryMiB = 1 << 62 })}, []string{"violations[0]"}},
 		{"negative booking", []Violation{mod(func(v *Violation) { v.BookingID = -1 })}, []string{"violations[0]"}},
+		{"in a container", []Violation{mod(func(v *Violation) { v.Container = "4f2a9c1be0d3" + strings.Repeat("a", 52) })}, nil},
+		{"short container id", []Violation{mod(func(v *Violation) { v.Container = "4f2a9c1be0d3" })}, nil},
+		{"container id not hex", []Violation{mod(func(v *Violation) { v.Container = "../../etc/passwd" })}, []string{"violations[0]"}},
+		{"container id too long", []Violation{mod(func(v *Violation) { v.Container = strings.Repeat("a", 65) })}, []string{"violations[0]"}},
 		{"year 0", []Violation{mod(func(v *Violation) { v.FirstSeen = time.Time{} })}, []string{"violations[0]"}},
 		{"too many", slices.Repeat([]Violation{good}, MaxViolationsPerBatch+1), []string{"violations"}},
 	}
