@@ -8,10 +8,11 @@ import (
 )
 
 // gridChars is about how many characters of block text fit across the
-// whole grid at 1280 px (the label column taken off, .72rem text): a block
+// whole grid at 1280 px (the label column taken off, bold .72rem text, with
+// some room to spare for the padding): a block
 // shows its full label only where it fits, else the initials, so a week
 // of short bookings stays legible instead of shrinking to one letter.
-const gridChars = 170
+const gridChars = 150
 
 // fits says whether text of n runes fits a block of cols columns.
 func (g Grid) fits(n, cols int) bool {

@@ -32,10 +32,11 @@ func TestBlockLabelDegradesToInitials(t *testing.T) {
 		cols int
 		want string
 	}{
-		{"wide: full text", b, false, 20, "Bob Builder · sweep"},
+		{"wide: full text", b, false, 24, "Bob Builder · sweep"},
 		{"narrow: initials", b, false, 4, "BB"},
-		{"one column: one initial", b, false, 1, "B"},
-		{"mine wide", mineB, true, 20, "★ llama finetune"},
+		{"two columns: one initial", b, false, 2, "B"},
+		{"one column: nothing, the title keeps the text", b, false, 1, ""},
+		{"mine wide", mineB, true, 24, "★ llama finetune"},
 		{"mine narrow: the star", mineB, true, 3, "★"},
 	}
 	for _, tt := range tests {
