@@ -160,9 +160,17 @@ func BuildGrid(in GridInput) Grid {
 	for _, bs := range byGPU {
 		sort.SliceStable(bs, func(i, j int) bool { return bs[i].StartsAt.Before(bs[j].StartsAt) })
 	}
-	split := boundaries(g.Slots, in.Loc, in.FreeSplit, g.Days)
 	g.Overview = in.Overview
+	g.Nodes = g.nodes(in, byGPU)
+	return g
+}
+
+// nodes lays out the nodes and GPUs that pass the filters; a collapsed
+// node keeps only its counts.
+func (g *Grid) nodes(in GridInput, byGPU map[int64][]*models.Booking) []GridNode {
+	split := boundaries(g.Slots, in.Loc, in.FreeSplit, g.Days)
 	ref := later(in.Now, g.From)
+	var out []GridNode
 	for _, n := range in.Nodes {
 		if in.NodeID != 0 && n.ID != in.NodeID {
 			continue
@@ -188,10 +196,10 @@ func BuildGrid(in GridInput) Grid {
 			}
 		}
 		if gn.GPUs > 0 {
-			g.Nodes = append(g.Nodes, gn)
+			out = append(out, gn)
 		}
 	}
-	return g
+	return out
 }
 
 // FreeAt says whether a GPU can be booked at t: in service and no blocking
