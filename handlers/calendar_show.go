@@ -19,6 +19,38 @@ type Calendar struct{ *Base }
 // when the booking slot is very short.
 const minGridStep = 15 * time.Minute
 
+// weekGridStep is the week view's column: an hour keeps a week within
+// 1280 px with columns a mouse can still hit (about 6 px), and the classes
+// and slot list short.
+const weekGridStep = time.Hour
+
+// parseOpen reads the expanded nodes: IDs, or "all".
+func parseOpen(vals []string) (ids []int64, all bool) {
+	seen := map[int64]bool{}
+	for _, s := range vals {
+		if s == "all" {
+			all = true
+		} else if id, err := strconv.ParseInt(s, 10, 64); err == nil && id > 0 && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, all
+}
+
+// gpuCount is the number of GPU rows the filters leave.
+func gpuCount(nodes []models.Node, nodeID int64, model string) int {
+	n := 0
+	for _, node := range nodes {
+		for _, g := range node.GPUs {
+			if (nodeID == 0 || node.ID == nodeID) && (model == "" || g.Model == model) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // Show renders the grid with three store calls whatever the number of
 // bookings: the nodes with their GPUs, the bookings of the range and the
 // pending priority requests (shown tentative).
@@ -30,6 +62,8 @@ func (h *Calendar) Show(c echo.Context) error {
 	}
 	v.Date = parseDate(c.QueryParam("date"), p.Now, p.Location)
 	v.NodeID, _ = strconv.ParseInt(c.QueryParam("node"), 10, 64)
+	v.FreeOnly = c.QueryParam("free") == "1"
+	v.Open, v.OpenAll = parseOpen(c.QueryParams()["open"])
 	ctx := c.Request().Context()
 	nodes, err := h.Store.Nodes(ctx)
 	if err != nil {
@@ -37,7 +71,8 @@ func (h *Calendar) Show(c echo.Context) error {
 	}
 	start, days := views.CalendarRange(v.View, v.Date, p.Location)
 	end := start.AddDate(0, 0, days)
-	bookings, err := h.Store.Bookings(ctx, models.BookingFilter{From: start, To: end, NodeID: v.NodeID})
+	v.Collapsed = !v.OpenAll && gpuCount(nodes, v.NodeID, v.Model) > views.CollapseAbove
+	bookings, err := h.bookings(c, v, start, end, later(p.Now, start))
 	if err != nil {
 		return err
 	}
@@ -47,16 +82,63 @@ func (h *Calendar) Show(c echo.Context) error {
 	}
 	v.Nodes, v.Models = nodes, gpuModels(nodes)
 	in := views.GridInput{Nodes: nodes, Bookings: bookings, Loc: p.Location, Start: start, Days: days,
-		Step: max(h.Limits.Slot, minGridStep), Now: p.Now, NodeID: v.NodeID, Model: v.Model, FreeSplit: 6, TickHours: 6,
-		Tentative: pending}
+		Step: max(h.Limits.Slot, weekGridStep), Now: p.Now, NodeID: v.NodeID, Model: v.Model, FreeSplit: 6, TickHours: 6,
+		Tentative: pending, Overview: true, FreeOnly: v.FreeOnly, Collapse: v.Collapsed, Open: v.OpenSet()}
 	if p.User != nil {
 		in.ViewerID = p.User.ID
 	}
 	if v.View == views.ViewDay {
-		in.FreeSplit, in.TickHours = 1, 1
+		in.FreeSplit, in.TickHours, in.Overview = 1, 1, false
+		in.Step = max(h.Limits.Slot, minGridStep)
 	}
 	v.Grid = views.BuildGrid(in)
 	return Render(c, http.StatusOK, views.CalendarPage(p, v))
+}
+
+// bookings loads what the grid draws. A collapsed calendar needs the
+// range's bookings only for its open nodes (one query each) and, for the
+// free counts of the others, only the bookings that cover ref: reading a
+// week of 512 GPUs took seconds, nearly all of it SQL.
+func (h *Calendar) bookings(c echo.Context, v views.CalendarView, start, end, ref time.Time) ([]models.Booking, error) {
+	ctx := c.Request().Context()
+	if !v.Collapsed || len(v.Open) > maxOpenQueries {
+		return h.Store.Bookings(ctx, models.BookingFilter{From: start, To: end, NodeID: v.NodeID})
+	}
+	out, err := h.Store.Bookings(ctx, models.BookingFilter{From: ref, To: ref.Add(time.Second), NodeID: v.NodeID})
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[int64]bool, len(out))
+	for _, b := range out {
+		seen[b.ID] = true
+	}
+	for _, id := range v.Open {
+		if v.NodeID != 0 && id != v.NodeID {
+			continue
+		}
+		more, err := h.Store.Bookings(ctx, models.BookingFilter{From: start, To: end, NodeID: id})
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range more {
+			if !seen[b.ID] {
+				seen[b.ID] = true
+				out = append(out, b)
+			}
+		}
+	}
+	return out, nil
+}
+
+// maxOpenQueries bounds the queries per render: with more nodes open, one
+// query for the whole range is cheaper.
+const maxOpenQueries = 8
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // parseDate reads ?date=YYYY-MM-DD as a day in loc; anything else means today.

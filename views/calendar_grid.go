@@ -53,6 +53,17 @@ type GridInput struct {
 	TickHours int
 	// Tentative are the pending priority requests of the range.
 	Tentative []models.PriorityRequest
+	// Overview leaves free runs out (the row's background is free): a week
+	// of links per GPU made the page megabytes on a busy cluster, and the
+	// drag or the day view books instead.
+	Overview bool
+	// FreeOnly keeps only the GPUs that are free at the view's reference
+	// instant (now, or the range's start for a future range).
+	FreeOnly bool
+	// Collapse shows nodes as a one-line summary unless Open names them:
+	// hundreds of GPU rows are no overview.
+	Collapse bool
+	Open     map[int64]bool
 }
 
 // Grid is the calendar's view model.
@@ -65,6 +76,7 @@ type Grid struct {
 	NowLine  int // grid line of the column that contains now; 0 = not shown
 	NowTenth int // how much of that column has passed, in tenths
 	Nodes    []GridNode
+	Overview bool // no free cells: rows carry an end marker instead
 }
 
 // GridDay is one day's header cell.
@@ -90,6 +102,9 @@ type GridNode struct {
 	Model     string // the models of its GPUs, "A100 · H100" when mixed
 	MemoryMiB int64  // per GPU (the first GPU's)
 	Rows      []GridRow
+	Collapsed bool // only the summary: GPUs and how many are free
+	GPUs      int  // GPUs that pass the filters
+	Free      int  // of those, free at the reference instant
 }
 
 // GridRow is one GPU across the range.
@@ -125,6 +140,11 @@ func BuildGrid(in GridInput) Grid {
 		g.Days[i].Today = d.Year() == today.Year() && d.YearDay() == today.YearDay()
 	}
 	g.Ticks = ticks(g.Slots, in.Loc, in.TickHours, g.Days)
+	if in.Overview { // hours only ("06"): a week's labels fit at 1280 px
+		for i := range g.Ticks {
+			g.Ticks[i].Label = g.Ticks[i].Label[:2]
+		}
+	}
 	if !in.Now.Before(g.From) && in.Now.Before(g.To) {
 		i := g.floor(in.Now)
 		g.NowLine = i + 2
@@ -140,26 +160,61 @@ func BuildGrid(in GridInput) Grid {
 	for _, bs := range byGPU {
 		sort.SliceStable(bs, func(i, j int) bool { return bs[i].StartsAt.Before(bs[j].StartsAt) })
 	}
+	g.Overview = in.Overview
+	g.Nodes = g.nodes(in, byGPU)
+	return g
+}
+
+// nodes lays out the nodes and GPUs that pass the filters; a collapsed
+// node keeps only its counts.
+func (g *Grid) nodes(in GridInput, byGPU map[int64][]*models.Booking) []GridNode {
 	split := boundaries(g.Slots, in.Loc, in.FreeSplit, g.Days)
+	ref := later(in.Now, g.From)
+	var out []GridNode
 	for _, n := range in.Nodes {
 		if in.NodeID != 0 && n.ID != in.NodeID {
 			continue
 		}
-		gn := GridNode{ID: n.ID, Name: n.Name, Model: nodeModels(n.GPUs)}
+		gn := GridNode{ID: n.ID, Name: n.Name, Model: nodeModels(n.GPUs), Collapsed: in.Collapse && !in.Open[n.ID]}
 		for _, gpu := range n.GPUs {
 			if in.Model != "" && gpu.Model != in.Model {
 				continue
 			}
+			free := ref.Before(g.To) && FreeAt(gpu, byGPU[gpu.ID], ref)
+			if in.FreeOnly && !free {
+				continue
+			}
+			gn.GPUs++
+			if free {
+				gn.Free++
+			}
 			if gn.MemoryMiB == 0 {
 				gn.MemoryMiB = gpu.MemoryMiB
 			}
-			gn.Rows = append(gn.Rows, GridRow{GPU: gpu, Cells: g.rowCells(gpu, byGPU[gpu.ID], in, split), Tentative: g.tentativeCells(gpu, in)})
+			if !gn.Collapsed {
+				gn.Rows = append(gn.Rows, GridRow{GPU: gpu, Cells: g.rowCells(gpu, byGPU[gpu.ID], in, split), Tentative: g.tentativeCells(gpu, in)})
+			}
 		}
-		if len(gn.Rows) > 0 {
-			g.Nodes = append(g.Nodes, gn)
+		if gn.GPUs > 0 {
+			out = append(out, gn)
 		}
 	}
-	return g
+	return out
+}
+
+// FreeAt says whether a GPU can be booked at t: in service and no blocking
+// booking covers t. The "free only" filter and the collapsed node's count
+// use it.
+func FreeAt(gpu models.GPU, bookings []*models.Booking, t time.Time) bool {
+	if !gpu.InService {
+		return false
+	}
+	for _, b := range bookings {
+		if b.Blocking() && !t.Before(b.StartsAt) && t.Before(b.EndsAt) {
+			return false
+		}
+	}
+	return true
 }
 
 // wallClockSlots steps through each local day from its midnight, so that a

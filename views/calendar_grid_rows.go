@@ -14,6 +14,12 @@ import (
 func (g *Grid) rowCells(gpu models.GPU, bookings []*models.Booking, in GridInput, split []bool) []GridCell {
 	var cells []GridCell
 	cursor := 0
+	if in.Overview && gpu.InService {
+		// One past strip under the whole row: the blocks lie over it.
+		if p := g.pastEnd(in.Now); p > 0 {
+			cells = append(cells, GridCell{Kind: CellPast, Line: 2, End: p + 2, Start: g.Slots[0], Stop: g.Slots[p]})
+		}
+	}
 	for _, b := range bookings {
 		if !b.Blocking() || !b.StartsAt.Before(g.To) || !b.EndsAt.After(g.From) {
 			continue
@@ -50,12 +56,15 @@ func (g *Grid) gap(gpu models.GPU, a, b int, in GridInput, split []bool) []GridC
 	}
 	var cells []GridCell
 	past := g.pastEnd(in.Now)
+	if in.Overview { // the row's past strip and background draw the gap
+		return nil
+	}
 	if a < past {
 		p := min(b, past)
 		cells = append(cells, GridCell{Kind: CellPast, Line: a + 2, End: p + 2, Start: g.Slots[a], Stop: g.Slots[p]})
 		a = p
 	}
-	for a < b {
+	for a < b && !in.Overview {
 		e := a + 1
 		for e < b && !split[e] {
 			e++

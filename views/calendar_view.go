@@ -24,7 +24,18 @@ type CalendarView struct {
 	Models []string      // every GPU model, for the filter
 	NodeID int64
 	Model  string
+	// FreeOnly keeps the GPUs free now (?free=1).
+	FreeOnly bool
+	// Collapsed says the nodes show as summaries unless Open names them
+	// (?open=ID, repeatable; ?open=all opens every node).
+	Collapsed bool
+	Open      []int64
+	OpenAll   bool
 }
+
+// CollapseAbove is the number of GPU rows above which a calendar opens with
+// its nodes collapsed: 64 rows are a screenful or two, 512 are no overview.
+const CollapseAbove = 64
 
 // CalendarRange is the first instant and the number of days a view shows:
 // a week starts on Monday in the viewer's zone.
@@ -51,7 +62,49 @@ func (v CalendarView) URL(view string, date time.Time) string {
 	if v.Model != "" {
 		q.Set("model", v.Model)
 	}
+	if v.FreeOnly {
+		q.Set("free", "1")
+	}
+	if v.OpenAll {
+		q.Set("open", "all")
+	}
+	for _, id := range v.Open {
+		q.Add("open", strconv.FormatInt(id, 10))
+	}
 	return "/calendar?" + q.Encode()
+}
+
+// OpenURL is this view with one more node expanded.
+func (v CalendarView) OpenURL(id int64) string {
+	v.Open = append(v.Open[:len(v.Open):len(v.Open)], id)
+	return v.URL(v.View, v.Date)
+}
+
+// CloseURL is this view with a node collapsed again.
+func (v CalendarView) CloseURL(id int64) string {
+	var keep []int64
+	for _, o := range v.Open {
+		if o != id {
+			keep = append(keep, o)
+		}
+	}
+	v.Open, v.OpenAll = keep, false
+	return v.URL(v.View, v.Date)
+}
+
+// AllURL is this view with every node expanded.
+func (v CalendarView) AllURL() string {
+	v.Open, v.OpenAll = nil, true
+	return v.URL(v.View, v.Date)
+}
+
+// OpenSet is Open as a set, for the grid.
+func (v CalendarView) OpenSet() map[int64]bool {
+	m := make(map[int64]bool, len(v.Open))
+	for _, id := range v.Open {
+		m[id] = true
+	}
+	return m
 }
 
 // Prev, Next and Today are the navigation targets.
@@ -104,10 +157,6 @@ func cellClass(c GridCell) string {
 		k = "p "
 	case CellOut:
 		k = "x "
-	case CellMine:
-		k = "b m "
-	case CellOther:
-		k = "b o "
 	}
 	s := k + span(c.Line, c.End)
 	if c.Active {

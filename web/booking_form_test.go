@@ -63,7 +63,7 @@ func TestBookingCreate(t *testing.T) {
 			if got := cal.Doc.Find(testid("flash")).Text(); !strings.Contains(got, "GPU 0, GPU 1") || !strings.Contains(got, "node-a") {
 				t.Errorf("flash = %q", got)
 			}
-			if got := cal.Doc.Find(testid("cal-mine")).Length(); got != 2 {
+			if got := cal.Doc.Find(calMine).Length(); got != 2 {
 				t.Errorf("my blocks after booking = %d, want 2", got)
 			}
 			bs, _ := f.env.DB.Bookings(t.Context(), models.BookingFilter{UserID: f.bob.ID})

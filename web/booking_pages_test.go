@@ -12,6 +12,13 @@ import (
 	"github.com/gpubook/gpubook/models/store/storetest"
 )
 
+// Booking blocks carry no test ids (a busy week has thousands): the
+// viewer's own are links to the bookings page, others' are <b> elements.
+const (
+	calMine  = `.gr > a[href^="bookings#booking-"]`
+	calOther = `.gr > b`
+)
+
 func TestCalendarWeekView(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
@@ -39,18 +46,18 @@ func TestCalendarWeekView(t *testing.T) {
 			if got := doc.Find(`[data-testid^="cal-row-"]`).Length(); got != 6 {
 				t.Errorf("GPU rows = %d, want 6", got)
 			}
-			m := doc.Find(testid("cal-mine"))
-			if m.Length() != 2 || !strings.Contains(m.First().Text(), "llama finetune") || !strings.Contains(m.First().Text(), "Alice Admin") {
-				t.Errorf("my blocks = %d %q, want 2 with name and note", m.Length(), m.First().Text())
+			m := doc.Find(calMine)
+			if title, _ := m.First().Attr("title"); m.Length() != 2 || title != "★ llama finetune" || strings.TrimSpace(m.First().Text()) != "★" {
+				t.Errorf("my blocks = %d %q title %q, want 2 narrow blocks showing ★ with the note in the title", m.Length(), m.First().Text(), title)
 			}
-			if id, _ := m.First().Attr("data-booking"); id != itoa(mine.ID) {
-				t.Errorf("my block is booking %s, want %d", id, mine.ID)
+			if href, _ := m.First().Attr("href"); href != "bookings#booking-"+itoa(mine.ID) {
+				t.Errorf("my block links %q, want my booking %d", href, mine.ID)
 			}
-			o := doc.Find(testid("cal-other"))
-			if o.Length() != 1 || !strings.Contains(o.Text(), "Bob Builder") {
-				t.Errorf("other blocks = %d %q", o.Length(), o.Text())
+			o := doc.Find(calOther)
+			if o.Length() != 1 || strings.TrimSpace(o.Text()) != "Bob Builder · sweep" {
+				t.Errorf("other blocks = %d %q, want the full text where it fits", o.Length(), o.Text())
 			}
-			if title, _ := o.Attr("title"); !strings.Contains(title, "Booked by Bob Builder") {
+			if title, _ := o.Attr("title"); title != "Bob Builder · sweep" {
 				t.Errorf("other block title %q lacks its text label", title)
 			}
 			out := doc.Find(testid("cal-row-" + itoa(f.gpu(t, "node-a", 3))))
@@ -60,12 +67,16 @@ func TestCalendarWeekView(t *testing.T) {
 			if doc.Find(testid("cal-now")).Length() != 1 {
 				t.Error("no now line")
 			}
-			free := doc.Find(testid("cal-row-"+itoa(a2)) + " a.f").First()
-			href, _ := free.Attr("href")
-			if href != "/bookings/new?gpu="+itoa(a2)+"&start=2026-06-03T10:12Z&end=2026-06-03T12:00Z" {
-				t.Errorf("first free link = %q", href)
+			if n := doc.Find("a.f").Length(); n != 0 {
+				t.Errorf("week view has %d free-cell links, want none (the overview stays small; drag or the day view books)", n)
 			}
-			if label, _ := free.Attr("aria-label"); label != "Book node-a GPU 2, Wed 3 Jun 10:12–12:00" {
+			day := f.signedIn(f.alice).Get("/calendar?view=day").Doc
+			free := day.Find(testid("cal-row-"+itoa(a2)) + " a.f").First()
+			href, _ := free.Attr("href")
+			if href != "/bookings/new?gpu="+itoa(a2)+"&start=2026-06-03T10:12Z&end=2026-06-03T11:00Z" {
+				t.Errorf("first free link of the day view = %q", href)
+			}
+			if label, _ := free.Attr("aria-label"); label != "Book node-a GPU 2, Wed 3 Jun 10:12–11:00" {
 				t.Errorf("aria-label = %q", label)
 			}
 			if got := doc.Find(`.p`).Length(); got == 0 {
@@ -146,8 +157,8 @@ func TestCalendarTimeZones(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := f.signedIn(u)
-			doc := c.Get("/calendar").Doc
-			title, _ := doc.Find(testid("cal-other")).Attr("title")
+			doc := c.Get("/calendar?view=day&date=2026-06-03").Doc
+			title, _ := doc.Find(calOther).Attr("title")
 			if !strings.Contains(title, tt.want) {
 				t.Errorf("title %q lacks %q", title, tt.want)
 			}
@@ -181,16 +192,17 @@ func TestCalendarDSTWeek(t *testing.T) {
 		t.Errorf("DST badge = %q, want 25 h", got)
 	}
 	slots, _ := doc.Find(testid("cal-grid")).Attr("data-slots")
-	if n := len(strings.Split(slots, ",")); n != 6*48+50+1 {
-		t.Errorf("slot starts = %d, want %d", n, 6*48+50+1)
+	if n := len(strings.Split(slots, ",")); n != 6*24+25+1 {
+		t.Errorf("slot starts = %d, want %d (hour columns)", n, 6*24+25+1)
 	}
-	blk := doc.Find(testid("cal-other"))
-	title, _ := blk.Attr("title")
+	blk := doc.Find(calOther)
+	// Sunday starts at line 2+6*24 = 146; 01:30 is in the second hour; the
+	// block ends in the fifth (00, 01, 02 CEST, 02 CET, 03 CET).
+	if !blk.HasClass("c147") || !blk.HasClass("e151") {
+		t.Errorf("block classes = %q, want c147 e151", blk.AttrOr("class", ""))
+	}
+	title, _ := f.signedIn(u).Get("/calendar?view=day&date=2026-10-25").Doc.Find(calOther).Attr("title")
 	if !strings.Contains(title, "Sun 25 Oct 01:30–03:30") {
-		t.Errorf("title = %q", title)
-	}
-	// Sunday starts at line 2+6*48 = 290; 01:30 is 3 columns later; 3 hours are 6 columns.
-	if !blk.HasClass("c293") || !blk.HasClass("e299") {
-		t.Errorf("block classes = %q, want c293 e299", blk.AttrOr("class", ""))
+		t.Errorf("day view title = %q", title)
 	}
 }

@@ -39,7 +39,7 @@ func screenshot(t *testing.T, ctx context.Context, f *calFixture, base, path str
 		}
 	}
 	_ = f.env.DB.SetGPUService(context.Background(), f.gpu(t, "gpu-l40s-01", 3), false, "fan replacement", models.CLIActor)
-	err = chromedp.Do(ctx, chromedp.EmulateViewport(1400, 820), chromedp.Navigate(base+"/calendar"),
+	err = chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/calendar"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="cal-grid"]`)))
 	if err != nil {
 		t.Fatalf("screenshot page: %v", err)

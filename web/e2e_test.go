@@ -41,15 +41,10 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
-// point is a place on the page, from JavaScript.
-type point struct {
-	X, Y, Y2, Col float64
-}
-
-// TestE2EDragToBook signs in through the real OIDC flow (mockoidc in the
-// test process), drags across two GPUs of one node on the week view, books
-// them, sees the booking, and releases it, in real Chromium.
-func TestE2EDragToBook(t *testing.T) {
+// startE2ECalendar serves the app on a real port, signs Erin in through
+// the real OIDC flow (mockoidc) in Chromium and opens the week view.
+func startE2ECalendar(t *testing.T) (context.Context, *calFixture, *httptest.Server) {
+	t.Helper()
 	ctx := browser(t)
 	idp := startIdP(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -68,11 +63,9 @@ func TestE2EDragToBook(t *testing.T) {
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
-	defer srv.Close()
-	a0, a1 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1)
+	t.Cleanup(srv.Close)
 	idp.QueueUser(&mockoidc.MockUser{Subject: "erin", Email: "erin@example.org", PreferredUsername: "Erin E2E",
 		EmailVerified: true, Groups: []string{"gpu-team-vision"}})
-
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/login"),
 		chromedp.Click(chromedp.CSS(`[data-testid="sso-start"]`)),
@@ -83,21 +76,44 @@ func TestE2EDragToBook(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sign in and open the calendar: %v", err)
 	}
-	// The first bookable cell of GPU 0 starts in the column of now.
-	p, err := chromedp.Run(ctx, chromedp.Evaluate[point](`(() => {
-		const row = document.querySelector('[data-testid="cal-row-`+itoa(a0)+`"]');
-		const cell = row.querySelector('a.f');
-		cell.scrollIntoView({block: 'center', inline: 'center'});
-		const r = cell.getBoundingClientRect(), rr = row.getBoundingClientRect();
-		const label = row.querySelector('.gl').getBoundingClientRect().width;
-		const cols = document.querySelector('.cal').dataset.slots.split(',').length - 1;
-		const r2 = document.querySelector('[data-testid="cal-row-`+itoa(a1)+`"]').getBoundingClientRect();
-		return {X: r.left + 1, Y: r.top + r.height / 2, Y2: r2.top + r2.height / 2, Col: (rr.width - label) / cols};
-	})()`))
+	return ctx, f, srv
+}
+
+// nowCellJS finds the middle of the column of now in a GPU's row, and the
+// width of a column (the week view draws no free cells to aim at).
+func nowCellJS(row, row2 int64) string {
+	return `(() => {
+		const grid = document.querySelector('.cal');
+		const slots = grid.dataset.slots.split(',').map(Number), cols = slots.length - 1;
+		const now = Date.now() / 1000;
+		let c = 0;
+		while (c < cols - 1 && slots[c + 1] <= now) c++;
+		const row = document.querySelector('[data-testid="cal-row-` + itoa(row) + `"]');
+		row.scrollIntoView({block: 'center'});
+		const rr = row.getBoundingClientRect(), label = row.querySelector('.gl').getBoundingClientRect().width;
+		const w = (rr.width - label) / cols;
+		const r2 = document.querySelector('[data-testid="cal-row-` + itoa(row2) + `"]').getBoundingClientRect();
+		return {X: rr.left + label + (c + 0.5) * w, Y: rr.top + rr.height / 2, Y2: r2.top + r2.height / 2, Col: w};
+	})()`
+}
+
+// point is a place on the page, from JavaScript.
+type point struct {
+	X, Y, Y2, Col float64
+}
+
+// TestE2EDragToBook signs in through the real OIDC flow (mockoidc in the
+// test process), drags across two GPUs of one node on the week view, books
+// them, sees the booking, and releases it, in real Chromium.
+func TestE2EDragToBook(t *testing.T) {
+	ctx, f, srv := startE2ECalendar(t)
+	a0, a1 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1)
+	// The drag starts in the column of now.
+	p, err := chromedp.Run(ctx, chromedp.Evaluate[point](nowCellJS(a0, a1)))
 	if err != nil {
 		t.Fatalf("find the now cell: %v", err)
 	}
-	end := p.X + 3.5*p.Col // four columns: two hours from the now column
+	end := p.X + p.Col // two hour columns from the now column
 	err = chromedp.Do(ctx,
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, p.X, p.Y),
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, p.X, p.Y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
@@ -116,13 +132,13 @@ func TestE2EDragToBook(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS("#note"), "dragged in Chromium"),
 		chromedp.Click(chromedp.CSS(`[data-testid="booking-submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="cal-mine"]`)),
+		chromedp.WaitVisible(chromedp.CSS(calMine)),
 	)
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
 	// One block per GPU of the booking (the page may still be loading).
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll('[data-testid="cal-mine"]').length === 2`,
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll('`+calMine+`').length === 2`,
 		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 		t.Fatalf("my two blocks never showed on the calendar: %v", err)
 	}

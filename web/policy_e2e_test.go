@@ -61,7 +61,7 @@ func TestE2EPolicyLiveCheck(t *testing.T) {
 	}
 	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`[data-testid="booking-submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="cal-mine"]`)),
+		chromedp.WaitVisible(chromedp.CSS(calMine)),
 	)
 	if err != nil {
 		t.Fatalf("submit as a plain form: %v", err)
