@@ -68,6 +68,13 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	signedIn.GET("/slots", bookings.FindSlots)
 	signedIn.GET("/gpus/:id", gpuPages.Show)
 
+	// In-app notifications (signed-in users).
+	notices := &handlers.Notifications{Base: base}
+	signedIn.GET("/notifications", notices.List)
+	signedIn.GET("/notifications/count", notices.Count)
+	signedIn.POST("/notifications/read-all", notices.MarkAllRead)
+	signedIn.POST("/notifications/:id/read", notices.MarkRead)
+
 	// Policies, limits, lending and priority requests (signed-in users).
 	policies := &handlers.Policies{Base: base}
 	priority := &handlers.Priority{Base: base, BaseURL: cfg.BaseURL}
