@@ -10,7 +10,12 @@ import (
 
 // Admin serves the admin pages. The routes put every one of them behind
 // requireAdmin; the handlers do not check again.
-type Admin struct{ *Base }
+type Admin struct {
+	*Base
+	// BaseURL makes the links in the emails to holders of bookings on a
+	// GPU taken out of service.
+	BaseURL string
+}
 
 // Index shows the admin start page with counts.
 func (h *Admin) Index(c echo.Context) error {

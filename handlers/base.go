@@ -38,6 +38,7 @@ type Store interface {
 	models.LendingStore
 	models.NoticeStore
 	models.NotificationStore
+	models.GPUServiceStore
 	models.OutboxStore
 	models.OutboxAdminStore
 	models.ReportStore

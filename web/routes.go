@@ -23,7 +23,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	pages := &handlers.Pages{Base: base}
 	health := &handlers.Health{Base: base}
 	auth := &handlers.Auth{Base: base}
-	admin := &handlers.Admin{Base: base}
+	admin := &handlers.Admin{Base: base, BaseURL: cfg.BaseURL}
 	profile := &handlers.Profile{Base: base, BaseURL: cfg.BaseURL}
 	calendar := &handlers.Calendar{Base: base}
 	bookings := &handlers.Bookings{Base: base}
