@@ -39,6 +39,7 @@ type Store interface {
 	models.NoticeStore
 	models.NotificationStore
 	models.GPUServiceStore
+	models.BookingHistoryStore
 	models.OutboxStore
 	models.OutboxAdminStore
 	models.ReportStore

@@ -77,6 +77,19 @@ func TestGPUOutOfServiceWithCare(t *testing.T) {
 					t.Errorf("%s: notice = %q, want %q", u.Name, got, text)
 				}
 			}
+			// Dan finds the cancelled booking under "cancelled", with who and why.
+			cancelled := f.signedIn(f.dan).Get("/bookings?show=cancelled")
+			row := cancelled.Doc.Find(testid("section-cancelled") + " " + testid("booking-"+itoa(dans.ID)))
+			if got := row.Find(testid("history")).Text(); !strings.Contains(got, "by alice@example.org: its GPU was taken out of service (fan failure).") {
+				t.Errorf("Dan's cancelled booking history = %q\n%s", got, cancelled.Body.String())
+			}
+			if cancelled.Doc.Find(testid("section-upcoming")).Length() != 0 {
+				t.Error("the cancelled filter also shows upcoming bookings")
+			}
+			upcoming := f.signedIn(f.erin).Get("/bookings?show=upcoming")
+			if got := upcoming.Doc.Find(testid("booking-" + itoa(erins.ID)) + " " + testid("history")).Text(); !strings.Contains(got, "由 alice@example.org 移走：原 GPU 已停止服务（fan failure）。") {
+				t.Errorf("Erin's moved booking history = %q", got)
+			}
 			for _, b := range []*models.Booking{erins, dans} {
 				m, err := f.env.DB.OutboxMessageByKey(ctx, "service:booking:"+itoa(b.ID)+":"+itoa(f.now.Unix()))
 				if err != nil || !strings.Contains(m.TextBody, "fan failure") || !strings.Contains(m.TextBody, "/bookings?show=all#booking-"+itoa(b.ID)) {
