@@ -87,7 +87,7 @@ func TestGPUOutOfServiceWithCare(t *testing.T) {
 				t.Error("the cancelled filter also shows upcoming bookings")
 			}
 			upcoming := f.signedIn(f.erin).Get("/bookings?show=upcoming")
-			if got := upcoming.Doc.Find(testid("booking-" + itoa(erins.ID)) + " " + testid("history")).Text(); !strings.Contains(got, "由 alice@example.org 移走：原 GPU 已停止服务（fan failure）。") {
+			if got := upcoming.Doc.Find(testid("booking-"+itoa(erins.ID)) + " " + testid("history")).Text(); !strings.Contains(got, "由 alice@example.org 移走：原 GPU 已停止服务（fan failure）。") {
 				t.Errorf("Erin's moved booking history = %q", got)
 			}
 			for _, b := range []*models.Booking{erins, dans} {
