@@ -15,6 +15,9 @@ type Admin struct {
 	// UnixClaimSet says the IdP sets users' Unix logins at each sign-in, so
 	// the user page warns that an admin's value lasts until the next one.
 	UnixClaimSet bool
+	// BaseURL makes the links in the emails to holders of bookings on a
+	// GPU taken out of service.
+	BaseURL string
 }
 
 // Index shows the admin start page with counts.

@@ -84,6 +84,8 @@ func (h *Admin) RenameNode(c echo.Context) error {
 }
 
 // SetGPUService takes a GPU out of service with a reason, or back in.
+// Taking it out while bookings remain on it goes through a confirmation
+// page (serviceWithCare) instead of keeping them silently.
 func (h *Admin) SetGPUService(c echo.Context) error {
 	id, err := PathID(c, "id")
 	if err != nil {
@@ -93,11 +95,14 @@ func (h *Admin) SetGPUService(c echo.Context) error {
 	if perr != nil {
 		return models.NewError(models.EINVALID, models.M("err.bad_request"))
 	}
-	err = h.Store.SetGPUService(c.Request().Context(), id, in, c.FormValue("reason"), Actor(c))
-	if models.ErrorCode(err) == models.EINVALID {
-		return h.renderNodes(c, http.StatusUnprocessableEntity, views.AdminNodesView{ErrorFor: "gpu-" + itoa64(id), Errors: h.Translator(c).Fields(err)})
+	reason := c.FormValue("reason")
+	if !in {
+		if verr := models.ValidateServiceReason(&reason); verr != nil {
+			return h.renderNodes(c, http.StatusUnprocessableEntity, views.AdminNodesView{ErrorFor: "gpu-" + itoa64(id), Errors: h.Translator(c).Fields(verr)})
+		}
+		return h.serviceWithCare(c, id, reason)
 	}
-	if err != nil {
+	if err := h.Store.SetGPUService(c.Request().Context(), id, true, "", Actor(c)); err != nil {
 		return err
 	}
 	h.Flash(c, "ok", h.Translator(c).T("flash.saved"))

@@ -37,6 +37,9 @@ type Store interface {
 	models.PriorityStore
 	models.LendingStore
 	models.NoticeStore
+	models.NotificationStore
+	models.GPUServiceStore
+	models.BookingHistoryStore
 	models.OutboxStore
 	models.OutboxAdminStore
 	models.ReportStore
@@ -120,6 +123,9 @@ func (b *Base) NewPage(c echo.Context) *views.Page {
 			slog.WarnContext(ctx, "page: pending approvals for the nav badge", "user_id", u.ID, "err", err)
 		}
 		p.PendingApprovals = n
+		if p.UnreadNotices, err = b.Store.UnreadNotifications(ctx, u.ID); err != nil {
+			slog.WarnContext(ctx, "page: unread notices for the bell", "user_id", u.ID, "err", err)
+		}
 	}
 	if b.hasSession(c) {
 		p.CSRF = b.CSRFToken(c)

@@ -35,7 +35,7 @@ func (h *Bookings) renderList(c echo.Context, status, page int, errFor int64, ms
 	if err != nil {
 		return err
 	}
-	v := views.MyBookingsView{Page: page, PastTo: now.Add(-time.Duration(page) * pastWindow)}
+	v := views.MyBookingsView{Page: page, PastTo: now.Add(-time.Duration(page) * pastWindow), Show: views.BookingShow(c.QueryParam("show"))}
 	v.PastFrom = v.PastTo.Add(-pastWindow)
 	past, err := h.Store.Bookings(ctx, models.BookingFilter{UserID: p.User.ID, From: v.PastFrom, To: v.PastTo, IncludeCancelled: true})
 	if err != nil {
@@ -62,7 +62,53 @@ func (h *Bookings) renderList(c echo.Context, status, page int, errFor int64, ms
 		}
 	}
 	v.HasOlder = v.PastFrom.After(p.User.CreatedAt)
+	if v.Show == views.ShowCancelled {
+		if v.Cancelled, err = h.cancelledRows(ctx, p.User, now, row); err != nil {
+			return err
+		}
+	}
+	if err := h.addHistory(ctx, &v); err != nil {
+		return err
+	}
 	return Render(c, status, views.MyBookingsPage(p, v))
+}
+
+// cancelledRows lists the user's cancelled bookings, newest first: those
+// they cancelled and those pre-empted or cancelled by an admin.
+func (h *Bookings) cancelledRows(ctx context.Context, u *models.User, now time.Time, row func(models.Booking) views.BookingRowView) ([]views.BookingRowView, error) {
+	all, err := h.Store.Bookings(ctx, models.BookingFilter{UserID: u.ID, From: time.Unix(0, 0), To: now.Add(models.MaxWatch),
+		IncludeCancelled: true})
+	if err != nil {
+		return nil, err
+	}
+	var out []views.BookingRowView
+	for i := len(all) - 1; i >= 0 && len(out) < models.NotificationPageSize; i-- {
+		if all[i].Status == models.StatusCancelled {
+			out = append(out, row(all[i]))
+		}
+	}
+	return out, nil
+}
+
+// addHistory puts what happened to each listed booking beside it (one query).
+func (h *Bookings) addHistory(ctx context.Context, v *views.MyBookingsView) error {
+	lists := []*[]views.BookingRowView{&v.Active, &v.Upcoming, &v.Past, &v.Cancelled}
+	var ids []int64
+	for _, l := range lists {
+		for _, r := range *l {
+			ids = append(ids, r.B.ID)
+		}
+	}
+	hist, err := h.Store.BookingHistory(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, l := range lists {
+		for i := range *l {
+			(*l)[i].History = hist[(*l)[i].B.ID]
+		}
+	}
+	return nil
 }
 
 // gpuIndex maps GPU IDs to their index on their node, from one query.

@@ -11,6 +11,9 @@ import (
 // MyBookingsView is the "my bookings" page: what runs, what comes, what was.
 type MyBookingsView struct {
 	Active, Upcoming, Past []BookingRowView
+	// Cancelled is filled only when Show is ShowCancelled.
+	Cancelled []BookingRowView
+	Show      string // ShowAll, ShowUpcoming, ShowPast or ShowCancelled
 	// Past bookings are paged by 30-day windows that end at PastTo.
 	Page             int
 	PastFrom, PastTo time.Time
@@ -28,6 +31,9 @@ type BookingRowView struct {
 	// ExtendTo is the value offered for "extend": the typed one after a
 	// failed try, else one hour past the current end.
 	ExtendTo string
+	// History is what happened to the booking: cancelled, pre-empted,
+	// moved off a GPU taken out of service; by whom, when and why.
+	History []models.BookingEvent
 }
 
 // NewBookingRow builds a row; index maps GPU IDs to their index on the node.
@@ -42,11 +48,51 @@ func (r BookingRowView) CanAct() bool {
 	return r.Phase == models.PhaseUpcoming || r.Phase == models.PhaseActive
 }
 
+// Filters of "My bookings": everything (the default), what is to come,
+// what is over, what was cancelled (by its owner, a pre-emption or an admin).
+const (
+	ShowAll       = "all"
+	ShowUpcoming  = "upcoming"
+	ShowPast      = "past"
+	ShowCancelled = "cancelled"
+)
+
+// BookingShows lists the filters in the order the page offers them.
+var BookingShows = []string{ShowAll, ShowUpcoming, ShowPast, ShowCancelled}
+
+// BookingShow normalises the show query parameter: anything unknown is all.
+func BookingShow(s string) string {
+	for _, x := range BookingShows {
+		if s == x {
+			return s
+		}
+	}
+	return ShowAll
+}
+
+// Shows reports whether section (upcoming, past) is on the page.
+func (v MyBookingsView) Shows(section string) bool { return v.Show == ShowAll || v.Show == section }
+
+func (v MyBookingsView) showLink(s string) string { return "/bookings?show=" + s }
+
 // Older and Newer are the past list's paging links.
-func (v MyBookingsView) Older() string { return "/bookings?page=" + strconv.Itoa(v.Page+1) + "#past" }
+func (v MyBookingsView) Older() string {
+	return "/bookings?show=" + v.Show + "&page=" + strconv.Itoa(v.Page+1) + "#past"
+}
 
 // Newer is the page of more recent past bookings.
-func (v MyBookingsView) Newer() string { return "/bookings?page=" + strconv.Itoa(v.Page-1) + "#past" }
+func (v MyBookingsView) Newer() string {
+	return "/bookings?show=" + v.Show + "&page=" + strconv.Itoa(v.Page-1) + "#past"
+}
+
+// bookingEventText says what happened to a booking in the reader's words.
+func (p *Page) bookingEventText(ev models.BookingEvent) string {
+	key := "booking.event." + ev.Action
+	if ev.Action == models.AuditBookingPreempt || ev.Action == models.AuditBookingService {
+		key += "." + ev.How
+	}
+	return p.Tr(key, "At", p.DateTime(ev.At), "By", ev.By, "Reason", ev.Reason, "Request", ev.Request)
+}
 
 // GPUNames names GPUs by their index on the node, "GPU 0, GPU 3", in the
 // order of ids; index maps GPU IDs to those indices (one GPUs query).
@@ -63,3 +109,10 @@ func bookingAction(id int64, action string) string {
 }
 
 func phaseKey(ph models.BookingPhase) string { return "booking.phase." + string(ph) }
+
+func showCurrent(on bool) string {
+	if on {
+		return "page"
+	}
+	return "false"
+}

@@ -88,6 +88,8 @@ func emailKinds() map[string]emailKind {
 		// What the node agents report.
 		EmailIdleWarning: kind(idleSubject, idleHTML, idleText),
 		EmailNodeOffline: kind(offlineSubject, offlineHTML, offlineText),
+		// In-app notices that also go by email: the data is a models.Notification.
+		models.NotifyOutOfService: kind(noticeEmailSubject, noticeEmailHTML, noticeEmailText),
 	}
 }
 

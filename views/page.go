@@ -27,6 +27,8 @@ type Page struct {
 	RequestID string
 	// PendingApprovals is the count shown beside the approvals link.
 	PendingApprovals int
+	// UnreadNotices is the count shown on the notification bell.
+	UnreadNotices int
 }
 
 // Flash is a one-time message shown at the top of the next page.

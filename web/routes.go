@@ -23,7 +23,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	pages := &handlers.Pages{Base: base}
 	health := &handlers.Health{Base: base}
 	auth := &handlers.Auth{Base: base}
-	admin := &handlers.Admin{Base: base, UnixClaimSet: cfg.SSO != nil && cfg.SSO.UnixClaim != ""}
+	admin := &handlers.Admin{Base: base, BaseURL: cfg.BaseURL, UnixClaimSet: cfg.SSO != nil && cfg.SSO.UnixClaim != ""}
 	profile := &handlers.Profile{Base: base, BaseURL: cfg.BaseURL}
 	calendar := &handlers.Calendar{Base: base}
 	bookings := &handlers.Bookings{Base: base}
@@ -67,6 +67,13 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	signedIn.POST("/bookings/:id/note", bookings.UpdateNote)
 	signedIn.GET("/slots", bookings.FindSlots)
 	signedIn.GET("/gpus/:id", gpuPages.Show)
+
+	// In-app notifications (signed-in users).
+	notices := &handlers.Notifications{Base: base}
+	signedIn.GET("/notifications", notices.List)
+	signedIn.GET("/notifications/count", notices.Count)
+	signedIn.POST("/notifications/read-all", notices.MarkAllRead)
+	signedIn.POST("/notifications/:id/read", notices.MarkRead)
 
 	// Policies, limits, lending and priority requests (signed-in users).
 	policies := &handlers.Policies{Base: base}

@@ -21,6 +21,7 @@ type Store interface {
 	Users(ctx context.Context) ([]models.User, error)
 	AgentNodes(ctx context.Context) ([]models.AgentNode, error)
 	EnqueueMail(ctx context.Context, m models.OutboxMessage) (bool, error)
+	AddNotification(ctx context.Context, n models.Notification) error
 }
 
 // Notifier renders and enqueues the agent-related emails.
@@ -50,6 +51,9 @@ func (n *Notifier) IdleWarning(ctx context.Context, r models.IdleReport) error {
 		return fmt.Errorf("notify: idle warning: %w", err)
 	}
 	if _, err := n.Store.EnqueueMail(ctx, m); err != nil {
+		return fmt.Errorf("notify: idle warning: %w", err)
+	}
+	if err := n.Store.AddNotification(ctx, models.IdleNotification(r, n.Policy.AutoRelease, n.Now())); err != nil {
 		return fmt.Errorf("notify: idle warning: %w", err)
 	}
 	return nil

@@ -48,6 +48,15 @@ func TestIdleWarningAndOfflineAlerts(t *testing.T) {
 			!strings.Contains(m.TextBody, "30 分钟") || !strings.Contains(m.HTMLBody, "https://gpu.example.org/bookings#booking-3") {
 			t.Errorf("idle warning = %+v", m)
 		}
+		// The same warning in the app, once, linking to the booking.
+		notes, err := db.Notifications(ctx, owner.ID, 10)
+		if err != nil || len(notes) != 1 {
+			t.Fatalf("in-app idle notices = %+v, %v; want one", notes, err)
+		}
+		if got := notes[0]; got.Kind != models.NotifyIdle || got.Link != "/bookings?show=all#booking-3" || got.Params["Node"] != "gpu01" ||
+			got.Params["AutoRelease"] != "true" || !got.Unread() {
+			t.Errorf("in-app idle notice = %+v", got)
+		}
 
 		tok, _, err := db.CreateEnrollToken(ctx, node.ID, now, models.CLIActor)
 		if err != nil {

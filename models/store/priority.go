@@ -109,7 +109,7 @@ func (db *DB) CreateRequest(ctx context.Context, r *models.PriorityRequest, lim 
 			return fmt.Errorf("store: read request: %w", err)
 		}
 		*r = full.model()
-		if err := notifyLeads(tx, mail, r); err != nil {
+		if err := notifyLeads(tx, mail, r, now); err != nil {
 			return err
 		}
 		return audit(tx, by, models.AuditRequestCreate, "request", r.ID, map[string]any{"gpu_ids": r.GPUIDs,

@@ -37,7 +37,7 @@ func (db *DB) ApproveRequest(ctx context.Context, id int64, actor *models.User, 
 			return fmt.Errorf("store: link request booking: %w", err)
 		}
 		r.BookingID = &bid
-		if err := notifyRequester(tx, mail, r); err != nil {
+		if err := notifyRequester(tx, mail, r, now); err != nil {
 			return err
 		}
 		return audit(tx, models.ActorFor(actor, ""), models.AuditRequestApprove, "request", id, map[string]any{
@@ -59,7 +59,7 @@ func (db *DB) DenyRequest(ctx context.Context, id int64, actor *models.User, com
 		if err != nil {
 			return err
 		}
-		if err := notifyRequester(tx, mail, r); err != nil {
+		if err := notifyRequester(tx, mail, r, now); err != nil {
 			return err
 		}
 		return audit(tx, models.ActorFor(actor, ""), models.AuditRequestDeny, "request", id, map[string]any{
@@ -134,15 +134,12 @@ func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.Use
 	return done, nil
 }
 
-func notifyRequester(tx *gorm.DB, mail models.Mailer, r *models.PriorityRequest) error {
-	if mail == nil {
-		return nil
-	}
+func notifyRequester(tx *gorm.DB, mail models.Mailer, r *models.PriorityRequest, now time.Time) error {
 	u, err := userInTx(tx, r.UserID)
 	if err != nil {
 		return err
 	}
-	return notify(tx, mail, models.Notice{Kind: models.NoticeDecision, Request: *r}, []*models.User{u})
+	return notify(tx, mail, models.Notice{Kind: models.NoticeDecision, Request: *r}, []*models.User{u}, now)
 }
 
 // WithdrawRequest lets the requester take back a pending request: a

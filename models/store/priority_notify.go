@@ -3,15 +3,25 @@ package store
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/gpubook/gpubook/models"
 )
 
-// notify renders n for each recipient and enqueues it in tx, once per
-// (kind, request, booking, recipient): a retried transaction never mails twice.
-func notify(tx *gorm.DB, mail models.Mailer, n models.Notice, to []*models.User) error {
+// notify records the in-app notice of n for each recipient, and renders
+// and enqueues its email in tx, once per (kind, request, booking,
+// recipient): a retried transaction never notifies twice. The in-app
+// notice is recorded even without a mailer (no SMTP configured).
+func notify(tx *gorm.DB, mail models.Mailer, n models.Notice, to []*models.User, now time.Time) error {
+	for _, u := range to {
+		if in, ok := models.NotificationFor(n, u, now); ok {
+			if err := addNotification(tx, in); err != nil {
+				return fmt.Errorf("store: notice %s: %w", n.Kind, err)
+			}
+		}
+	}
 	if mail == nil {
 		return nil
 	}
@@ -36,7 +46,7 @@ func notify(tx *gorm.DB, mail models.Mailer, n models.Notice, to []*models.User)
 
 // notifyLeads tells the leads of the request's team (or, for a requester
 // without a team, the admins) that a request waits for them.
-func notifyLeads(tx *gorm.DB, mail models.Mailer, r *models.PriorityRequest) error {
+func notifyLeads(tx *gorm.DB, mail models.Mailer, r *models.PriorityRequest, now time.Time) error {
 	if mail == nil {
 		return nil
 	}
@@ -50,7 +60,7 @@ func notifyLeads(tx *gorm.DB, mail models.Mailer, r *models.PriorityRequest) err
 	if err := q.Order("u.id").Find(&rows).Error; err != nil {
 		return fmt.Errorf("store: request leads: %w", err)
 	}
-	return notify(tx, mail, models.Notice{Kind: models.NoticeNewRequest, Request: *r}, usersOf(rows))
+	return notify(tx, mail, models.Notice{Kind: models.NoticeNewRequest, Request: *r}, usersOf(rows), now)
 }
 
 func userInTx(tx *gorm.DB, id int64) (*models.User, error) {

@@ -169,7 +169,7 @@ func applyPreemption(tx *gorm.DB, r *models.PriorityRequest, p models.Preemption
 	if err != nil {
 		return nil, err
 	}
-	if err := notify(tx, mail, models.Notice{Kind: models.NoticePreempted, Request: *r, Booking: &b, Preemption: &p}, []*models.User{owner}); err != nil {
+	if err := notify(tx, mail, models.Notice{Kind: models.NoticePreempted, Request: *r, Booking: &b, Preemption: &p}, []*models.User{owner}, now); err != nil {
 		return nil, err
 	}
 	return map[string]any{"booking_id": b.ID, "user_id": b.UserID, "action": p.Action, "lost_gpu_seconds": p.LostGPUSeconds}, nil

@@ -38,7 +38,7 @@ func (db *DB) SendReminders(ctx context.Context, now time.Time, mail models.Mail
 			return sent, mapErr(gorm.ErrRecordNotFound, "user")
 		}
 		n := models.Notice{Kind: kind, Booking: b, DedupKey: kind + ":booking:" + strconv.FormatInt(b.ID, 10) + ":" + strconv.FormatInt(at.Unix(), 10)}
-		if err := notify(tx, mail, n, []*models.User{owner}); err != nil {
+		if err := notify(tx, mail, n, []*models.User{owner}, now); err != nil {
 			return sent, err
 		}
 		sent++
@@ -171,7 +171,7 @@ func (db *DB) NotifyFreed(ctx context.Context, now time.Time, mail models.Mailer
 				return err
 			}
 			notified = true
-			return notify(tx, mail, models.Notice{Kind: models.NoticeFreed, Watch: &w, DedupKey: "gpu_freed:watch:" + strconv.FormatInt(w.ID, 10)}, []*models.User{owner})
+			return notify(tx, mail, models.Notice{Kind: models.NoticeFreed, Watch: &w, DedupKey: "gpu_freed:watch:" + strconv.FormatInt(w.ID, 10)}, []*models.User{owner}, now)
 		})
 		if err != nil {
 			return n, mapErr(err, "watch")

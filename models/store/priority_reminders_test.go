@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -98,6 +99,15 @@ func TestWatchFreed(t *testing.T) {
 		ws, err := db.Watches(ctx, f.owner.ID, changeClock)
 		if err != nil || len(ws) != 1 || ws[0].NotifiedAt == nil {
 			t.Errorf("watches = %+v, %v", ws, err)
+		}
+		// The watcher is told in the app too, once, and without SMTP.
+		if unread, err := db.UnreadNotifications(ctx, f.owner.ID); err != nil || unread != 1 {
+			t.Errorf("unread in-app notices = %d, %v; want 1", unread, err)
+		}
+		notes, _ := db.Notifications(ctx, f.owner.ID, 0)
+		if len(notes) != 1 || notes[0].Kind != models.NotifyFreed || notes[0].Link != "/gpus/"+strconv.FormatInt(w.GPUID, 10) ||
+			notes[0].Params["GPU"] != "gpu01 GPU 0" {
+			t.Errorf("in-app notices = %+v", notes)
 		}
 	})
 }
