@@ -121,6 +121,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	adm.POST("/nodes/:id/enroll", adminAgents.CreateEnrollToken)
 	adm.GET("/violations", adminAgents.Violations)
 	adm.GET("/usage", reports.ClusterUsage)
+	adm.POST("/usage/recompute", reports.RecomputeWeek)
 
 	// Live status (signed-in users).
 	status := &handlers.Status{Base: base}
