@@ -68,7 +68,7 @@ func (c *cli) registerReports(cfg Config, db *store.DB, runner *jobs.Runner, log
 	return runner.RegisterPeriodic(reportJob, jobs.WeeklyPeriod(cfg.Location, s.Weekday, s.Hour, s.Minute), run.Job)
 }
 
-// report runs "gpubook report preview|send".
+// report runs "gpubook report preview|send|recompute".
 func (c *cli) report(ctx context.Context, args []string) error {
 	return c.group(ctx, "report", args, []subcommand{
 		{"preview", c.reportPreview},
