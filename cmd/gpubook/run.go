@@ -45,7 +45,8 @@ func commands() []command {
 		{"token", "create, list and revoke personal API tokens", (*cli).token},
 		{"node", "register and list GPU nodes", (*cli).node},
 		{"mail", "send a test email and show the outbox", (*cli).mail},
-		{"report", "preview or send the weekly usage reports", (*cli).report},
+		{"report", "preview, send or recompute the weekly usage reports", (*cli).report},
+		{"import", "import past and future bookings from a CSV file", (*cli).importCmd},
 		{"demo", "fill an empty database with demo users, nodes and bookings", (*cli).demo},
 		{"version", "print the version", (*cli).version},
 	}
