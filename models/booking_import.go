@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"io"
@@ -229,4 +230,9 @@ func importOverlap(b ImportBooking, existing map[int64][]Span, taken map[int64][
 		}
 	}
 	return nil
+}
+
+// ImportStore writes an import in one transaction (models/store).
+type ImportStore interface {
+	ImportBookings(ctx context.Context, rows []ImportRow, rejects []ImportReject, skipBad bool, now time.Time, by Actor) (ImportResult, error)
 }
