@@ -43,6 +43,7 @@ type Store interface {
 	models.OutboxStore
 	models.OutboxAdminStore
 	models.ReportStore
+	models.ImportStore
 	Ping(ctx context.Context) error
 }
 

@@ -19,7 +19,7 @@ func (h *Reports) ClusterUsage(c echo.Context) error {
 		return err
 	}
 	v := views.ClusterUsageView{Summary: d.ClusterSummary(), Users: d.ClusterUsers(), Teams: teams, Heat: d.HeatMap(), Weeks: h.weeks(),
-		Path: c.Request().URL.Path}
+		Path: c.Request().URL.Path, Status: views.StatusOf(d)}
 	if wantsCSV(c) {
 		t := h.Translator(c)
 		return writeCSV(c, "cluster-"+d.Week.String(), views.ClusterTable(t, v.Summary), views.TopTable(t, "top_idle", v.Summary.TopIdle),

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,8 +22,9 @@ type Reports struct {
 // recentWeeks is how many weeks the week links offer.
 const recentWeeks = 8
 
-// weekData parses ?week= (default: the week in progress) and computes it
-// as of now; a week that has not started is a 404.
+// weekData parses ?week= (default: the week in progress) and reads it as
+// every surface does: live while it runs, frozen once closed; a week that
+// has not started is a 404.
 func (h *Reports) weekData(c echo.Context) (*models.WeekData, error) {
 	now := h.Now()
 	w := models.WeekOf(now, h.Location)
@@ -37,14 +37,7 @@ func (h *Reports) weekData(c echo.Context) (*models.WeekData, error) {
 	if w.Start.After(now) {
 		return nil, models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", w.String()))
 	}
-	return h.Store.ReportWeek(c.Request().Context(), w, minTime(now, w.End), h.Rules)
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
+	return h.Store.ReportWeekAt(c.Request().Context(), w, now, h.Rules, false)
 }
 
 // weeks lists the recent weeks, newest first, for the week links.

@@ -32,7 +32,8 @@ func (h *Reports) TeamUsage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := views.TeamUsageView{Team: *team, Week: d.Week, Rows: d.TeamTable(id), Weeks: h.weeks(), Path: c.Request().URL.Path}
+	v := views.TeamUsageView{Team: *team, Week: d.Week, Rows: d.TeamTable(id), Weeks: h.weeks(), Path: c.Request().URL.Path,
+		Status: views.StatusOf(d)}
 	if wantsCSV(c) {
 		return writeCSV(c, "team-"+itoa64(id)+"-"+d.Week.String(), views.MembersTable(h.Translator(c), "members", v.Rows))
 	}

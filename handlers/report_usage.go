@@ -17,7 +17,7 @@ func (h *Reports) Usage(c echo.Context) error {
 		return err
 	}
 	u := models.UserFromContext(c.Request().Context())
-	v := views.UsageView{Report: d.UserReport(*u), Weeks: h.weeks(), SoFar: d.AsOf.Before(d.Week.End),
+	v := views.UsageView{Report: d.UserReport(*u), Weeks: h.weeks(), Status: views.StatusOf(d),
 		Path: c.Request().URL.Path, LeadOf: d.LeadOf(u.ID)}
 	if wantsCSV(c) {
 		t := h.Translator(c)

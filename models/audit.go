@@ -29,6 +29,8 @@ const (
 	AuditBookingExtend      = "booking.extend"
 	AuditBookingEditNote    = "booking.edit_note"
 	AuditMailRequeue        = "mail.requeue"
+	AuditReportRecompute    = "report.recompute"
+	AuditBookingImport      = "booking.import"
 )
 
 // AuditEvent is one line of the audit log. ActorID is nil for the system or

@@ -64,6 +64,11 @@ type WeekData struct {
 	Coming          []Span
 	GPUCount        int
 	PendingRequests int64
+	// State and FrozenAt say whether the figures can still change (the
+	// page labels a week in progress) and since when they are frozen;
+	// they describe the copy read, so they are not part of a snapshot.
+	State    WeekState `json:"-"`
+	FrozenAt time.Time `json:"-"`
 
 	totalsOnce sync.Once
 	totalsVal  weekTotals

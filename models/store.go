@@ -93,6 +93,8 @@ type SSOStore interface {
 // database) and the weekly email preferences.
 type ReportStore interface {
 	ReportWeek(ctx context.Context, w Week, asOf time.Time, rules ReportRules) (*WeekData, error)
+	WeekReader
+	RecomputeWeek(ctx context.Context, w Week, now time.Time, rules ReportRules, by Actor) (before, after *WeekData, err error)
 	ReportEmail(ctx context.Context, userID int64) (bool, error)
 	SetReportEmail(ctx context.Context, userID int64, on bool) error
 	ReportEmailOptOuts(ctx context.Context) (map[int64]bool, error)

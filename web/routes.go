@@ -17,7 +17,8 @@ import (
 func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	https := strings.HasPrefix(cfg.BaseURL, "https://")
 	e.Use(middleware.RequestID(), accessLog(cfg.Logger), recoverPanics(cfg.Logger), securityHeaders(https),
-		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: isAgentAPI}),
+		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: ownBodyLimit}),
+		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: importBodyLimit, Skipper: func(c echo.Context) bool { return !isImport(c) }}),
 		middleware.GzipWithConfig(middleware.GzipConfig{Skipper: isAPIWrite, MinLength: gzipMinLength}))
 
 	pages := &handlers.Pages{Base: base}
@@ -130,6 +131,9 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	adm.POST("/nodes/:id/enroll", adminAgents.CreateEnrollToken)
 	adm.GET("/violations", adminAgents.Violations)
 	adm.GET("/usage", reports.ClusterUsage)
+	adm.POST("/usage/recompute", reports.RecomputeWeek)
+	adm.GET("/import", admin.ImportForm)
+	adm.POST("/import", admin.ImportBookings)
 
 	// Live status (signed-in users).
 	status := &handlers.Status{Base: base}
@@ -201,6 +205,21 @@ func isAPIWrite(c echo.Context) bool {
 }
 
 // isAgentAPI skips the global body limit for the agent API, which has its own.
+// importBodyLimit lets the booking import's file (models.MaxImportBytes)
+// through with its multipart framing; the parser refuses a larger file
+// with a message.
+const importBodyLimit = "11M"
+
+// ownBodyLimit skips the 1 MB limit for the routes that set their own: the
+// agent API and the booking import.
+func ownBodyLimit(c echo.Context) bool {
+	return isAgentAPI(c) || isImport(c)
+}
+
+// isImport is the booking import's upload, limited to importBodyLimit
+// before any middleware reads the form.
+func isImport(c echo.Context) bool { return c.Request().URL.Path == "/admin/import" }
+
 func isAgentAPI(c echo.Context) bool {
 	return strings.HasPrefix(c.Request().URL.Path, wire.APIPrefix+"/") && c.Request().URL.Path != wire.PathEnroll
 }

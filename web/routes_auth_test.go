@@ -69,6 +69,9 @@ var routeRoles = map[string]string{
 	"POST /profile/report-email":                 user,
 	"GET /usage/team/:id":                        admin, // and the team's leads: web/report_pages_test.go
 	"GET /admin/usage":                           admin,
+	"POST /admin/usage/recompute":                admin,
+	"GET /admin/import":                          admin,
+	"POST /admin/import":                         admin,
 	"GET /status":                                user,
 	"GET /violations/mine":                       user,
 	"GET /profile":                               user,

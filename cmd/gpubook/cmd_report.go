@@ -68,11 +68,12 @@ func (c *cli) registerReports(cfg Config, db *store.DB, runner *jobs.Runner, log
 	return runner.RegisterPeriodic(reportJob, jobs.WeeklyPeriod(cfg.Location, s.Weekday, s.Hour, s.Minute), run.Job)
 }
 
-// report runs "gpubook report preview|send".
+// report runs "gpubook report preview|send|recompute".
 func (c *cli) report(ctx context.Context, args []string) error {
 	return c.group(ctx, "report", args, []subcommand{
 		{"preview", c.reportPreview},
 		{"send", c.reportSend},
+		{"recompute", c.reportRecompute},
 	})
 }
 
@@ -141,5 +142,39 @@ func (c *cli) reportSend(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(c.stdout, "week %s: %d users, %d reports queued now, %d already queued, %d opted out\n",
 		res.Week, res.Users, res.Enqueued, res.Queued, res.OptedOut)
+	return nil
+}
+
+// reportRecompute runs "gpubook report recompute --week W": an ended week
+// computed afresh from today's data, its snapshot replaced and the change
+// audit-logged; it prints every changed figure, before → after.
+func (c *cli) reportRecompute(ctx context.Context, args []string) error {
+	f := newFlags("report recompute", "gpubook report recompute --week 2026-W49",
+		"Recomputes a closed week's figures from today's data and replaces its frozen snapshot (audited);\nprints which users' figures changed, before -> after.", false)
+	week := f.String("week", "", "ISO `week`, e.g. 2026-W49 (required)")
+	cfg, _, err := f.parse(c, args, 0, 0)
+	if err != nil {
+		return err
+	}
+	if *week == "" {
+		return fmt.Errorf("report recompute: --week is required")
+	}
+	db, _, w, err := c.reportSetup(ctx, cfg, "report recompute", *week)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if c.now().Before(w.End) {
+		return c.explain("report recompute", models.NewError(models.EINVALID, models.M("err.report_week_running", "Week", w.String())))
+	}
+	before, after, err := db.RecomputeWeek(ctx, w, c.now(), cfg.Reports, models.CLIActor)
+	if err != nil {
+		return c.explain("report recompute", err)
+	}
+	changes := models.DiffWeeks(before, after)
+	fmt.Fprintf(c.stdout, "week %s recomputed (was frozen: %t): %d figures changed\n", w, before != nil, len(changes))
+	for _, ch := range changes {
+		fmt.Fprintf(c.stdout, "%s (user %d) %s: %s -> %s\n", ch.Name, ch.UserID, ch.Figure, ch.Before, ch.After)
+	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 
 // Store is what building and enqueueing the weekly reports reads and writes.
 type Store interface {
-	ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rules models.ReportRules) (*models.WeekData, error)
+	models.WeekReader
 	ReportEmailOptOuts(ctx context.Context) (map[int64]bool, error)
 	EnqueueMail(ctx context.Context, m models.OutboxMessage) (bool, error)
 }
@@ -49,7 +49,9 @@ func (r *Weekly) SendWeek(ctx context.Context, w models.Week) (Result, error) {
 	if r.Now().Before(w.End) {
 		return res, models.NewError(models.EINVALID, models.M("err.report_week_running", "Week", w.String()))
 	}
-	d, err := r.Store.ReportWeek(ctx, w, w.End, r.Rules)
+	// Sending freezes the week: a re-send, the pages, the CSV and the
+	// preview read the same snapshot from now on.
+	d, err := r.Store.ReportWeekAt(ctx, w, r.Now(), r.Rules, true)
 	if err != nil {
 		return res, err
 	}
@@ -96,13 +98,10 @@ func (r *Weekly) Job(ctx context.Context, period string) error {
 }
 
 // Preview is the text version of user's report for week w, as of now for
-// the week in progress: what "gpubook report preview" prints.
+// the week in progress and from its snapshot once frozen: what
+// "gpubook report preview" prints.
 func (r *Weekly) Preview(ctx context.Context, u *models.User, w models.Week) (string, error) {
-	asOf := w.End
-	if now := r.Now(); now.Before(asOf) {
-		asOf = now
-	}
-	d, err := r.Store.ReportWeek(ctx, w, asOf, r.Rules)
+	d, err := r.Store.ReportWeekAt(ctx, w, r.Now(), r.Rules, false)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,128 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/gpubook/gpubook/models"
+)
+
+// auditTargetWeek is the audit target type of a recompute; the target id
+// is the week's name.
+const auditTargetWeek = "report_week"
+
+// reportWeekRow is one frozen week (migration 00018).
+type reportWeekRow struct {
+	Week     string    `gorm:"column:week;primaryKey"`
+	Version  int       `gorm:"column:version"`
+	Data     string    `gorm:"column:data"`
+	FrozenAt time.Time `gorm:"column:frozen_at"`
+	FrozenBy string    `gorm:"column:frozen_by"`
+}
+
+func (reportWeekRow) TableName() string { return "report_weeks" }
+
+func (r reportWeekRow) model() models.FrozenWeek {
+	return models.FrozenWeek{Week: r.Week, Version: r.Version, Data: []byte(r.Data), FrozenAt: r.FrozenAt.UTC(), FrozenBy: r.FrozenBy}
+}
+
+func frozenRow(f models.FrozenWeek) reportWeekRow {
+	return reportWeekRow{Week: f.Week, Version: f.Version, Data: string(f.Data), FrozenAt: utc(f.FrozenAt), FrozenBy: f.FrozenBy}
+}
+
+// ReportWeekAt returns week w as every surface shows it at now: live as of
+// now while it runs; once ended, its snapshot if one exists; else computed
+// as of its end and, when freeze is asked (the weekly send) or the week
+// ended FreezeAfter ago, frozen first. Two replicas freezing at once both
+// insert-or-ignore and then read the one row that won, so they agree.
+func (db *DB) ReportWeekAt(ctx context.Context, w models.Week, now time.Time, rules models.ReportRules, freeze bool) (*models.WeekData, error) {
+	if now.Before(w.End) {
+		return db.ReportWeek(ctx, w, now, rules)
+	}
+	if d, err := db.frozenWeek(ctx, w); err == nil || !errors.Is(err, gorm.ErrRecordNotFound) {
+		return d, err
+	}
+	d, err := db.ReportWeek(ctx, w, w.End, rules)
+	if err != nil {
+		return nil, err
+	}
+	d.State = models.WeekEnded
+	if !freeze && now.Before(w.End.Add(models.FreezeAfter)) {
+		return d, nil
+	}
+	f, err := models.FreezeWeek(d, now, "auto")
+	if err != nil {
+		return nil, err
+	}
+	row := frozenRow(f)
+	if err := db.Gorm.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
+		return nil, fmt.Errorf("store: freeze week %s: %w", w, err)
+	}
+	return db.frozenWeek(ctx, w)
+}
+
+// frozenWeek reads w's snapshot; gorm.ErrRecordNotFound when there is none.
+func (db *DB) frozenWeek(ctx context.Context, w models.Week) (*models.WeekData, error) {
+	var row reportWeekRow
+	err := db.Gorm.WithContext(ctx).Where("week = ?", w.String()).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: frozen week %s: %w", w, err)
+	}
+	return row.model().Thaw(w)
+}
+
+// RecomputeWeek computes the ended week w afresh from today's bookings,
+// usage, users, teams and GPUs, replaces its snapshot and writes one audit
+// event with every changed figure: the deliberate way to change a week
+// that was already reported. before is nil when w was not frozen yet.
+func (db *DB) RecomputeWeek(ctx context.Context, w models.Week, now time.Time, rules models.ReportRules, by models.Actor) (before, after *models.WeekData, err error) {
+	if now.Before(w.End) {
+		return nil, nil, models.NewError(models.EINVALID, models.M("err.report_week_running", "Week", w.String()))
+	}
+	after, err = db.ReportWeek(ctx, w, w.End, rules)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := models.FreezeWeek(after, now, by.Label)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var old reportWeekRow
+		switch err := tx.Where("week = ?", w.String()).Take(&old).Error; {
+		case err == nil:
+			if before, err = old.model().Thaw(w); err != nil {
+				return err
+			}
+		case !errors.Is(err, gorm.ErrRecordNotFound):
+			return fmt.Errorf("store: recompute week %s: %w", w, err)
+		}
+		row := frozenRow(f)
+		if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error; err != nil {
+			return fmt.Errorf("store: recompute week %s: %w", w, err)
+		}
+		changes := models.DiffWeeks(before, after)
+		ev, err := newAuditRow(by, models.AuditReportRecompute, auditTargetWeek, 0, map[string]any{
+			"week": w.String(), "was_frozen": before != nil, "changed": len(changes), "changes": changes})
+		if err != nil {
+			return err
+		}
+		ev.TargetID = w.String()
+		return mapErr(tx.Create(&ev).Error, "audit recompute")
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if after, err = f.Thaw(w); err != nil {
+		return nil, nil, err
+	}
+	return before, after, nil
+}

@@ -1,0 +1,55 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
+)
+
+// TestReportWeekAtFreezesLazily: an ended week nobody reported is computed
+// afresh (not stored) until FreezeAfter has passed; then its first read
+// freezes it, in the cluster's zone (a DST week keeps its 169 hours).
+func TestReportWeekAtFreezesLazily(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		berlin, _ := time.LoadLocation("Europe/Berlin")
+		w, err := models.ParseWeek("2026-W43", berlin) // ends on the night clocks go back
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := func() (n int64) {
+			if err := db.Gorm.Table("report_weeks").Count(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		for _, tc := range []struct {
+			name  string
+			now   time.Time
+			want  models.WeekState
+			saved int64
+		}{
+			{"in progress", w.End.Add(-time.Hour), models.WeekInProgress, 0},
+			{"ended a day ago", w.End.Add(24 * time.Hour), models.WeekEnded, 0},
+			{"ended a week ago", w.End.Add(models.FreezeAfter), models.WeekFrozen, 1},
+			{"read again", w.End.Add(30 * 24 * time.Hour), models.WeekFrozen, 1},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				d, err := db.ReportWeekAt(ctx, w, tc.now, models.ReportRules{}, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.State != tc.want || count() != tc.saved {
+					t.Errorf("state %v, %d saved; want %v, %d", d.State, count(), tc.want, tc.saved)
+				}
+				if got := d.Week.End.Sub(d.Week.Start); got != 169*time.Hour || d.Week.Start.Location() != berlin {
+					t.Errorf("week of %v in %v", got, d.Week.Start.Location())
+				}
+			})
+		}
+	})
+}
