@@ -1,20 +1,18 @@
 package handlers
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
-	"strconv"
-	"strings"
+	"hash/maphash"
 )
 
 // The one strict reading of JSON bodies, shared by /api/v1 and the agent
 // API. encoding/json alone keeps the last of repeated keys, matches names
 // case-insensitively, ignores nothing after a value only when asked, and
 // allocates every element of a list before anyone can count them; so each
-// body is first walked token by token, once, and refused at the first
-// fault, before anything is decoded into a Go value.
+// body is first walked byte by byte, once, and refused at the first fault,
+// before anything is decoded into a Go value. The walk is hand-written
+// rather than built on json.Decoder.Token, which allocates for every token
+// (hundreds of thousands for the largest agent body): it allocates only
+// for a few growing buffers, so checking costs little beside the body.
 
 // jsonShape bounds a body: how deep it may nest and how long its lists may
 // be. lists maps a list's path (object keys joined by ".", list levels left
@@ -46,162 +44,199 @@ type jsonProblem struct {
 	max   int
 }
 
-// jsonFrame is one open object or list of the walk.
-type jsonFrame struct {
-	list    bool
-	key     string          // object: the key whose value is being read
-	keys    []string        // object: keys seen, while they are few
-	set     map[string]bool // object: keys seen (lower case), once many
-	wantKey bool            // object: the next token is a key or '}'
-	n, max  int             // list: elements so far and the bound
+// keySpan is a key of an open object: body[start:end] as written, or
+// unq[start:end] when it held escapes and had to be unescaped to compare.
+type keySpan struct {
+	start, end int
+	unquoted   bool
 }
 
-// manyKeys is when an object's keys move from a slice to a map, so that an
-// object with thousands of keys costs a lookup per key, not a scan.
+// jsonFrame is one open object or list of the walk.
+type jsonFrame struct {
+	list  bool
+	key   keySpan          // object: the key whose value is being read
+	first int              // object: where its keys start in jsonWalk.keys
+	unqAt int              // where its unescaped keys start in jsonWalk.unq
+	set   map[uint64]int32 // object: folded-key hash to index in keys, once many
+	n     int              // list: elements so far
+	max   int              // list: the bound
+}
+
+// manyKeys is when an object's keys are also hashed, so that an object
+// with thousands of keys costs a lookup per key, not a scan.
 const manyKeys = 16
+
+// jsonWalk is the state of one checkJSON call.
+type jsonWalk struct {
+	body  []byte
+	pos   int
+	shape jsonShape
+	stack []jsonFrame
+	keys  []keySpan // keys of the open objects, innermost last
+	unq   []byte    // unescaped keys that held escapes
+	fold  []byte    // scratch: a key case-folded for hashing
+	path  []byte    // scratch: a list's path for its bound
+	seed  maphash.Seed
+}
 
 // checkJSON walks body and returns its first fault, or nil when it is one
 // JSON object within shape followed by nothing but white space.
 func checkJSON(body []byte, shape jsonShape) *jsonProblem {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber() // no number conversion: 1e999 is valid JSON, refused later by type
-	var stack []jsonFrame
-	for started, done := false, false; ; started = true {
-		tok, err := dec.Token()
-		switch {
-		case done && errors.Is(err, io.EOF):
-			return nil
-		case done:
-			return &jsonProblem{fault: faultTrailing}
-		case err != nil:
+	w := jsonWalk{body: body, shape: shape, seed: maphash.MakeSeed()}
+	w.skipSpace()
+	if w.pos >= len(body) {
+		return &jsonProblem{fault: faultSyntax}
+	}
+	switch c := body[w.pos]; c {
+	case '{':
+	case '[':
+		return &jsonProblem{fault: faultNotObject}
+	default:
+		if !w.scalar() {
 			return &jsonProblem{fault: faultSyntax}
-		case !started && tok != json.Delim('{'):
-			return &jsonProblem{fault: faultNotObject}
 		}
-		if top := len(stack) - 1; top >= 0 && stack[top].wantKey {
-			if tok == json.Delim('}') {
-				stack = stack[:top]
-				done = valueRead(stack)
-				continue
-			}
-			key, _ := tok.(string) // the decoder allows only a string here
-			if seenKey(&stack[top], key) {
-				return &jsonProblem{fault: faultDuplicate, field: jsonPath(stack, key)}
-			}
-			stack[top].key, stack[top].wantKey = key, false
-			continue
-		}
-		if tok == json.Delim(']') || tok == json.Delim('}') {
-			stack = stack[:len(stack)-1]
-			done = valueRead(stack)
-			continue
-		}
-		if p := valueStarts(stack); p != nil {
-			return p
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			if len(stack) >= shape.maxDepth {
-				return &jsonProblem{fault: faultDepth, max: shape.maxDepth}
-			}
-			f := jsonFrame{wantKey: tok == json.Delim('{'), list: tok == json.Delim('[')}
-			if f.list {
-				f.max = shape.listMax(stack)
-			}
-			stack = append(stack, f)
-		default:
-			done = valueRead(stack)
-		}
+		return &jsonProblem{fault: faultNotObject}
 	}
-}
-
-// valueStarts counts a new value into the list it is in.
-func valueStarts(stack []jsonFrame) *jsonProblem {
-	top := len(stack) - 1
-	if top < 0 || !stack[top].list {
-		return nil
+	if p := w.container(); p != nil {
+		return p
 	}
-	stack[top].n++
-	if stack[top].n > stack[top].max {
-		return &jsonProblem{fault: faultList, field: jsonPath(stack[:top], ""), max: stack[top].max}
+	w.skipSpace()
+	if w.pos < len(body) {
+		return &jsonProblem{fault: faultTrailing}
 	}
 	return nil
 }
 
-// valueRead notes that a value ended; it reports whether it was the body's.
-func valueRead(stack []jsonFrame) bool {
-	top := len(stack) - 1
-	if top < 0 {
-		return true
+// container reads the object or list at pos, which the caller has counted.
+func (w *jsonWalk) container() *jsonProblem {
+	if len(w.stack) >= w.shape.maxDepth {
+		return &jsonProblem{fault: faultDepth, max: w.shape.maxDepth}
 	}
-	if !stack[top].list {
-		stack[top].wantKey = true
+	list := w.body[w.pos] == '['
+	f := jsonFrame{list: list, first: len(w.keys), unqAt: len(w.unq)}
+	if list {
+		f.max = w.listMax()
 	}
-	return false
+	w.stack = append(w.stack, f)
+	w.pos++
+	var p *jsonProblem
+	if list {
+		p = w.listBody()
+	} else {
+		p = w.objectBody()
+	}
+	top := &w.stack[len(w.stack)-1]
+	w.keys, w.unq = w.keys[:top.first], w.unq[:top.unqAt]
+	w.stack = w.stack[:len(w.stack)-1]
+	return p
 }
 
-// seenKey records key in f and reports whether it was there already.
-func seenKey(f *jsonFrame, key string) bool {
-	if f.set != nil {
-		k := strings.ToLower(key)
-		if f.set[k] {
-			return true
-		}
-		f.set[k] = true
-		return false
+// listBody reads a list's elements and its ']'.
+func (w *jsonWalk) listBody() *jsonProblem {
+	w.skipSpace()
+	if w.pos < len(w.body) && w.body[w.pos] == ']' {
+		w.pos++
+		return nil
 	}
-	for _, k := range f.keys {
-		if strings.EqualFold(k, key) {
-			return true
+	for {
+		if p := w.value(); p != nil {
+			return p
+		}
+		if !w.expect(',', ']') {
+			return &jsonProblem{fault: faultSyntax}
+		}
+		if w.body[w.pos-1] == ']' {
+			return nil
 		}
 	}
-	f.keys = append(f.keys, key)
-	if len(f.keys) > manyKeys {
-		f.set = make(map[string]bool, 2*len(f.keys))
-		for _, k := range f.keys {
-			f.set[strings.ToLower(k)] = true
-		}
-		f.keys = nil
-	}
-	return false
 }
 
-// listMax is the bound of a list opened under stack.
-func (s jsonShape) listMax(stack []jsonFrame) int {
-	var b strings.Builder
-	for _, f := range stack {
+// objectBody reads an object's members and its '}'.
+func (w *jsonWalk) objectBody() *jsonProblem {
+	w.skipSpace()
+	if w.pos < len(w.body) && w.body[w.pos] == '}' {
+		w.pos++
+		return nil
+	}
+	for {
+		w.skipSpace()
+		key, ok := w.key()
+		if !ok {
+			return &jsonProblem{fault: faultSyntax}
+		}
+		if w.seenKey(key) {
+			return &jsonProblem{fault: faultDuplicate, field: w.jsonPath(key)}
+		}
+		w.stack[len(w.stack)-1].key = key
+		if !w.expect(':') {
+			return &jsonProblem{fault: faultSyntax}
+		}
+		if p := w.value(); p != nil {
+			return p
+		}
+		if !w.expect(',', '}') {
+			return &jsonProblem{fault: faultSyntax}
+		}
+		if w.body[w.pos-1] == '}' {
+			return nil
+		}
+	}
+}
+
+// value reads one value inside the open container and counts it into its
+// list: a scalar is read before it is counted, a container after, the
+// order in which a token reader meets the faults.
+func (w *jsonWalk) value() *jsonProblem {
+	w.skipSpace()
+	if w.pos >= len(w.body) {
+		return &jsonProblem{fault: faultSyntax}
+	}
+	if c := w.body[w.pos]; c == '{' || c == '[' {
+		if p := w.countValue(); p != nil {
+			return p
+		}
+		return w.container()
+	}
+	if !w.scalar() {
+		return &jsonProblem{fault: faultSyntax}
+	}
+	return w.countValue()
+}
+
+// countValue counts a new value into the list it is in.
+func (w *jsonWalk) countValue() *jsonProblem {
+	top := len(w.stack) - 1
+	if !w.stack[top].list {
+		return nil
+	}
+	w.stack[top].n++
+	if w.stack[top].n > w.stack[top].max {
+		return &jsonProblem{fault: faultList, field: w.pathOf(w.stack[:top], nil), max: w.stack[top].max}
+	}
+	return nil
+}
+
+// keyBytes is the text of a key.
+func (w *jsonWalk) keyBytes(k keySpan) []byte {
+	if k.unquoted {
+		return w.unq[k.start:k.end]
+	}
+	return w.body[k.start:k.end]
+}
+
+// listMax is the bound of a list opened under the open containers.
+func (w *jsonWalk) listMax() int {
+	w.path = w.path[:0]
+	for _, f := range w.stack {
 		if !f.list {
-			if b.Len() > 0 {
-				b.WriteByte('.')
+			if len(w.path) > 0 {
+				w.path = append(w.path, '.')
 			}
-			b.WriteString(f.key)
+			w.path = append(w.path, w.keyBytes(f.key)...)
 		}
 	}
-	if n, ok := s.lists[b.String()]; ok {
+	if n, ok := w.shape.lists[string(w.path)]; ok { // no allocation for the lookup
 		return n
 	}
-	return s.otherLists
-}
-
-// jsonPath names a place for an error: "records[3].users", then ".key".
-func jsonPath(stack []jsonFrame, key string) string {
-	var b strings.Builder
-	for _, f := range stack {
-		switch {
-		case f.list:
-			b.WriteString("[" + strconv.Itoa(f.n-1) + "]")
-		case !f.wantKey: // reading this key's value
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(truncateRunes(f.key, 64))
-		}
-	}
-	if key != "" {
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(truncateRunes(key, 64))
-	}
-	return b.String()
+	return w.shape.otherLists
 }

@@ -57,3 +57,46 @@ func keysBody(n int) string {
 	}
 	return b.String()
 }
+
+// tricky bodies where a hand-written scanner could part from encoding/json.
+var trickyBodies = []string{
+	`{"a":1,"\u0061":2}`, `{"K":1,"\u212a":2}`, `{"s":1,"ſ":2}`, `{"\ud800":1,"\ufffd":2}`,
+	`{"\ud83d\ude00":1,"😀":2}`, `{"a\"b":1,"a\"B":2}`, `{"é":1,"É":2}`, "{\"\xff\":1,\"\xfe\":2}",
+	`{` + keysBody(40) + `,"K7A":0}`, `{` + keysBody(40) + `,"\u006b7a":0}`, `{` + keysBody(40) + `,"\u212a7b":0}`,
+	`12x`, `nullx`, `"a"x`, `1.`, `-`, `01`, `tru`, ` `, `{"a":01}`, `{"a":1.e3}`, `{"a":-0.5E+3}`,
+	`{"a":[1,]}`, `{"a":1,}`, `{,}`, `{"a" 1}`, `{"a":1 "b":2}`, `{"a":"\x01"}`, `{"a":"\q"}`, `{"a":"\u12g4"}`,
+	`{"x":[1,2,3x]}`, `{"x":[1,2,[`, `{"a":1,"a" x`, `{"a":[[[[[x`, `{"records":[{},{},{},{x`,
+	`{"records":[{"users":[{},{}]}]}`, `{"":1,"":2}`, `{"a":{"":{"b":[1,2,3]}}}`, `{"a":true,"b":false,"c":null}`,
+	`{"a":nul}`, `{"a":"x"}  {`, "{}\x00", `{"a":"\/\b\f\n\r\t"}`, `{"records":{"users":[1,2]}}`,
+}
+
+// TestCheckJSONAgreesWithDecoder holds the byte scanner to the fault and
+// place the walk on json.Decoder.Token finds, body by body.
+func TestCheckJSONAgreesWithDecoder(t *testing.T) {
+	shape := jsonShape{maxDepth: 5, otherLists: 2, lists: map[string]int{"records": 3, "records.users": 1}}
+	for _, body := range trickyBodies {
+		if got, want := checkJSON([]byte(body), shape), refCheckJSON([]byte(body), shape); !sameProblem(got, want) {
+			t.Errorf("%q: got %+v, want %+v", body, got, want)
+		}
+	}
+}
+
+// FuzzCheckJSON looks for a body on which the two walks part.
+func FuzzCheckJSON(f *testing.F) {
+	for _, b := range trickyBodies {
+		f.Add([]byte(b))
+	}
+	shape := jsonShape{maxDepth: 5, otherLists: 2, lists: map[string]int{"records": 3, "records.users": 1}}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if got, want := checkJSON(body, shape), refCheckJSON(body, shape); !sameProblem(got, want) {
+			t.Errorf("%q: got %+v, want %+v", body, got, want)
+		}
+	})
+}
+
+func sameProblem(a, b *jsonProblem) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
