@@ -44,6 +44,7 @@ var routeRoles = map[string]string{
 	"GET /slots":                                 user,
 	"GET /gpus/:id":                              user,
 	"POST /bookings/check":                       user,
+	"POST /bookings/gpus":                        user,
 	"GET /limits":                                user,
 	"GET /limits/ledger":                         user,
 	"POST /limits/lend":                          user,
