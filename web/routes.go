@@ -61,6 +61,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	signedIn.GET("/bookings/new", bookings.New)
 	signedIn.POST("/bookings", bookings.Create)
 	signedIn.POST("/bookings/gpus", bookings.GPUStates)
+	signedIn.POST("/bookings/now", bookings.BookNow)
 	signedIn.GET("/bookings", bookings.List)
 	signedIn.POST("/bookings/:id/cancel", bookings.Cancel)
 	signedIn.POST("/bookings/:id/release", bookings.Release)

@@ -45,6 +45,7 @@ var routeRoles = map[string]string{
 	"GET /gpus/:id":                              user,
 	"POST /bookings/check":                       user,
 	"POST /bookings/gpus":                        user,
+	"POST /bookings/now":                         user,
 	"GET /limits":                                user,
 	"GET /limits/ledger":                         user,
 	"POST /limits/lend":                          user,
