@@ -77,7 +77,7 @@ func TestMyBookings(t *testing.T) {
 				t.Errorf("note = %q", v)
 			}
 			// The list's release button asks in a dialog, then sends confirm=yes (hx-vals).
-			if got, _ := c.Get("/bookings").Doc.Find(testid("booking-" + itoa(active.ID)) + " form:has([data-testid=action-release])").Attr("hx-vals"); got != `{"confirm":"yes"}` {
+			if got, _ := c.Get("/bookings").Doc.Find(testid("booking-"+itoa(active.ID)) + " form:has([data-testid=action-release])").Attr("hx-vals"); got != `{"confirm":"yes"}` {
 				t.Errorf("release button hx-vals = %q", got)
 			}
 			res = htmxPost(c, "/bookings/"+itoa(active.ID)+"/release", url.Values{"confirm": {"yes"}})
