@@ -27,6 +27,9 @@ type Page struct {
 	RequestID string
 	// PendingApprovals is the count shown beside the approvals link.
 	PendingApprovals int
+	// Decides says the viewer may decide requests (an admin or a team
+	// lead): only they see the Approvals tab.
+	Decides bool
 }
 
 // Flash is a one-time message shown at the top of the next page.

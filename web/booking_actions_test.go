@@ -193,6 +193,10 @@ func TestFindSlotsPage(t *testing.T) {
 			if res := c.Post("/bookings", form); res.Code != http.StatusSeeOther {
 				t.Errorf("one-click book = %d %s", res.Code, res.Body.String())
 			}
+			// Too long a search says the most there is.
+			if got := c.Get("/slots?gpus=1&hours=99999").Doc.Find(testid("error-hours")).Text(); got != "At most 336 hours." {
+				t.Errorf("hours=99999 says %q", got)
+			}
 			c.Header.Set("Accept-Language", "zh-CN")
 			res = c.Get("/slots?gpus=zero&hours=-1")
 			if res.Code != http.StatusUnprocessableEntity || res.Doc.Find(testid("error-gpus")).Length() != 1 || res.Doc.Find(testid("error-hours")).Length() != 1 {

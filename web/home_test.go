@@ -68,3 +68,30 @@ func TestHomeCanIRunNow(t *testing.T) {
 		})
 	}
 }
+
+// Only those who decide requests (admins and team leads) see the
+// Approvals tab.
+func TestApprovalsTabOnlyForDeciders(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			f := newCalFixture(t, d)
+			carol := f.env.AddUser("carol@example.org", "Carol Lead", false)
+			team := &models.Team{Name: "vision"}
+			if err := f.env.DB.CreateTeam(t.Context(), team, models.CLIActor); err != nil {
+				t.Fatal(err)
+			}
+			m := &models.Membership{TeamID: team.ID, UserID: carol.ID, Role: models.RoleLead, Source: models.SourceManual}
+			if err := f.env.DB.SetMembership(t.Context(), m, models.CLIActor); err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct {
+				u    *models.User
+				want int
+			}{{f.bob, 0}, {f.alice, 1}, {carol, 1}} {
+				if got := f.signedIn(tc.u).Get("/").Doc.Find(testid("nav-approvals")).Length(); got != tc.want {
+					t.Errorf("%s sees %d Approvals tabs, want %d", tc.u.Name, got, tc.want)
+				}
+			}
+		})
+	}
+}
