@@ -51,6 +51,7 @@ type point struct {
 // them, sees the booking, and releases it, in real Chromium.
 func TestE2EDragToBook(t *testing.T) {
 	ctx := browser(t)
+	(&consoleErrors{}).listen(t, ctx) // accepts the release's confirmation dialog
 	idp := startIdP(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
