@@ -55,6 +55,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	signedIn := guarded{g: web, mw: []echo.MiddlewareFunc{requireUser}}
 	signedIn.GET("/profile", profile.Show)
 	signedIn.POST("/profile", profile.Save)
+	signedIn.POST("/profile/zone", profile.SaveZone)
 	signedIn.POST("/profile/tokens", profile.CreateToken, rateLimit(cfg.SignInRate, byUser))
 	signedIn.POST("/profile/tokens/:id/revoke", profile.RevokeToken)
 	signedIn.GET("/calendar", calendar.Show)

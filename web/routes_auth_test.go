@@ -46,6 +46,7 @@ var routeRoles = map[string]string{
 	"POST /bookings/check":                       user,
 	"POST /bookings/gpus":                        user,
 	"POST /bookings/now":                         user,
+	"POST /profile/zone":                         user,
 	"GET /limits":                                user,
 	"GET /limits/ledger":                         user,
 	"POST /limits/lend":                          user,

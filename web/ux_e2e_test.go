@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -141,6 +142,19 @@ func TestE2EBookingFormAndHome(t *testing.T) {
 	bs, err := f.env.DB.Bookings(context.Background(), models.BookingFilter{NodeID: f.nodes[1].ID})
 	if err != nil || len(bs) != 1 || bs[0].UserID != f.bob.ID {
 		t.Fatalf("node-b bookings after one click = %+v (%v)", bs, err)
+	}
+	// A Tokyo browser is offered its zone with one click.
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Asia/Tokyo"}); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"),
+		chromedp.Click(chromedp.CSS(`[data-testid="zone-offer-accept"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid="zone-offer"]`)))
+	if err != nil {
+		t.Fatalf("accept the browser's zone: %v", err)
+	}
+	if u, err := f.env.DB.UserByEmail(context.Background(), "bob@example.org"); err != nil || u.TimeZone != "Asia/Tokyo" {
+		t.Fatalf("zone after the offer = %q (%v)", u.TimeZone, err)
 	}
 	checkPages(t, ctx, srv.URL, errs)
 }
