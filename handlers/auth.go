@@ -29,6 +29,9 @@ func (h *Auth) SignIn(c echo.Context, u *models.User, method string) error {
 	now := h.Now().Unix()
 	h.Sessions.Put(ctx, sessionSignedInAt, now)
 	h.Sessions.Put(ctx, sessionSeenAt, now)
+	// From here on the request speaks as u: the sign-in flash is then in
+	// u's language, not the anonymous visitor's.
+	c.SetRequest(c.Request().WithContext(models.WithUser(ctx, u)))
 	return h.Store.RecordAudit(ctx, models.AuditEvent{At: h.Now(), ActorID: &u.ID, ActorLabel: u.Email,
 		Action: models.AuditSignIn, TargetType: "user", TargetID: itoa64(u.ID), Details: `{"method":"` + method + `"}`, IP: c.RealIP()})
 }

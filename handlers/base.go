@@ -127,6 +127,7 @@ func (b *Base) NewPage(c echo.Context) *views.Page {
 		if p.UnreadNotices, err = b.Store.UnreadNotifications(ctx, u.ID); err != nil {
 			slog.WarnContext(ctx, "page: unread notices for the bell", "user_id", u.ID, "err", err)
 		}
+		p.Decides = u.IsAdmin || n > 0 || b.leads(ctx, u)
 	}
 	if b.hasSession(c) {
 		p.CSRF = b.CSRFToken(c)
@@ -135,6 +136,21 @@ func (b *Base) NewPage(c echo.Context) *views.Page {
 		}
 	}
 	return p
+}
+
+// leads reports whether u leads a team, so that only those who decide
+// requests see the Approvals tab; a failed read hides the tab and is logged.
+func (b *Base) leads(ctx context.Context, u *models.User) bool {
+	ms, err := b.Store.MembershipsOf(ctx, u.ID)
+	if err != nil {
+		slog.WarnContext(ctx, "page: team roles for the nav", "user_id", u.ID, "err", err)
+	}
+	for _, m := range ms {
+		if m.Role == models.RoleLead {
+			return true
+		}
+	}
+	return false
 }
 
 // csrfCookie holds an anonymous visitor's CSRF token (double submit): a

@@ -10,15 +10,22 @@ import (
 	"github.com/gpubook/gpubook/views"
 )
 
-// Cancel cancels an upcoming booking: all its GPUs at once.
+// Cancel cancels an upcoming booking: all its GPUs at once, once confirmed.
 func (h *Bookings) Cancel(c echo.Context) error {
+	if asked, err := h.askFirst(c, "cancel", models.CheckCancel); asked || err != nil {
+		return err
+	}
 	return h.change(c, "booking.cancelled_flash", func(id int64, u *models.User) (*models.Booking, error) {
 		return h.Store.CancelBooking(c.Request().Context(), id, u, h.Now())
 	})
 }
 
-// Release ends an active booking now, so that its GPUs are free at once.
+// Release ends an active booking now, so that its GPUs are free at once,
+// once confirmed.
 func (h *Bookings) Release(c echo.Context) error {
+	if asked, err := h.askFirst(c, "release", models.CheckRelease); asked || err != nil {
+		return err
+	}
 	return h.change(c, "booking.released_flash", func(id int64, u *models.User) (*models.Booking, error) {
 		return h.Store.ReleaseBooking(c.Request().Context(), id, u, h.Now())
 	})
@@ -121,4 +128,33 @@ func (h *Bookings) renderRow(c echo.Context, status int, id int64, b *models.Boo
 		}
 	}
 	return Render(c, status, views.BookingRow(p, r))
+}
+
+// askFirst shows a confirmation page for an action that cannot be undone
+// unless the form says confirm=yes (the page's own button, or htmx after
+// its dialog). An action the rules refuse is not asked about: change then
+// says why, as before.
+func (h *Bookings) askFirst(c echo.Context, action string, check func(*models.Booking, *models.User, time.Time) error) (bool, error) {
+	if c.FormValue("confirm") == "yes" {
+		return false, nil
+	}
+	id, err := PathID(c, "id")
+	if err != nil {
+		return true, err
+	}
+	u := models.UserFromContext(c.Request().Context())
+	b, err := h.Store.Booking(c.Request().Context(), id)
+	if err != nil {
+		return true, err
+	}
+	if check(b, u, h.Now()) != nil {
+		return false, nil
+	}
+	index, err := h.gpuIndex(c.Request().Context())
+	if err != nil {
+		return true, err
+	}
+	p := h.NewPage(c)
+	r := views.NewBookingRow(*b, index, h.Now(), p.Location)
+	return true, Render(c, http.StatusOK, views.ConfirmActionPage(p, action, r))
 }

@@ -32,6 +32,13 @@ func (h *Bookings) Create(c echo.Context) error {
 			return h.created(c, b, loc)
 		}
 	}
+	return h.refused(c, f, err)
+}
+
+// refused shows the form again as typed with why the booking was not
+// made: 422 for bad values or a policy, 409 when other bookings are in
+// the way; anything else is the error page.
+func (h *Bookings) refused(c echo.Context, f views.BookingForm, err error) error {
 	t := h.Translator(c)
 	v := views.BookingFormView{Form: f, Errors: t.Fields(err), Message: t.Msg(models.M("booking.problems"))}
 	switch models.ErrorCode(err) {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -57,6 +58,7 @@ func bookingForm(vals url.Values, u *models.User, loc *time.Location) (views.Boo
 	f := views.BookingForm{Start: vals.Get("starts_at"), End: vals.Get("ends_at"), Duration: vals.Get("duration"), Note: vals.Get("note")}
 	fe := models.FieldErrors{}
 	f.GPUIDs = parseIDs(vals["gpu"], "gpu_ids", fe)
+	f.NodeID, _ = strconv.ParseInt(vals.Get("node"), 10, 64)
 	req := parseRange(f, loc, fe)
 	req.UserID, req.GPUIDs, req.Note = u.ID, f.GPUIDs, f.Note
 	return f, req, fe
@@ -108,13 +110,56 @@ func pickNode(nodes []models.Node, nodeID int64, gpuIDs []int64) *models.Node {
 
 // renderForm shows the booking form with status, loading the nodes once.
 func (h *Bookings) renderForm(c echo.Context, status int, v views.BookingFormView) error {
-	nodes, err := h.Store.Nodes(c.Request().Context())
+	if err := h.formNode(c, &v); err != nil {
+		return err
+	}
+	return Render(c, status, views.BookingFormPage(h.NewPage(c), v))
+}
+
+// formNode picks the node the form offers and each of its GPUs' state
+// over the typed range, so that a taken GPU shows before submitting.
+func (h *Bookings) formNode(c echo.Context, v *views.BookingFormView) error {
+	ctx := c.Request().Context()
+	nodes, err := h.Store.Nodes(ctx)
 	if err != nil {
 		return err
 	}
 	v.Nodes = nodes
 	v.Node = pickNode(nodes, v.Form.NodeID, v.Form.GPUIDs)
-	return Render(c, status, views.BookingFormPage(h.NewPage(c), v))
+	if v.Node == nil {
+		return nil
+	}
+	u := models.UserFromContext(ctx)
+	req := parseRange(v.Form, u.Location(h.Location), models.FieldErrors{})
+	var bs []models.Booking
+	if v.Ranged = !req.StartsAt.IsZero() && req.EndsAt.After(req.StartsAt); v.Ranged {
+		// Later bookings too, up to a day on: "free until" needs them.
+		f := models.BookingFilter{NodeID: v.Node.ID, From: req.StartsAt, To: req.EndsAt.Add(24 * time.Hour)}
+		if bs, err = h.Store.Bookings(ctx, f); err != nil {
+			return err
+		}
+	}
+	v.States = models.GPUStates(v.Node.GPUs, bs, req.StartsAt, req.EndsAt)
+	return nil
+}
+
+// GPUStates answers the booking form's GPU boxes for the range as typed
+// (htmx, on a change of start, end or duration); always 200.
+func (h *Bookings) GPUStates(c echo.Context) error {
+	form, err := formParams(c)
+	if err != nil {
+		return err
+	}
+	u := models.UserFromContext(c.Request().Context())
+	f, _, _ := bookingForm(form, u, u.Location(h.Location))
+	v := views.BookingFormView{Form: f}
+	if err := h.formNode(c, &v); err != nil {
+		return err
+	}
+	if v.Node == nil {
+		return c.NoContent(http.StatusNoContent)
+	}
+	return Render(c, http.StatusOK, views.GPUPicks(h.NewPage(c), v))
 }
 
 // conflictLines turns the store's conflicts into lines the form shows.

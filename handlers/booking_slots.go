@@ -35,7 +35,7 @@ func (h *Bookings) FindSlots(c echo.Context) error {
 		return Render(c, http.StatusOK, views.SlotsPage(h.NewPage(c), v))
 	}
 	v.Searched = true
-	q, fe := parseSlotForm(f, loc)
+	q, fe := parseSlotForm(f, loc, h.Limits.MaxLength)
 	if err = fe.Err(); err == nil {
 		v.Results, err = h.Store.FindSlots(ctx, q, h.Limits, h.Now())
 	}
@@ -52,8 +52,9 @@ func (h *Bookings) FindSlots(c echo.Context) error {
 	return Render(c, http.StatusOK, views.SlotsPage(h.NewPage(c), v))
 }
 
-// parseSlotForm reads the form; "after" is in the viewer's zone.
-func parseSlotForm(f views.SlotForm, loc *time.Location) (models.SlotQuery, models.FieldErrors) {
+// parseSlotForm reads the form; "after" is in the viewer's zone. A length
+// over maxLength says the most there is, not "give the length in hours".
+func parseSlotForm(f views.SlotForm, loc *time.Location, maxLength time.Duration) (models.SlotQuery, models.FieldErrors) {
 	fe := models.FieldErrors{}
 	q := models.SlotQuery{Model: f.Model}
 	n, err := strconv.Atoi(strings.TrimSpace(f.GPUs))
@@ -62,7 +63,11 @@ func parseSlotForm(f views.SlotForm, loc *time.Location) (models.SlotQuery, mode
 	}
 	q.GPUs = n
 	d, ok := parseHours(f.Hours)
-	if !ok {
+	maxHours := int(maxLength / time.Hour)
+	switch h, err := strconv.ParseFloat(strings.TrimSpace(f.Hours), 64); {
+	case err == nil && maxHours > 0 && h > float64(maxHours):
+		fe.Add("hours", models.M("err.hours_at_most", "Max", maxHours))
+	case !ok:
 		fe.Add("hours", models.M("err.slot_hours_invalid"))
 	}
 	q.Duration = d

@@ -1,30 +1,139 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/views"
 )
 
 // Pages serves pages that belong to no resource.
 type Pages struct{ *Base }
 
-// Home shows the start page.
+// Home shows the start page: for a signed-in user the answer to "can I
+// run now?" (my bookings, GPUs free now with one-click booking, the
+// week's GPU-hours left, and for admins what needs attention).
 func (h *Pages) Home(c echo.Context) error {
-	v := views.HomeView{}
-	if p := h.NewPage(c); p.User != nil {
-		gpus, err := h.Store.GPUs(c.Request().Context())
-		if err != nil {
-			return err
-		}
-		nodes := map[int64]bool{}
-		for _, g := range gpus {
-			nodes[g.NodeID] = true
-		}
-		v.GPUs, v.Nodes = len(gpus), len(nodes)
-		return Render(c, http.StatusOK, views.HomePage(p, v))
+	p := h.NewPage(c)
+	if p.User == nil {
+		return Render(c, http.StatusOK, views.HomePage(p, views.HomeView{}))
 	}
-	return Render(c, http.StatusOK, views.HomePage(h.NewPage(c), v))
+	v, err := h.homeView(c.Request().Context(), p.User, p.Now)
+	if err != nil {
+		return err
+	}
+	return Render(c, http.StatusOK, views.HomePage(p, v))
+}
+
+func (h *Pages) homeView(ctx context.Context, u *models.User, now time.Time) (views.HomeView, error) {
+	v := views.HomeView{Admin: u.IsAdmin}
+	nodes, err := h.Store.Nodes(ctx)
+	if err != nil {
+		return v, err
+	}
+	// A day ahead is enough for "free for how long"; longer says "more than a day".
+	bs, err := h.Store.Bookings(ctx, models.BookingFilter{From: now, To: now.Add(24 * time.Hour)})
+	if err != nil {
+		return v, err
+	}
+	for _, n := range nodes {
+		v.Nodes++
+		v.GPUs += len(n.GPUs)
+		v.Free = append(v.Free, freeGroups(n, models.GPUStates(n.GPUs, bs, now, now.Add(time.Minute)))...)
+	}
+	if err := h.homeMine(ctx, u, now, &v); err != nil {
+		return v, err
+	}
+	if err := h.homeWeek(ctx, u, now, &v); err != nil {
+		return v, err
+	}
+	if u.IsAdmin {
+		return v, h.homeAdmin(ctx, now, &v)
+	}
+	return v, nil
+}
+
+// freeGroups groups a node's GPUs free now by model, in index order.
+func freeGroups(n models.Node, states []models.GPUState) []views.FreeGroup {
+	var out []views.FreeGroup
+	at := map[string]int{}
+	for _, s := range states {
+		if !s.Free() {
+			continue
+		}
+		i, ok := at[s.GPU.Model]
+		if !ok {
+			i = len(out)
+			at[s.GPU.Model] = i
+			out = append(out, views.FreeGroup{NodeID: n.ID, NodeName: n.Name, Model: s.GPU.Model})
+		}
+		g := &out[i]
+		g.Free++
+		if !s.FreeUntil.IsZero() && (g.FreeUntil.IsZero() || s.FreeUntil.Before(g.FreeUntil)) {
+			g.FreeUntil = s.FreeUntil
+		}
+	}
+	return out
+}
+
+// homeMine fills my running bookings and my next one.
+func (h *Pages) homeMine(ctx context.Context, u *models.User, now time.Time, v *views.HomeView) error {
+	mine, err := h.Store.Bookings(ctx, models.BookingFilter{UserID: u.ID, From: now, Limit: 20})
+	if err != nil {
+		return err
+	}
+	for i := range mine {
+		switch {
+		case !mine[i].StartsAt.After(now):
+			v.Current = append(v.Current, mine[i])
+		case v.Next == nil:
+			v.Next = &mine[i]
+		}
+	}
+	return nil
+}
+
+// homeWeek fills the week's GPU-hours left, by the policy evaluation that
+// My limits shows.
+func (h *Pages) homeWeek(ctx context.Context, u *models.User, now time.Time, v *views.HomeView) error {
+	in, err := h.Store.PolicyInputFor(ctx, u.ID, now, now, h.Limits)
+	if err != nil {
+		return err
+	}
+	w, ok := in.Effective(models.RuleMaxGPUHours, models.PeriodAll)
+	if !ok || (in.IsAdmin && in.Settings.AdminExempt) {
+		return nil
+	}
+	zone := h.Limits.Location
+	if zone == nil {
+		zone = h.Location
+	}
+	ws := models.WeekStart(now, zone)
+	lv := views.LimitsView{Weekly: &w, Used: models.UsedGPUMinutes(in.Held, ws, models.NextWeek(ws)), Balance: models.LoanBalance(in.Loans, u.ID, ws)}
+	left := lv.Left()
+	v.WeekLeft = &left
+	return nil
+}
+
+// homeAdmin fills the enrolled nodes whose agent is silent and today's
+// violations (today in the cluster's zone).
+func (h *Pages) homeAdmin(ctx context.Context, now time.Time, v *views.HomeView) error {
+	agents, err := h.Store.AgentNodes(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range agents {
+		if a.Enrolled && a.Offline(now) {
+			v.Offline = append(v.Offline, a.NodeName)
+		}
+	}
+	local := now.In(h.Location)
+	today := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, h.Location)
+	vs, err := h.Store.Violations(ctx, models.ViolationFilter{Since: today, Limit: 1000})
+	v.ViolationsToday = len(vs)
+	return err
 }

@@ -38,6 +38,15 @@ type BookingFormView struct {
 	Conflicts []ConflictLine
 	Message   string          // the form-wide problem, if any
 	Policy    PolicyCheckView // the policy's verdict (policy_check.templ)
+	// States are the chosen node's GPUs with their state over the range;
+	// Ranged says the range was readable, so "free" means something.
+	States []models.GPUState
+	Ranged bool
+}
+
+// When is an instant in a sentence, in the viewer's zone: "Wed 3 Jun 14:30".
+func (p *Page) When(t time.Time) string {
+	return p.DayLabel(t.In(p.Location)) + " " + p.Clock(t)
 }
 
 // ConflictLine is a booking in the way, ready to show: which GPU, who, when.

@@ -29,6 +29,9 @@ type Page struct {
 	PendingApprovals int
 	// UnreadNotices is the count shown on the notification bell.
 	UnreadNotices int
+	// Decides says the viewer may decide requests (an admin or a team
+	// lead): only they see the Approvals tab.
+	Decides bool
 }
 
 // Flash is a one-time message shown at the top of the next page.

@@ -54,7 +54,7 @@ func TestAdminImportPage(t *testing.T) {
 			}
 			for lang, want := range map[string][]string{
 				"en":    {"overlaps an existing booking", "no user has the email nobody@example.org"},
-				"zh-CN": {"与已有预约重叠", "没有邮箱为 nobody@example.org 的用户"},
+				"zh-CN": {"与已有预订重叠", "没有邮箱为 nobody@example.org 的用户"},
 			} {
 				root.Header.Set("Accept-Language", lang)
 				res := upload(t, root, file, false)

@@ -41,7 +41,7 @@ func TestAPICancel(t *testing.T) {
 			zh := *f.adaAPI
 			zh.Header = http.Header{"Accept-Language": {"zh-CN"}}
 			wantError(t, zh.Do(http.MethodDelete, fmt.Sprintf("/api/v1/bookings/%d", active.ID), nil), http.StatusUnprocessableEntity, models.EINVALID,
-				"该预约已经开始：请提前释放，而不是取消。")
+				"该预订已经开始：请提前释放，而不是取消。")
 		})
 	}
 }
@@ -98,7 +98,7 @@ func TestAPIExtend(t *testing.T) {
 			zh := *f.adaAPI
 			zh.Header = http.Header{"Accept-Language": {"zh-CN"}}
 			wantError(t, zh.Post(path, map[string]string{"ends_at": at(10)}), http.StatusConflict, models.ECONFLICT,
-				"这些 GPU 之后已被他人预约；该预约最多可延长到 2031-03-10 16:30 UTC。")
+				"这些 GPU 之后已被他人预订；该预订最多可延长到 2031-03-10 16:30 UTC。")
 			wantError(t, f.adaAPI.Post(path, map[string]string{"ends_at": at(3)}), http.StatusUnprocessableEntity, models.EINVALID, "", "ends_at")
 			wantError(t, f.adaAPI.Post(path, map[string]string{"ends_at": "2031-03-10T15:00:00"}), http.StatusUnprocessableEntity, models.EINVALID, "", "ends_at")
 			wantError(t, f.adaAPI.Post(path, `{"ends_at":"`+at(5)+`","starts_at":"`+at(0)+`"}`), http.StatusUnprocessableEntity, models.EINVALID, "", "starts_at")

@@ -298,7 +298,7 @@ func TestAPIConflictInBothLanguages(t *testing.T) {
 			}
 			zh := *f.bobAPI
 			zh.Header = http.Header{"Accept-Language": {"zh-CN"}}
-			e = wantError(t, zh.Post("/api/v1/bookings", body), http.StatusConflict, models.ECONFLICT, "该时段这些 GPU 已被预约（冲突 1 个）。")
+			e = wantError(t, zh.Post("/api/v1/bookings", body), http.StatusConflict, models.ECONFLICT, "该时段这些 GPU 已被预订（冲突 1 个）。")
 			if !reflect.DeepEqual(e.Error.Conflicts, want) {
 				t.Errorf("zh-CN conflicts = %+v", e.Error.Conflicts)
 			}

@@ -76,7 +76,11 @@ func TestMyBookings(t *testing.T) {
 			if v, _ := res.Doc.Find(`input[name="note"]`).Attr("value"); v != "still running" {
 				t.Errorf("note = %q", v)
 			}
-			res = htmxPost(c, "/bookings/"+itoa(active.ID)+"/release", url.Values{})
+			// The list's release button asks in a dialog, then sends confirm=yes (hx-vals).
+			if got, _ := c.Get("/bookings").Doc.Find(testid("booking-"+itoa(active.ID)) + " form:has([data-testid=action-release])").Attr("hx-vals"); got != `{"confirm":"yes"}` {
+				t.Errorf("release button hx-vals = %q", got)
+			}
+			res = htmxPost(c, "/bookings/"+itoa(active.ID)+"/release", url.Values{"confirm": {"yes"}})
 			if got := res.Doc.Find(testid("phase")).Text(); res.Code != http.StatusOK || got != "past" {
 				t.Errorf("release: %d phase %q", res.Code, got)
 			}
@@ -89,8 +93,19 @@ func TestMyBookings(t *testing.T) {
 			if res.Code != http.StatusUnprocessableEntity || res.Doc.Find(testid("row-error")).Text() != "Enter a date and time." {
 				t.Errorf("htmx bad extend: %d %q", res.Code, res.Doc.Find(testid("row-error")).Text())
 			}
-			// Cancel, without htmx: a redirect, then the booking is gone from upcoming.
+			// Cancel, without htmx: first a confirmation page that changes
+			// nothing, then its button: a redirect, and the booking is gone from upcoming.
 			res = c.Post("/bookings/"+itoa(upcoming.ID)+"/cancel", nil)
+			if res.Code != http.StatusOK || res.Doc.Find(testid("confirm-action")).Length() != 1 {
+				t.Fatalf("cancel without confirmation: %d", res.Code)
+			}
+			if b, _ := f.env.DB.Booking(t.Context(), upcoming.ID); b.Status != models.StatusConfirmed {
+				t.Fatalf("asking cancelled the booking: %s", b.Status)
+			}
+			if v, _ := res.Doc.Find(`[data-testid="confirm-action"] input[name="confirm"]`).Attr("value"); v != "yes" {
+				t.Errorf("confirmation form's confirm = %q", v)
+			}
+			res = c.Post("/bookings/"+itoa(upcoming.ID)+"/cancel", url.Values{"confirm": {"yes"}})
 			if res.Code != http.StatusSeeOther {
 				t.Fatalf("cancel: %d", res.Code)
 			}
@@ -177,6 +192,10 @@ func TestFindSlotsPage(t *testing.T) {
 			}
 			if res := c.Post("/bookings", form); res.Code != http.StatusSeeOther {
 				t.Errorf("one-click book = %d %s", res.Code, res.Body.String())
+			}
+			// Too long a search says the most there is.
+			if got := c.Get("/slots?gpus=1&hours=99999").Doc.Find(testid("error-hours")).Text(); got != "At most 336 hours." {
+				t.Errorf("hours=99999 says %q", got)
 			}
 			c.Header.Set("Accept-Language", "zh-CN")
 			res = c.Get("/slots?gpus=zero&hours=-1")

@@ -46,6 +46,7 @@ func browser(t *testing.T) context.Context {
 func startE2ECalendar(t *testing.T) (context.Context, *calFixture, *httptest.Server) {
 	t.Helper()
 	ctx := browser(t)
+	(&consoleErrors{}).listen(t, ctx) // accepts the release's confirmation dialog
 	idp := startIdP(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -65,7 +65,7 @@ func TestGPUOutOfServiceWithCare(t *testing.T) {
 				t.Errorf("Dan's booking status = %s, want cancelled", b.Status)
 			}
 			want := map[*models.User]string{
-				f.erin: "node-a GPU 0 已停止服务（fan failure）：您的预约 #" + itoa(erins.ID) + " 已移到 node-a GPU 1。",
+				f.erin: "node-a GPU 0 已停止服务（fan failure）：您的预订 #" + itoa(erins.ID) + " 已移到 node-a GPU 1。",
 				f.dan:  "node-a GPU 0 was taken out of service (fan failure): your booking #" + itoa(dans.ID) + " was cancelled.",
 			}
 			for u, text := range want {

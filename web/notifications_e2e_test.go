@@ -55,7 +55,7 @@ func TestE2EPreemptedOwnerSeesNotice(t *testing.T) {
 		booking             int64
 	}{
 		{"frank@example.org", "Notifications", "Your booking #" + itoa(franks.ID) + " was shortened or split to make room for priority request #" + itoa(r.ID), franks.ID},
-		{"erin@example.org", "通知", "为给优先申请 #" + itoa(r.ID) + " 腾出位置，您的预约 #" + itoa(erins.ID) + " 已被缩短或拆分", erins.ID},
+		{"erin@example.org", "通知", "为给优先申请 #" + itoa(r.ID) + " 腾出位置，您的预订 #" + itoa(erins.ID) + " 已被缩短或拆分", erins.ID},
 	} {
 		if err := devSignIn(bctx, srv.URL, tc.email); err != nil {
 			t.Fatal(err)

@@ -22,9 +22,9 @@ func preemptedNoticeText(p models.Preemption, reqID int64, zh bool) string {
 		models.GiveWayCancel: "Your booking #" + b + " was cancelled to make room for priority request #" + r + "; it lost " + h + " GPU-hours.",
 	}
 	cn := map[string]string{
-		models.GiveWayMove:   "为给优先申请 #" + r + " 腾出位置，您的预约 #" + b + " 已被移到其他 GPU；损失 " + h + " GPU 小时。",
-		models.GiveWaySplit:  "为给优先申请 #" + r + " 腾出位置，您的预约 #" + b + " 已被缩短或拆分；损失 " + h + " GPU 小时。",
-		models.GiveWayCancel: "为给优先申请 #" + r + " 腾出位置，您的预约 #" + b + " 已被取消；损失 " + h + " GPU 小时。",
+		models.GiveWayMove:   "为给优先申请 #" + r + " 腾出位置，您的预订 #" + b + " 已被移到其他 GPU；损失 " + h + " GPU 小时。",
+		models.GiveWaySplit:  "为给优先申请 #" + r + " 腾出位置，您的预订 #" + b + " 已被缩短或拆分；损失 " + h + " GPU 小时。",
+		models.GiveWayCancel: "为给优先申请 #" + r + " 腾出位置，您的预订 #" + b + " 已被取消；损失 " + h + " GPU 小时。",
 	}
 	if zh {
 		return cn[p.Action]

@@ -140,7 +140,7 @@ func TestLimitsPage(t *testing.T) {
 	if page.Code != http.StatusOK {
 		t.Fatalf("limits: %d", page.Code)
 	}
-	if got := page.Doc.Find(testid("week-left")).Text(); !strings.Contains(got, "Used 6 of 20") || !strings.Contains(got, "14 left") {
+	if got := page.Doc.Find(testid("week-left")).Text(); !strings.Contains(got, "count 6 of 20 GPU-hours against your limit") || !strings.Contains(got, "14 left") {
 		t.Errorf("week = %q", got)
 	}
 	if got := page.Doc.Find(testid("limit-max_gpu_hours_week")).Text(); !strings.Contains(got, "your own limit") {
@@ -154,7 +154,7 @@ func TestLimitsPage(t *testing.T) {
 	}
 	bob.Header.Set("Accept-Language", "zh-CN")
 	zh := bob.Get("/limits")
-	if got := zh.Doc.Find(testid("week-left")).Text(); !strings.Contains(got, "已用 6 / 20 GPU 小时") {
+	if got := zh.Doc.Find(testid("week-left")).Text(); !strings.Contains(got, "计入额度 6 / 20 GPU 小时") {
 		t.Errorf("zh week = %q", got)
 	}
 	if got := zh.Doc.Find(testid("at-period")).Text(); !strings.Contains(got, "高峰时段") {

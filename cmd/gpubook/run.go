@@ -11,8 +11,9 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"golang.org/x/text/width"
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
@@ -320,12 +321,43 @@ type cliError struct {
 func (e *cliError) Error() string { return e.msg }
 func (e *cliError) Unwrap() error { return e.err }
 
-// table prints rows aligned in columns under a header.
+// table prints rows aligned in columns under a header, by display width:
+// a Chinese name takes two columns per character in a terminal, which
+// tabwriter (counting runes) does not know.
 func table(w io.Writer, header []string, rows [][]string) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	all := append([][]string{header}, rows...)
+	widths := make([]int, len(header))
+	for _, r := range all {
+		for i, cell := range r {
+			widths[i] = max(widths[i], displayWidth(cell))
+		}
 	}
-	return tw.Flush()
+	for _, r := range all {
+		var b strings.Builder
+		for i, cell := range r {
+			b.WriteString(cell)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-displayWidth(cell)+2))
+			}
+		}
+		if _, err := fmt.Fprintln(w, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// displayWidth is how many terminal columns s takes: East Asian wide and
+// full-width characters take two.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		switch width.LookupRune(r).Kind() {
+		case width.EastAsianWide, width.EastAsianFullwidth:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
 }

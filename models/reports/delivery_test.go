@@ -197,7 +197,7 @@ func checkReportMail(t *testing.T, msgs []smtptest.Message) {
 				t.Errorf("ann's email: %q\n%s", subject, text)
 			}
 		case "ben@example.org":
-			if !strings.Contains(subject, "周报") || !strings.Contains(text, "没有什么可报告的") || strings.Contains(text, "预约的 GPU 小时") {
+			if !strings.Contains(subject, "周报") || !strings.Contains(text, "没有什么可报告的") || strings.Contains(text, "预订的 GPU 小时") {
 				t.Errorf("ben's email should be the short one in Chinese: %q\n%s", subject, text)
 			}
 		}

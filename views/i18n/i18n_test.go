@@ -119,7 +119,7 @@ func TestWhatIsTranslated(t *testing.T) {
 	b := i18n.MustLoad()
 	tests := []struct{ lang, what, want string }{
 		{"en", "booking", "The booking does not exist."},
-		{"zh-CN", "booking", "该预约不存在。"},
+		{"zh-CN", "booking", "该预订不存在。"},
 		{"zh-CN", "group mapping", "该用户组映射不存在。"},
 		{"zh-CN", "GPU", "该GPU不存在。"},
 		{"en", "something new", "The something new does not exist."},

@@ -1,0 +1,207 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+)
+
+// consoleErrors collects what the browser reports as an error (console
+// errors, uncaught exceptions, CSP and other log entries) and accepts the
+// confirmation dialogs htmx opens.
+type consoleErrors struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (c *consoleErrors) listen(t *testing.T, ctx context.Context) {
+	err := chromedp.Listen(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				c.add(fmt.Sprintf("console.error: %v", e.Args))
+			}
+		case *runtime.EventExceptionThrown:
+			c.add("exception: " + e.ExceptionDetails.Text)
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError {
+				c.add("log: " + e.Entry.Text)
+			}
+		case *page.EventJavascriptDialogOpening:
+			go func() {
+				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+			}()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *consoleErrors) add(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.msgs = append(c.msgs, s)
+}
+
+func (c *consoleErrors) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.msgs
+	c.msgs = nil
+	return out
+}
+
+// artefactDir is where screenshots are kept: $GPUBOOK_ARTEFACTS, else a
+// temporary folder of the test.
+func artefactDir(t *testing.T) string {
+	if d := os.Getenv("GPUBOOK_ARTEFACTS"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return t.TempDir()
+}
+
+// TestE2EBookingFormAndHome, in real Chromium: the booking form shows a
+// taken GPU as taken and updates when the range changes; the home page's
+// one-click booking books; no page logs an error; the home page and the
+// form fit 1280 px and 390 px without sideways scrolling, in English and
+// Chinese (screenshots kept as artefacts).
+func TestE2EBookingFormAndHome(t *testing.T) {
+	ctx := browser(t)
+	errs := &consoleErrors{}
+	errs.listen(t, ctx)
+	f := newCalFixture(t, store.SQLite)
+	*f.now = time.Now().UTC().Truncate(time.Minute)
+	srv := httptest.NewServer(f.env.Server.Echo)
+	defer srv.Close()
+	a1 := f.gpu(t, "node-a", 1)
+	f.book(t, f.alice, []int64{a1}, 1, 3, "")
+	local := func(h float64) string {
+		return f.now.Add(time.Duration(h * float64(time.Hour))).Format("2006-01-02T15:04")
+	}
+	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/login"),
+		chromedp.SetValue(chromedp.CSS("#email"), "bob@example.org"),
+		chromedp.Submit(chromedp.CSS("#email")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="whoami"]`)),
+		chromedp.Navigate(srv.URL+"/bookings/new?node="+itoa(f.nodes[0].ID)+"&start="+local(1.5)+"&end="+local(2.5)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="gpu-picks"]`)),
+	)
+	if err != nil {
+		t.Fatalf("sign in and open the form: %v", err)
+	}
+	state := `document.querySelector('[data-testid="gpu-state-` + itoa(a1) + `"]').dataset.state`
+	if got, err := chromedp.Run(ctx, chromedp.Evaluate[string](state)); err != nil || got != "taken" {
+		t.Fatalf("GPU 1 over Alice's booking = %q (%v), want taken", got, err)
+	}
+	// Move the range past her booking: the boxes follow without a reload.
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](`(() => {
+		for (const [id, v] of [["starts_at", "`+local(3)+`"], ["ends_at", "`+local(4)+`"]]) {
+			const el = document.getElementById(id); el.value = v;
+			el.dispatchEvent(new Event('change', {bubbles: true}));
+		}
+		return null;
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](state+` === "free"`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("GPU 1 never showed free for the later range: %v", err)
+	}
+	// The home page's one click books node-b's H100s now.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.Click(chromedp.CSS(`[data-testid="quick-submit-node-b"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="cal-grid"]`)),
+	)
+	if err != nil {
+		t.Fatalf("one-click booking: %v", err)
+	}
+	bs, err := f.env.DB.Bookings(context.Background(), models.BookingFilter{NodeID: f.nodes[1].ID})
+	if err != nil || len(bs) != 1 || bs[0].UserID != f.bob.ID {
+		t.Fatalf("node-b bookings after one click = %+v (%v)", bs, err)
+	}
+	// A Tokyo browser is offered its zone with one click.
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Asia/Tokyo"}); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"),
+		chromedp.Click(chromedp.CSS(`[data-testid="zone-offer-accept"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid="zone-offer"]`)))
+	if err != nil {
+		t.Fatalf("accept the browser's zone: %v", err)
+	}
+	if u, err := f.env.DB.UserByEmail(context.Background(), "bob@example.org"); err != nil || u.TimeZone != "Asia/Tokyo" {
+		t.Fatalf("zone after the offer = %q (%v)", u.TimeZone, err)
+	}
+	checkPages(t, ctx, srv.URL, errs)
+}
+
+// checkPages visits the main pages in both languages at a desktop and a
+// phone width: no console error, no sideways scrolling, a screenshot each.
+func checkPages(t *testing.T, ctx context.Context, base string, errs *consoleErrors) {
+	dir := artefactDir(t)
+	for _, lang := range []string{"en", "zh-CN"} {
+		if lang != "en" { // the browser's default is English
+			err := chromedp.Do(ctx, chromedp.Navigate(base+"/"), chromedp.Click(chromedp.CSS(`[data-testid="lang-`+lang+`"]`)),
+				chromedp.WaitVisible(chromedp.CSS(`html[lang="`+lang+`"]`)))
+			if err != nil {
+				t.Fatalf("switch to %s: %v", lang, err)
+			}
+		}
+		for _, pg := range []string{"/", "/bookings/new", "/bookings", "/calendar", "/limits", "/usage", "/profile", "/status"} {
+			for _, size := range [][2]int64{{1280, 800}, {390, 844}} {
+				err := chromedp.Do(ctx, chromedp.EmulateViewport(size[0], size[1]), chromedp.Navigate(base+pg),
+					chromedp.WaitReady(chromedp.CSS("body")))
+				if err != nil {
+					t.Fatalf("%s %s: %v", lang, pg, err)
+				}
+				if pg != "/" && pg != "/bookings/new" {
+					continue
+				}
+				wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > document.documentElement.clientWidth`))
+				if err != nil || wide {
+					t.Errorf("%s %s at %d px scrolls sideways (%v)", lang, pg, size[0], err)
+				}
+				png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := strings.Trim(strings.ReplaceAll(pg, "/", "-"), "-")
+				if name == "" {
+					name = "home"
+				}
+				name = fmt.Sprintf("%s-%s-%d.png", name, lang, size[0])
+				if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := errs.take(); len(got) > 0 {
+				t.Errorf("%s %s: browser errors: %s", lang, pg, strings.Join(got, "; "))
+			}
+		}
+	}
+	t.Logf("screenshots in %s", dir)
+}
