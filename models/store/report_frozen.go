@@ -16,7 +16,7 @@ import (
 // is the week's name.
 const auditTargetWeek = "report_week"
 
-// reportWeekRow is one frozen week (migration 00018).
+// reportWeekRow is one frozen week (migration 00015).
 type reportWeekRow struct {
 	Week     string    `gorm:"column:week;primaryKey"`
 	Version  int       `gorm:"column:version"`
