@@ -66,6 +66,8 @@ func (n *Node) script(i int, d *server.Device) {
 		}
 		return nvml.DEVICE_MIG_DISABLE, nvml.DEVICE_MIG_DISABLE, nvml.SUCCESS
 	}
+	// No MIG devices unless a test sets them (the mock panics on an unset call).
+	d.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return 0, nvml.SUCCESS }
 	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
 		s := n.get(i)
 		if s.MIG {

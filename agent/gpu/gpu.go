@@ -36,6 +36,18 @@ type Sample struct {
 	// Health readings for /metrics; a reading the driver did not give has
 	// OK false and is left out of the exposition.
 	TempC, PowerW, SMClockMHz, MemClockMHz Reading
+	// Instances are the GPU's MIG instances, when MIG is on and NVML lists
+	// them: each gets its own memory series in /metrics.
+	Instances []MIGInstance
+}
+
+// MIGInstance is one MIG device of a GPU as NVML shows it.
+type MIGInstance struct {
+	UUID              string
+	GPUInstanceID     int
+	ComputeInstanceID int
+	MemUsedMiB        int64
+	MemTotalMiB       int64
 }
 
 // Reading is one optional sensor value.

@@ -113,6 +113,13 @@ func (e *Exporter) gpuLabels(g sampler.GPUState) [][2]string {
 		{"modelName", g.Device.Model}, {"Hostname", e.hostname}}
 }
 
+// migLabels are a MIG instance's labels: its GPU's, plus the instance ids
+// as dcgm-exporter names them and the instance's own UUID.
+func (e *Exporter) migLabels(g sampler.GPUState, in gpu.MIGInstance) [][2]string {
+	return append(e.gpuLabels(g), [2]string{"GPU_I_ID", strconv.Itoa(in.GPUInstanceID)},
+		[2]string{"CI_ID", strconv.Itoa(in.ComputeInstanceID)}, [2]string{"MIG_UUID", in.UUID})
+}
+
 func (e *Exporter) writeGPU(b *strings.Builder) {
 	header(b, "DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).")
 	for _, g := range e.snap.GPUs {
@@ -123,10 +130,16 @@ func (e *Exporter) writeGPU(b *strings.Builder) {
 	header(b, "DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).")
 	for _, g := range e.snap.GPUs {
 		sample(b, "DCGM_FI_DEV_FB_USED", e.gpuLabels(g), float64(g.MemUsedMiB))
+		for _, in := range g.Instances {
+			sample(b, "DCGM_FI_DEV_FB_USED", e.migLabels(g, in), float64(in.MemUsedMiB))
+		}
 	}
 	header(b, "DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).")
 	for _, g := range e.snap.GPUs {
 		sample(b, "DCGM_FI_DEV_FB_FREE", e.gpuLabels(g), float64(max(g.MemTotalMiB-g.MemUsedMiB, 0)))
+		for _, in := range g.Instances {
+			sample(b, "DCGM_FI_DEV_FB_FREE", e.migLabels(g, in), float64(max(in.MemTotalMiB-in.MemUsedMiB, 0)))
+		}
 	}
 	e.writeHealth(b)
 	header(b, "gpubook_gpu_booking_holder", "gauge", "1 for the user whose booking holds the GPU now.")

@@ -21,7 +21,8 @@ func TestExposition(t *testing.T) {
 		{Device: gpu.Device{UUID: "GPU-a", Index: 0, Minor: 0, Model: `NVIDIA "A100"`, PCIBusID: "00000000:07:00.0"}, UtilValid: true, UtilPct: 87, MemUsedMiB: 1000, MemTotalMiB: 40960,
 			TempC: gpu.Reading{V: 41, OK: true}, PowerW: gpu.Reading{V: 312.5, OK: true}, SMClockMHz: gpu.Reading{V: 1410, OK: true}, MemClockMHz: gpu.Reading{V: 1215, OK: true},
 			Procs: []sampler.Proc{{PID: 1, User: "alice"}, {PID: 2, User: "alice"}}},
-		{Device: gpu.Device{UUID: "GPU-b", Index: 1, Minor: 1, Model: "A100", MIG: true}, MemUsedMiB: 50, MemTotalMiB: 40960},
+		{Device: gpu.Device{UUID: "GPU-b", Index: 1, Minor: 1, Model: "A100", MIG: true}, MemUsedMiB: 50, MemTotalMiB: 40960,
+			Instances: []gpu.MIGInstance{{UUID: "MIG-x", GPUInstanceID: 3, ComputeInstanceID: 0, MemUsedMiB: 20, MemTotalMiB: 9728}}},
 	}}
 	e.SetSnapshot(snap, []wire.Booking{{ID: 7, User: "alice", GPUUUIDs: []string{"GPU-a"}, StartsAt: at, EndsAt: at.Add(time.Hour)}})
 	v := wire.Violation{ID: "x", Kind: wire.ViolationUnbooked}
@@ -42,6 +43,8 @@ func TestExposition(t *testing.T) {
 		{"fb used MiB", `DCGM_FI_DEV_FB_USED{` + labels0 + `} 1000`, true},
 		{"fb free MiB", `DCGM_FI_DEV_FB_FREE{` + labels0 + `} 39960`, true},
 		{"MIG memory still reported", `DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-b",pci_bus_id="",device="nvidia1",modelName="A100",Hostname="gpu01"} 50`, true},
+		{"MIG instance memory used", `DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-b",pci_bus_id="",device="nvidia1",modelName="A100",Hostname="gpu01",GPU_I_ID="3",CI_ID="0",MIG_UUID="MIG-x"} 20`, true},
+		{"MIG instance memory free", `DCGM_FI_DEV_FB_FREE{gpu="1",UUID="GPU-b",pci_bus_id="",device="nvidia1",modelName="A100",Hostname="gpu01",GPU_I_ID="3",CI_ID="0",MIG_UUID="MIG-x"} 9708`, true},
 		{"holder", `gpubook_gpu_booking_holder{` + labels0 + `,user="alice",booking_id="7"} 1`, true},
 		{"processes", `gpubook_gpu_processes{` + labels0 + `,user="alice"} 2`, true},
 		{"violations counted once per ID", `gpubook_violations_total{Hostname="gpu01",kind="unbooked_use"} 1`, true},

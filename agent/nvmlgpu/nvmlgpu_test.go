@@ -3,12 +3,15 @@ package nvmlgpu
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 
 	"github.com/gpubook/gpubook/agent/agenttest"
+	"github.com/gpubook/gpubook/agent/gpu"
 )
 
 func TestOpenRefusesAfterFailedInit(t *testing.T) {
@@ -106,5 +109,53 @@ func TestClosedBackendMakesNoCalls(t *testing.T) {
 	}
 	if _, err := b.Sample(context.Background()); err == nil {
 		t.Error("Sample after Close succeeded, want error")
+	}
+}
+
+// TestSampleMIGInstances: on a MIG GPU each MIG device NVML lists is
+// sampled with its instance ids and memory; an empty slot is skipped.
+func TestSampleMIGInstances(t *testing.T) {
+	node := agenttest.NewNode(t)
+	node.Set(2, agenttest.GPUState{MIG: true})
+	d := node.Server.Devices[2].(*dgxa100.Device)
+	mig := func(uuid string, gi, ci int, used, total uint64) *mock.Device {
+		return &mock.Device{
+			GetUUIDFunc:              func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
+			GetGpuInstanceIdFunc:     func() (int, nvml.Return) { return gi, nvml.SUCCESS },
+			GetComputeInstanceIdFunc: func() (int, nvml.Return) { return ci, nvml.SUCCESS },
+			GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) {
+				return nvml.Memory{Used: used << 20, Total: total << 20}, nvml.SUCCESS
+			},
+		}
+	}
+	slots := []*mock.Device{mig("MIG-aaa", 1, 0, 512, 9728), nil, mig("MIG-bbb", 2, 0, 0, 9728)}
+	d.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return len(slots), nvml.SUCCESS }
+	d.GetMigDeviceHandleByIndexFunc = func(i int) (nvml.Device, nvml.Return) {
+		if slots[i] == nil {
+			return nil, nvml.ERROR_NOT_FOUND
+		}
+		return slots[i], nvml.SUCCESS
+	}
+	b, err := Open(node.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	samples, err := b.Sample(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range samples {
+		if i != 2 {
+			if len(s.Instances) != 0 {
+				t.Errorf("GPU %d without MIG has instances %+v", i, s.Instances)
+			}
+			continue
+		}
+		want := []gpu.MIGInstance{{UUID: "MIG-aaa", GPUInstanceID: 1, MemUsedMiB: 512, MemTotalMiB: 9728},
+			{UUID: "MIG-bbb", GPUInstanceID: 2, MemTotalMiB: 9728}}
+		if !reflect.DeepEqual(s.Instances, want) || s.UtilValid {
+			t.Errorf("MIG GPU: instances %+v (util valid %v), want %+v", s.Instances, s.UtilValid, want)
+		}
 	}
 }

@@ -46,6 +46,8 @@ type GPUState struct {
 	Procs       []Proc
 	// Health readings as the source gave them (see gpu.Sample).
 	TempC, PowerW, SMClockMHz, MemClockMHz gpu.Reading
+	// Instances are the GPU's MIG instances (memory per instance).
+	Instances []gpu.MIGInstance
 	// Vanished counts PIDs NVML listed that were gone from /proc by the
 	// time we looked (normal at process exit; NVML also lists PIDs of other PID
 	// namespaces that /proc here cannot show).
@@ -91,7 +93,7 @@ func (s *Sampler) Sample(ctx context.Context, now time.Time) (Snapshot, error) {
 		d.MIG = r.MIG
 		st := GPUState{Device: d, UtilValid: r.UtilValid && !r.MIG, UtilPct: r.UtilPct,
 			MemUsedMiB: r.MemUsedMiB, MemTotalMiB: r.MemTotalMiB, TempC: r.TempC, PowerW: r.PowerW,
-			SMClockMHz: r.SMClockMHz, MemClockMHz: r.MemClockMHz}
+			SMClockMHz: r.SMClockMHz, MemClockMHz: r.MemClockMHz, Instances: r.Instances}
 		if !st.UtilValid {
 			st.UtilPct = 0
 		}
