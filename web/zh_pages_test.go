@@ -19,7 +19,7 @@ import (
 // hardware names, units, codes and the fixture's own names and emails.
 var latinAllowed = map[string]bool{
 	"gpubook": true, "GPU": true, "ID": true, "UUID": true, "UTC": true, "API": true, "CSV": true, "JSON": true,
-	"SSO": true, "OIDC": true, "ssh": true, "GiB": true, "MiB": true, "NVIDIA": true, "English": true,
+	"SSO": true, "OIDC": true, "ssh": true, "Unix": true, "GiB": true, "MiB": true, "NVIDIA": true, "English": true,
 	"Alice": true, "Admin": true, "Bob": true, "Builder": true, "Etc": true,
 }
 
