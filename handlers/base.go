@@ -117,17 +117,14 @@ func (b *Base) NewPage(c echo.Context) *views.Page {
 		RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
 	}
 	if u != nil {
-		// One query: the requests this user may decide (none for most users).
-		// A failure costs only the badge, but is logged, not hidden.
-		n, err := b.Store.CountPendingFor(ctx, u, p.Now)
+		// One query for the badge, the bell and the Approvals tab. A failure
+		// costs only those, but is logged, not hidden.
+		nav, err := b.Store.NavState(ctx, u, p.Now)
 		if err != nil {
-			slog.WarnContext(ctx, "page: pending approvals for the nav badge", "user_id", u.ID, "err", err)
+			slog.WarnContext(ctx, "page: navigation figures", "user_id", u.ID, "err", err)
 		}
-		p.PendingApprovals = n
-		if p.UnreadNotices, err = b.Store.UnreadNotifications(ctx, u.ID); err != nil {
-			slog.WarnContext(ctx, "page: unread notices for the bell", "user_id", u.ID, "err", err)
-		}
-		p.Decides = u.IsAdmin || n > 0 || b.leads(ctx, u)
+		p.PendingApprovals, p.UnreadNotices = nav.PendingApprovals, nav.UnreadNotices
+		p.Decides = u.IsAdmin || nav.LeadsATeam
 	}
 	if b.hasSession(c) {
 		p.CSRF = b.CSRFToken(c)
@@ -136,21 +133,6 @@ func (b *Base) NewPage(c echo.Context) *views.Page {
 		}
 	}
 	return p
-}
-
-// leads reports whether u leads a team, so that only those who decide
-// requests see the Approvals tab; a failed read hides the tab and is logged.
-func (b *Base) leads(ctx context.Context, u *models.User) bool {
-	ms, err := b.Store.MembershipsOf(ctx, u.ID)
-	if err != nil {
-		slog.WarnContext(ctx, "page: team roles for the nav", "user_id", u.ID, "err", err)
-	}
-	for _, m := range ms {
-		if m.Role == models.RoleLead {
-			return true
-		}
-	}
-	return false
 }
 
 // csrfCookie holds an anonymous visitor's CSRF token (double submit): a

@@ -45,8 +45,19 @@ type NotificationStore interface {
 	AddNotification(ctx context.Context, n Notification) error
 	Notifications(ctx context.Context, userID int64, limit int) ([]Notification, error)
 	UnreadNotifications(ctx context.Context, userID int64) (int, error)
+	// NavState is what the navigation of every page shows, in one query.
+	NavState(ctx context.Context, u *User, now time.Time) (NavState, error)
 	MarkNotificationRead(ctx context.Context, userID, id int64, now time.Time) error
 	MarkAllNotificationsRead(ctx context.Context, userID int64, now time.Time) (int, error)
+}
+
+// NavState is what every signed-in page's navigation needs: the requests
+// the viewer may decide, their unread notices, and whether they lead a
+// team (the Approvals tab shows for deciders only).
+type NavState struct {
+	PendingApprovals int
+	UnreadNotices    int
+	LeadsATeam       bool
 }
 
 // BookingLink is where a notice about booking id points: the owner's list

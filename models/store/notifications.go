@@ -83,6 +83,26 @@ func (db *DB) UnreadNotifications(ctx context.Context, userID int64) (int, error
 	return int(n), mapErr(err, "notification")
 }
 
+// NavState reads the navigation's figures in one round trip: a page view
+// used to pay three queries for them.
+func (db *DB) NavState(ctx context.Context, u *models.User, now time.Time) (models.NavState, error) {
+	pending := db.Gorm.Table("priority_requests r").Select("count(*)").
+		Where("r.status = ? AND r.starts_at > ?", models.RequestPending, utc(now))
+	var row struct {
+		Pending int64 `gorm:"column:pending"`
+		Unread  int64 `gorm:"column:unread"`
+		Leads   int64 `gorm:"column:leads"`
+	}
+	err := db.Gorm.WithContext(ctx).Raw(`SELECT (?) AS pending,
+		(SELECT count(*) FROM notifications WHERE user_id = ? AND read_at IS NULL) AS unread,
+		(SELECT count(*) FROM memberships WHERE user_id = ? AND role = ?) AS leads`,
+		deciderScope(pending, u), u.ID, u.ID, models.RoleLead).Scan(&row).Error
+	if err != nil {
+		return models.NavState{}, fmt.Errorf("store: nav state: %w", err)
+	}
+	return models.NavState{PendingApprovals: int(row.Pending), UnreadNotices: int(row.Unread), LeadsATeam: row.Leads > 0}, nil
+}
+
 // MarkNotificationRead marks one of the user's notices read; another
 // user's notice is not found, as if it did not exist.
 func (db *DB) MarkNotificationRead(ctx context.Context, userID, id int64, now time.Time) error {

@@ -206,14 +206,10 @@ func deciderScope(q *gorm.DB, u *models.User) *gorm.DB {
 	return q.Where("r.team_id IN (SELECT team_id FROM memberships WHERE user_id = ? AND role = ?)", u.ID, models.RoleLead)
 }
 
-// CountPendingFor is the number beside the approvals link: one query.
+// CountPendingFor is the number beside the approvals link (NavState's).
 func (db *DB) CountPendingFor(ctx context.Context, u *models.User, now time.Time) (int, error) {
-	var n int64
-	q := db.Gorm.WithContext(ctx).Table("priority_requests r").Where("r.status = ? AND r.starts_at > ?", models.RequestPending, utc(now))
-	if err := deciderScope(q, u).Count(&n).Error; err != nil {
-		return 0, fmt.Errorf("store: count pending: %w", err)
-	}
-	return int(n), nil
+	nav, err := db.NavState(ctx, u, now)
+	return nav.PendingApprovals, err
 }
 
 // LeadTeams returns the teams userID leads.

@@ -73,6 +73,15 @@ func TestApproveRequest(t *testing.T) {
 		if n, err := db.CountPendingFor(ctx, f.owner, changeClock); err != nil || n != 0 {
 			t.Errorf("pending for the requester = %d, %v; want 0", n, err)
 		}
+		// The navigation's one query: the badge, the bell, the Approvals tab.
+		for _, c := range []struct {
+			who  *models.User
+			want models.NavState
+		}{{f.lead, models.NavState{PendingApprovals: 1, LeadsATeam: true}}, {f.owner, models.NavState{}}, {f.other, models.NavState{}}} {
+			if got, err := db.NavState(ctx, c.who, changeClock); err != nil || got != c.want {
+				t.Errorf("nav state of %s = %+v, %v; want %+v", c.who.Name, got, err, c.want)
+			}
+		}
 		_, err := db.ApproveRequest(ctx, r.ID, f.owner, "", models.AnyPlan, changeClock, nil)
 		wantCode(t, err, models.EFORBIDDEN)
 		_, err = db.ApproveRequest(ctx, r.ID, f.other, "", models.AnyPlan, changeClock, nil)
