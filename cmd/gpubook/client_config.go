@@ -139,7 +139,9 @@ func (c *cli) login(ctx context.Context, args []string) error {
 		return printJSON(c.stdout, me)
 	}
 	var u apiMe
-	_ = json.Unmarshal(me, &u)
+	if err := json.Unmarshal(me, &u); err != nil {
+		return fmt.Errorf("login: the portal's answer to /me is not what the API documents: %w", err)
+	}
 	fmt.Fprintf(c.stdout, "Logged in to %s as %s <%s>; saved in %s\n", api.base, u.Name, u.Email, path)
 	return nil
 }

@@ -75,7 +75,9 @@ func (c *cli) request(ctx context.Context, args []string) error {
 		ID     int64  `json:"id"`
 		Status string `json:"status"`
 	}
-	_ = json.Unmarshal(raw, &r)
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("request: the portal's answer is not what the API documents: %w", err)
+	}
 	fmt.Fprintf(c.stdout, "Request #%d filed (%s): %s, %s – %s. A lead of your team or an admin decides it in the portal.\n",
 		r.ID, r.Status, describeAsk(a), showTime(start, s.zone), showTime(start.Add(a.span), s.zone))
 	return nil
