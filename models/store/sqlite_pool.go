@@ -60,6 +60,8 @@ type writerTx struct {
 	turn  chan struct{}
 	once  sync.Once
 	stmts *stmtCache
+	// missed are the texts this transaction ran uncompiled (writerTx.stmt).
+	missed []string
 }
 
 func (t *writerTx) Commit() error {
@@ -72,4 +74,9 @@ func (t *writerTx) Rollback() error {
 	return t.Tx.Rollback()
 }
 
-func (t *writerTx) release() { t.once.Do(func() { <-t.turn }) }
+func (t *writerTx) release() {
+	t.once.Do(func() {
+		<-t.turn
+		t.compileMissed()
+	})
+}

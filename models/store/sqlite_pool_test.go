@@ -53,3 +53,44 @@ func TestSQLiteWritersTakeTurns(t *testing.T) {
 		}
 	}
 }
+
+// TestSQLiteNewStatementInABusyTransaction: a transaction that runs a text
+// not compiled yet while every other connection waits for its write lock
+// finishes at once. Compiling took a second connection from the pool, and
+// the two waited for each other until busy_timeout failed the waiting
+// writers with "database is locked" (seen as a serve whose eight jobs all
+// started together and none finished for ten seconds).
+func TestSQLiteNewStatementInABusyTransaction(t *testing.T) {
+	db := storetest.Open(t, store.SQLite)
+	if err := db.Gorm.Exec("CREATE TABLE busy (v INTEGER)").Error; err != nil {
+		t.Fatal(err)
+	}
+	const writers = 12 // more than the pool's connections
+	errs := make(chan error, writers)
+	err := db.Gorm.Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("INSERT INTO busy (v) VALUES (1)").Error; err != nil {
+			return err
+		}
+		for range writers {
+			go func() { errs <- db.Gorm.Exec("INSERT INTO busy (v) VALUES (2)").Error }()
+		}
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if st := db.SQL.Stats(); st.InUse == st.MaxOpenConnections || time.Now().After(deadline) {
+				break
+			}
+		}
+		return tx.Exec("INSERT INTO busy (v) VALUES (3) -- a text this process has not run before").Error
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Errorf("writer waiting for the transaction: %v", err)
+		}
+	}
+	var n int
+	if err := db.Gorm.Raw("SELECT count(*) FROM busy").Scan(&n).Error; err != nil || n != writers+2 {
+		t.Errorf("rows = %d, %v, want %d", n, err, writers+2)
+	}
+}

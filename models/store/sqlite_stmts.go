@@ -32,31 +32,39 @@ func newStmtCache(db *sql.DB) *stmtCache {
 
 // stmt returns query compiled, or nil when it is not to be cached (several
 // statements in one text, a full cache, or an error preparing it, which
-// the plain execution then reports).
+// the plain execution then reports). Compiling takes a connection from the
+// pool, so it must never run inside a transaction (see writerTx.stmt), and
+// it runs without the cache's lock held: a caller waiting for a connection
+// must not keep others from the statements already compiled.
 func (c *stmtCache) stmt(ctx context.Context, query string) *sql.Stmt {
-	c.mu.RLock()
-	s, ok := c.m[query]
-	c.mu.RUnlock()
-	if ok {
+	if s, ok := c.cached(query); ok || !cacheable(query) {
 		return s
-	}
-	if strings.Contains(strings.TrimRight(strings.TrimSpace(query), ";"), ";") {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s, ok := c.m[query]; ok {
-		return s
-	}
-	if len(c.m) >= stmtCacheMax {
-		return nil
 	}
 	s, err := c.db.PrepareContext(context.WithoutCancel(ctx), query)
 	if err != nil {
 		return nil
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if kept, ok := c.m[query]; ok || len(c.m) >= stmtCacheMax {
+		s.Close()
+		return kept
+	}
 	c.m[query] = s
 	return s
+}
+
+// cached returns query's compiled statement if there is one.
+func (c *stmtCache) cached(query string) (*sql.Stmt, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s, ok := c.m[query]
+	return s, ok
+}
+
+// cacheable is false for a text of several statements.
+func cacheable(query string) bool {
+	return !strings.Contains(strings.TrimRight(strings.TrimSpace(query), ";"), ";")
 }
 
 // ExecContext, QueryContext and QueryRowContext run outside a transaction
@@ -82,24 +90,47 @@ func (p *writerPool) QueryRowContext(ctx context.Context, query string, args ...
 	return p.DB.QueryRowContext(ctx, query, args...)
 }
 
+// stmt returns query's cached statement. A text not compiled yet runs
+// plainly this time and is compiled after the transaction ends: compiling
+// it now would take a second connection while this one holds SQLite's
+// write lock, and with every other connection waiting for that lock (a
+// burst of writes outside transactions) the two waited for each other
+// until busy_timeout failed them all.
+func (t *writerTx) stmt(query string) *sql.Stmt {
+	s, ok := t.stmts.cached(query)
+	if !ok && cacheable(query) {
+		t.missed = append(t.missed, query)
+	}
+	return s
+}
+
+// compileMissed compiles what the transaction ran uncached, once it no
+// longer holds a connection or the writer's turn.
+func (t *writerTx) compileMissed() {
+	for _, q := range t.missed {
+		t.stmts.stmt(context.Background(), q)
+	}
+	t.missed = nil
+}
+
 // ExecContext, QueryContext and QueryRowContext run inside the transaction
 // on the cached statement, compiled on the transaction's connection.
 func (t *writerTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if s := t.stmts.stmt(ctx, query); s != nil {
+	if s := t.stmt(query); s != nil {
 		return t.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
 	}
 	return t.Tx.ExecContext(ctx, query, args...)
 }
 
 func (t *writerTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if s := t.stmts.stmt(ctx, query); s != nil {
+	if s := t.stmt(query); s != nil {
 		return t.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
 	}
 	return t.Tx.QueryContext(ctx, query, args...)
 }
 
 func (t *writerTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if s := t.stmts.stmt(ctx, query); s != nil {
+	if s := t.stmt(query); s != nil {
 		return t.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
 	}
 	return t.Tx.QueryRowContext(ctx, query, args...)
