@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,8 +21,11 @@ import (
 
 const chromiumPath = "/usr/bin/chromium"
 
-// browser starts headless Chromium with a fresh profile; it skips the test
-// where Chromium is missing, except under CI=true, where that is a failure.
+// browser gives the test a fresh, isolated browser context (its own
+// cookies, storage and cache) in one headless Chromium shared by the tests
+// of this package, started on first use (a launch per test cost about a
+// second each). It skips the test where Chromium is missing, except under
+// CI=true, where that is a failure.
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
@@ -30,15 +34,58 @@ func browser(t *testing.T) context.Context {
 		}
 		t.Skipf("no Chromium at %s", chromiumPath)
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromiumPath),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 900))
-	ctx, cancelCtx := chromedp.NewContext(actx)
+	shared := sharedChromium()
+	if shared.err != nil {
+		t.Fatalf("start Chromium: %v", shared.err)
+	}
+	ctx, cancelCtx := chromedp.NewContext(shared.ctx, chromedp.WithNewBrowserContext())
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	t.Cleanup(func() { cancelTimeout(); cancelCtx() })
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900)); err != nil {
+		t.Fatalf("open a browser context: %v", err)
+	}
 	return ctx
+}
+
+// sharedBrowser is the package's one browser process; TestMain ends it.
+type sharedBrowser struct {
+	once    sync.Once
+	ctx     context.Context // the browser's first context; tests open theirs under it
+	err     error
+	dataDir string
+	stop    func()
+}
+
+var chromium sharedBrowser
+
+func sharedChromium() *sharedBrowser {
+	chromium.once.Do(func() {
+		chromium.stop = func() {}
+		if chromium.dataDir, chromium.err = os.MkdirTemp("", "gpubook-chromium-"); chromium.err != nil {
+			return
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromiumPath),
+			chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
+			chromedp.UserDataDir(chromium.dataDir), chromedp.WindowSize(1400, 900))
+		bctx, cancelBrowser := chromedp.NewContext(actx)
+		chromium.ctx = bctx
+		chromium.stop = func() { cancelBrowser(); cancelAlloc() }
+		chromium.err = chromedp.Do(bctx) // launches the browser
+	})
+	return &chromium
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if chromium.stop != nil {
+		chromium.stop()
+	}
+	if chromium.dataDir != "" {
+		os.RemoveAll(chromium.dataDir)
+	}
+	os.Exit(code)
 }
 
 // startE2ECalendar serves the app on a real port, signs Erin in through
