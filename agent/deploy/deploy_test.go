@@ -111,6 +111,7 @@ func TestLoginHooks(t *testing.T) {
 		for _, u := range hookUsers() {
 			for _, tt := range tests {
 				t.Run(sh.name+"/"+u.name+"/"+tt.name, func(t *testing.T) {
+					t.Parallel() // each case waits on its own shell (the hung binary's cap above all)
 					want := tt.wantUser
 					if u.exempt {
 						want = tt.wantExempt
