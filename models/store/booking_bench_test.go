@@ -48,3 +48,39 @@ func BenchmarkCreateBookingHistory(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkBookNowAndRelease is the store's part of what users do most:
+// book one GPU from now for an hour, then release it, users taking turns
+// (as the peer benchmark's clients do), on each database:
+//
+//	go test -run '^$' -bench BookNowAndRelease ./models/store/
+func BenchmarkBookNowAndRelease(b *testing.B) {
+	for _, d := range storetest.Dialects {
+		b.Run(d, func(b *testing.B) {
+			db := storetest.Open(b, d)
+			first, node := fixture(b, db, 4)
+			users := []*models.User{first}
+			for _, name := range []string{"Bob", "Cy", "Di"} {
+				u := &models.User{Email: name + "@example.org", Name: name}
+				if err := db.CreateUser(ctx, u, models.CLIActor); err != nil {
+					b.Fatal(err)
+				}
+				users = append(users, u)
+			}
+			lim := models.BookingLimits{MaxGPUCount: 8, MaxLength: 24 * time.Hour, MaxAhead: 24 * time.Hour, MaxNoteLen: 100}
+			i := 0
+			for b.Loop() {
+				u, g := users[i%len(users)], node.GPUs[i%len(node.GPUs)]
+				i++
+				now := time.Now().Truncate(time.Second)
+				bk, err := db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{g.ID}, StartsAt: now, EndsAt: now.Add(time.Hour)}, lim, now, models.ActorFor(u, "127.0.0.1"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := db.ReleaseBooking(ctx, bk.ID, u, time.Now()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
