@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -49,6 +50,33 @@ UNION ALL SELECT 't', m.team_id, 0, t.name, '', '', 0, FALSE, CAST(NULL AS TIMES
 	FROM memberships m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ?
 UNION ALL SELECT 'g', g.id, g.node_id, g.model, n.name, '', g.idx, g.in_service, CAST(NULL AS TIMESTAMPTZ)
 	FROM gpus g JOIN nodes n ON n.id = g.node_id WHERE g.id IN ?`
+
+// policyQuery is policyReadSQL and its arguments for the dialect. On
+// PostgreSQL lock takes the user's row. On SQLite every parameter is
+// written "+?": SQLite compiles a statement again whenever a new value of
+// a bare parameter might change its plan (here the join of memberships by
+// user and the IN list), which cost more than running it (about 55 µs of
+// every booking; BenchmarkPolicyQuery in policy_read_internal_test.go);
+// "+?" is an expression of the parameter, planned once for every value.
+func policyQuery(dialect string, lock bool, userID int64, gpuIDs []int64) (string, []any) {
+	args := []any{userID, userID, userID, userID}
+	if dialect == Postgres {
+		forUpdate := ""
+		if lock {
+			forUpdate = " FOR UPDATE"
+		}
+		return fmt.Sprintf(policyReadSQL, forUpdate), append(args, gpuIDs)
+	}
+	in := "(NULL)"
+	if len(gpuIDs) > 0 {
+		in = "(+?" + strings.Repeat(", +?", len(gpuIDs)-1) + ")"
+	}
+	for _, id := range gpuIDs {
+		args = append(args, id)
+	}
+	q := strings.ReplaceAll(fmt.Sprintf(policyReadSQL, ""), "= ?", "= +?")
+	return strings.Replace(q, "IN ?", "IN "+in, 1), args
+}
 
 // The kinds of row policyReadSQL returns.
 const (
@@ -107,12 +135,9 @@ func readPolicy(tx *gorm.DB, userID int64, gpuIDs []int64, lim models.BookingLim
 	}
 	r := policyRead{in: models.PolicyInput{UserID: userID, System: lim, Location: loc, TeamNames: map[int64]string{},
 		Limits: []models.PolicyLimit{}, ModelTeams: map[string][]int64{}}, gpus: map[int64]models.GPU{}}
-	forUpdate := ""
-	if lock && tx.Dialector.Name() == Postgres {
-		forUpdate = " FOR UPDATE"
-	}
+	query, args := policyQuery(tx.Dialector.Name(), lock, userID, gpuIDs)
 	var rows []policyReadRow
-	if err := tx.Raw(fmt.Sprintf(policyReadSQL, forUpdate), userID, userID, userID, userID, gpuIDs).Scan(&rows).Error; err != nil {
+	if err := tx.Raw(query, args...).Scan(&rows).Error; err != nil {
 		return r, fmt.Errorf("store: policy read: %w", err)
 	}
 	var settings []policySettingRow
