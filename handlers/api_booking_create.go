@@ -27,7 +27,7 @@ func (h *API) CreateBooking(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	uuids, err := h.gpuUUIDs(c.Request().Context())
+	uuids, err := h.gpuUUIDs(c.Request().Context(), *b)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func (h *API) ListBookings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	uuids, err := h.gpuUUIDs(c.Request().Context())
+	uuids, err := h.gpuUUIDs(c.Request().Context(), bs...)
 	if err != nil {
 		return err
 	}

@@ -80,6 +80,7 @@ type bookingBody struct {
 	NodeID     int64      `json:"node_id"`
 	Node       string     `json:"node"`
 	GPUIDs     []int64    `json:"gpu_ids"`
+	GPUUUIDs   []string   `json:"gpu_uuids"`
 	StartsAt   time.Time  `json:"starts_at"`
 	EndsAt     time.Time  `json:"ends_at"`
 	Note       string     `json:"note"`
@@ -208,7 +209,8 @@ func TestAPICreateAndListBookings(t *testing.T) {
 			ids := []int64{f.gpus[1].ID, f.gpus[0].ID}
 			b := f.book(t, f.adaAPI, ids, 1, 3, " fine-tune ")
 			want := bookingBody{ID: b.ID, UserID: f.ada.ID, UserName: "Ada", NodeID: f.gpus[0].NodeID, Node: "gpu01",
-				GPUIDs: []int64{f.gpus[0].ID, f.gpus[1].ID}, StartsAt: hoursAfter(1), EndsAt: hoursAfter(3), Note: "fine-tune",
+				GPUIDs: []int64{f.gpus[0].ID, f.gpus[1].ID}, GPUUUIDs: []string{f.gpus[0].UUID, f.gpus[1].UUID},
+				StartsAt: hoursAfter(1), EndsAt: hoursAfter(3), Note: "fine-tune",
 				Kind: "standard", Status: "confirmed", Phase: "upcoming", CreatedAt: apiStart, UpdatedAt: apiStart}
 			if !reflect.DeepEqual(b, want) {
 				t.Errorf("created\n got %+v\nwant %+v", b, want)
@@ -235,6 +237,9 @@ func TestAPICreateAndListBookings(t *testing.T) {
 				ids := []int64{}
 				for _, b := range got.Bookings {
 					ids = append(ids, b.ID)
+					if len(b.GPUUUIDs) != len(b.GPUIDs) || len(b.GPUUUIDs) == 0 || b.GPUUUIDs[0] == "" {
+						t.Errorf("booking %d: gpu_uuids %q for gpu_ids %v", b.ID, b.GPUUUIDs, b.GPUIDs)
+					}
 				}
 				return ids
 			}

@@ -60,6 +60,26 @@ func (db *DB) GPUs(ctx context.Context) ([]models.GPU, error) {
 	return out, nil
 }
 
+// GPUUUIDs maps each of ids that exists to its GPU's UUID, in one query:
+// what a booking's answer on the API names its GPUs by.
+func (db *DB) GPUUUIDs(ctx context.Context, ids []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID   int64
+		UUID string
+	}
+	if err := db.Gorm.WithContext(ctx).Table("gpus").Select("id, uuid").Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: gpu uuids: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r.UUID
+	}
+	return out, nil
+}
+
 // GPU returns the GPU with id.
 func (db *DB) GPU(ctx context.Context, id int64) (*models.GPU, error) {
 	var r gpuRow

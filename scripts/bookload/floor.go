@@ -100,20 +100,17 @@ func consecutive(ids []int64) bool {
 	return len(ids) > 0
 }
 
-// sqliteFloor is the same work on SQLite, on the pool the raw baseline
-// uses: the token query, then BEGIN IMMEDIATE (the DSN's _txlock), the
-// three inserts gpubook runs there, COMMIT. The k-th booking takes cell k
+// sqliteFloor is the same work on SQLite, on the store's own pool
+// (floorConn): the token query, then BEGIN IMMEDIATE (the DSN's _txlock),
+// the three inserts gpubook runs there, COMMIT. The k-th booking takes cell k
 // of the (GPU, hour) grid, so no two calls collide.
 func sqliteFloor(ctx context.Context, db *store.DB, t *target, clients int, d time.Duration) result {
 	hash := models.HashToken(t.tokens[0])
 	start := t.floorStart()
+	conn := newFloorConn(db)
 	return drive(clients, 0, d, func(k int) error {
-		rows, err := db.SQL.QueryContext(ctx, fmt.Sprintf(tokenUserSQL, "?"), hash)
+		found, err := conn.exists(ctx, fmt.Sprintf(tokenUserSQL, "?"), hash) // gpubook reads the row's columns too
 		if err != nil {
-			return err
-		}
-		found := rows.Next() // gpubook reads the row's columns too; here finding it is enough
-		if err := rows.Close(); err != nil {
 			return err
 		}
 		if !found {
@@ -122,24 +119,19 @@ func sqliteFloor(ctx context.Context, db *store.DB, t *target, clients int, d ti
 		uid, g := t.users[k%len(t.users)], t.gpuIDs[k%len(t.gpuIDs)]
 		s := start.Add(time.Duration(k/len(t.gpuIDs)) * time.Hour)
 		e, now := s.Add(time.Hour), time.Now().UTC()
-		tx, err := db.SQL.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		var id int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
+		return conn.inTx(ctx, func(tx floorTx) error {
+			var id int64
+			if err := tx.QueryRowContext(ctx, `INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?) RETURNING id`, uid, t.nodeID, s, e, floorNote, now, now).Scan(&id); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at, blocking) VALUES (?, ?, ?, ?, TRUE)",
+				id, g, s, e); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
+			VALUES (?, ?, 'load', 'booking.create', 'booking', ?, ?, '127.0.0.1')`, now, uid, strconv.FormatInt(id, 10), floorNote)
 			return err
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at, blocking) VALUES (?, ?, ?, ?, TRUE)",
-			id, g, s, e); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
-			VALUES (?, ?, 'load', 'booking.create', 'booking', ?, ?, '127.0.0.1')`, now, uid, strconv.FormatInt(id, 10), floorNote); err != nil {
-			return err
-		}
-		return tx.Commit()
+		})
 	})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -179,18 +178,16 @@ SELECT id FROM b;
 	return runPgbench(ctx, dbURL, script, clients, d, "-M", "prepared")
 }
 
-// sqliteNowFloor is the same work on SQLite: the token query, BEGIN
+// sqliteNowFloor is the same work on SQLite, on the store's own pool
+// (floorConn): the token query, BEGIN
 // IMMEDIATE, the three inserts, COMMIT; the token query, BEGIN IMMEDIATE,
 // the two updates and the audit insert, COMMIT.
 func sqliteNowFloor(ctx context.Context, db *store.DB, t *target, clients int, d time.Duration) result {
 	hash := models.HashToken(t.tokens[0])
+	conn := newFloorConn(db)
 	token := func() error {
-		rows, err := db.SQL.QueryContext(ctx, fmt.Sprintf(tokenUserSQL, "?"), hash)
+		found, err := conn.exists(ctx, fmt.Sprintf(tokenUserSQL, "?"), hash)
 		if err != nil {
-			return err
-		}
-		found := rows.Next()
-		if err := rows.Close(); err != nil {
 			return err
 		}
 		if !found {
@@ -198,17 +195,7 @@ func sqliteNowFloor(ctx context.Context, db *store.DB, t *target, clients int, d
 		}
 		return nil
 	}
-	inTx := func(f func(tx *sql.Tx) error) error {
-		tx, err := db.SQL.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		if err := f(tx); err != nil {
-			return err
-		}
-		return tx.Commit()
-	}
+	inTx := func(f func(tx floorTx) error) error { return conn.inTx(ctx, f) }
 	audit := `INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
 		VALUES (?, ?, 'load', ?, 'booking', ?, ?, '127.0.0.1')`
 	return driveEach(clients, d, func(c int) error {
@@ -219,7 +206,7 @@ func sqliteNowFloor(ctx context.Context, db *store.DB, t *target, clients int, d
 		if err := token(); err != nil {
 			return err
 		}
-		err := inTx(func(tx *sql.Tx) error {
+		err := inTx(func(tx floorTx) error {
 			if err := tx.QueryRowContext(ctx, `INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
 				VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?) RETURNING id`, uid, t.nodeID, s, s.Add(time.Hour), nowNote, now, now).Scan(&id); err != nil {
 				return err
@@ -237,7 +224,7 @@ func sqliteNowFloor(ctx context.Context, db *store.DB, t *target, clients int, d
 		if err := token(); err != nil {
 			return err
 		}
-		return inTx(func(tx *sql.Tx) error {
+		return inTx(func(tx floorTx) error {
 			if _, err := tx.ExecContext(ctx, "UPDATE bookings SET status = 'cancelled', released_at = ?, updated_at = ? WHERE id = ?", now, now, id); err != nil {
 				return err
 			}
