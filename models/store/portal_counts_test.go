@@ -31,7 +31,7 @@ func TestPortalCounts(t *testing.T) {
 		}{
 			{now.Add(h), now.Add(2 * h), models.StatusConfirmed, nil, models.PhaseUpcoming},
 			{now.Add(-h), now.Add(h), models.StatusConfirmed, nil, models.PhaseActive},
-			{now, now.Add(h), models.StatusConfirmed, nil, models.PhaseActive}, // starts this instant
+			{now, now.Add(h), models.StatusConfirmed, nil, models.PhaseActive},    // starts this instant
 			{now.Add(-2 * h), now, models.StatusConfirmed, nil, models.PhasePast}, // ends this instant
 			{now.Add(-h), now.Add(h), models.StatusConfirmed, ptr(now.Add(-time.Minute)), models.PhasePast},
 			{now.Add(-h), now.Add(h), models.StatusConfirmed, ptr(now.Add(time.Minute)), models.PhaseActive},
