@@ -150,6 +150,7 @@ func testMetrics(t *testing.T, dialect string) {
 		{"gpubook_http_requests_total", []string{"method", "POST", "route", "/api/v1/requests", "status", "201"}, 1},
 		{"gpubook_http_requests_total", []string{"method", "POST", "route", wire.PathUsage, "status", "204"}, 2},
 		{"gpubook_http_requests_total", []string{"method", "POST", "route", wire.PathEnroll, "status", "200"}, 1},
+		{"gpubook_http_requests_total", []string{"method", "GET", "route", "/api/v1/*", "status", "404"}, 1}, // an unknown path: its catch-all
 		{"gpubook_http_request_duration_seconds", []string{"method", "POST", "route", "/api/v1/bookings"}, 2},
 		{"gpubook_agent_usage_records_total", []string{"result", "inserted"}, 2},
 		{"gpubook_agent_usage_records_total", []string{"result", "duplicate"}, 2},
