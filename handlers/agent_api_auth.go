@@ -27,6 +27,9 @@ type AgentAPI struct {
 	// is nil until the outbox exists: reports then stay un-warned
 	// (warned_at NULL) so that the outbox job can pick them up later.
 	IdleWarner func(ctx context.Context, r models.IdleReport) error
+	// UsageIngested, when set, is told what each stored usage batch
+	// added (the portal's metrics count it); nil: nobody listens.
+	UsageIngested func(models.UsageResult)
 }
 
 type agentNodeKey struct{}

@@ -29,6 +29,9 @@ func (h *AgentAPI) Usage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if h.UsageIngested != nil {
+		h.UsageIngested(res)
+	}
 	if res.Duplicates > 0 || res.Stale > 0 {
 		h.logger().Info("agent usage resent", "node_id", h.node(c), "batch", b.BatchID, "new", res.Inserted, "duplicates", res.Duplicates, "stale", res.Stale)
 	}

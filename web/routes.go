@@ -14,9 +14,9 @@ import (
 )
 
 // routes lists every route of gpubook, one line each, grouped by who may use it.
-func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
+func routes(e *echo.Echo, base *handlers.Base, cfg Config, m *metrics) {
 	https := strings.HasPrefix(cfg.BaseURL, "https://")
-	e.Use(middleware.RequestID(), accessLog(cfg.Logger), recoverPanics(cfg.Logger), securityHeaders(https),
+	e.Use(m.observe(), middleware.RequestID(), accessLog(cfg.Logger), recoverPanics(cfg.Logger), securityHeaders(https),
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: ownBodyLimit}),
 		middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: importBodyLimit, Skipper: func(c echo.Context) bool { return !isImport(c) }}),
 		middleware.GzipWithConfig(middleware.GzipConfig{Skipper: isAPIWrite, MinLength: gzipMinLength}))
@@ -146,7 +146,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config) {
 	// Agent API (node credential): enrolment spends a one-time token; the
 	// rest needs the node's credential, never the session cookie.
 	agentAPI := &handlers.AgentAPI{Base: base, PortalURL: cfg.BaseURL, IdlePolicy: cfg.IdlePolicy, Retention: cfg.UsageRetention, Log: cfg.Logger,
-		IdleWarner: notifier(cfg, base).IdleWarning}
+		IdleWarner: notifier(cfg, base).IdleWarning, UsageIngested: m.usageIngested}
 	e.POST(wire.PathEnroll, agentAPI.Enroll, middleware.BodyLimit(strconv.Itoa(wire.MaxEnrollBody)), rateLimit(cfg.SignInRate, byIP))
 	// The agent's own body limit: its batches are cut to fit it (wire.MaxBody).
 	// One failure budget per address for both APIs: a guesser is refused

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/jobs"
 	"github.com/gpubook/gpubook/models/notify"
 	"github.com/gpubook/gpubook/views"
 	"github.com/gpubook/gpubook/views/i18n"
@@ -56,6 +57,11 @@ type Config struct {
 	UsageRetention time.Duration
 	// Reports are the usage reports' thresholds and schedule (zero: defaults).
 	Reports models.ReportRules
+	// MetricsListen is where /metrics (Prometheus) is served, apart from
+	// the portal's own address so that it need not be public; "" = off.
+	MetricsListen string
+	// JobStates reports the background jobs' runs for /metrics; nil: none.
+	JobStates func() []jobs.RunState
 }
 
 // Rate is a token-bucket limit: PerMinute sustained, Burst at once.
@@ -66,9 +72,10 @@ type Rate struct {
 
 // Server is a wired gpubook HTTP server.
 type Server struct {
-	Echo   *echo.Echo
-	cfg    Config
-	logger *slog.Logger
+	Echo    *echo.Echo
+	cfg     Config
+	logger  *slog.Logger
+	metrics *metrics // nil when metrics are off
 }
 
 // New wires the server: every dependency comes in here, nothing is global.
@@ -126,7 +133,18 @@ func New(cfg Config, store handlers.Store, sessionStore scs.Store) (*Server, err
 	e.IPExtractor = clientIP(cfg.TrustedProxies)
 	e.HTTPErrorHandler = errorHandler(base, cfg.Logger)
 	s := &Server{Echo: e, cfg: cfg, logger: cfg.Logger}
-	routes(e, base, cfg)
+	if cfg.MetricsListen != "" {
+		st, ok := store.(models.PortalCountsStore)
+		if !ok {
+			return nil, fmt.Errorf("web: metrics: the store cannot count the portal's state")
+		}
+		m, err := newMetrics(cfg, st)
+		if err != nil {
+			return nil, err
+		}
+		s.metrics = m
+	}
+	routes(e, base, cfg, s.metrics)
 	return s, nil
 }
 
@@ -161,12 +179,21 @@ func (s *Server) Run(ctx context.Context, ready chan<- net.Addr) error {
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
+	msrv, err := s.listenMetrics()
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	s.logger.Info("gpubook listening", "addr", ln.Addr().String(), "base_url", s.cfg.BaseURL, "dev_login", s.cfg.DevLogin)
 	if ready != nil {
 		ready <- ln.Addr()
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if msrv != nil {
+		go func() { errc <- msrv.serve() }()
+		defer msrv.Close()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("web: serve: %w", err)

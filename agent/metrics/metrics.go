@@ -4,8 +4,9 @@
 // agent knows (who holds each GPU, violations, spool, sync).
 //
 // It writes the text format itself (stdlib only) instead of using
-// client_golang: that module's dependencies are not in this repository's
-// go.sum, and a handful of gauges does not need a registry.
+// client_golang: a handful of gauges does not need a registry, and the
+// agent stays small. parse_test.go proves the output with Prometheus's own
+// text parser (github.com/prometheus/common/expfmt).
 package metrics
 
 import (

@@ -43,15 +43,17 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	}
 	sessions, stop := sessionStore(db)
 	defer stop()
-	srv, err := web.New(c.webConfig(cfg, log), db, sessions)
-	if err != nil {
-		return fmt.Errorf("cli: serve: %w", err)
-	}
-	logStart(log, cfg, db.Dialect)
 	runner, err := newJobRunner(cfg, db, log, clockwork.NewRealClock())
 	if err != nil {
 		return fmt.Errorf("cli: serve: %w", err)
 	}
+	wcfg := c.webConfig(cfg, log)
+	wcfg.JobStates = runner.RunStates
+	srv, err := web.New(wcfg, db, sessions)
+	if err != nil {
+		return fmt.Errorf("cli: serve: %w", err)
+	}
+	logStart(log, cfg, db.Dialect)
 	if err := c.registerJobs(cfg, db, runner, log); err != nil {
 		return fmt.Errorf("cli: serve: %w", err)
 	}
@@ -65,7 +67,7 @@ func (c *cli) webConfig(cfg Config, log *slog.Logger) web.Config {
 		Now: c.now, Logger: log, SSO: ssoConfig(cfg), I18n: c.bundle,
 		SessionIdle: cfg.SSO.SessionIdle, SessionMaxAge: cfg.SSO.SessionMaxAge,
 		IdlePolicy: cfg.Agent.IdlePolicy, UsageRetention: cfg.Agent.Retention, Reports: cfg.Reports,
-		TrustedProxies: cfg.TrustedProxies,
+		TrustedProxies: cfg.TrustedProxies, MetricsListen: cfg.MetricsListen,
 	}
 }
 

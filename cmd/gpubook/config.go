@@ -41,6 +41,9 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
 	// believed (GPUBOOK_TRUSTED_PROXIES); none by default.
 	TrustedProxies []*net.IPNet
+	// MetricsListen is where Prometheus scrapes /metrics
+	// (GPUBOOK_METRICS_LISTEN); "" = metrics off, the default.
+	MetricsListen string
 }
 
 // Defaults that a fresh checkout runs with, no setup needed.
@@ -65,6 +68,7 @@ func (s *setting) Set(v string) error { s.value, s.set = v, true; return nil }
 type configFlags struct {
 	dbURL, listen, baseURL, timezone, logLevel   setting
 	logFormat, devLogin, oidcIssuer, slotMinutes setting
+	metricsListen                                setting
 }
 
 // newConfigFlags registers the configuration flags on fs. Commands that do
@@ -73,15 +77,16 @@ type configFlags struct {
 // server's; the other settings still come from the environment.
 func newConfigFlags(fs *flag.FlagSet, serving bool) *configFlags {
 	cf := &configFlags{
-		dbURL:       setting{flag: "database-url", env: "GPUBOOK_DATABASE_URL"},
-		listen:      setting{flag: "listen", env: "GPUBOOK_LISTEN"},
-		baseURL:     setting{flag: "base-url", env: "GPUBOOK_BASE_URL"},
-		timezone:    setting{flag: "timezone", env: "GPUBOOK_TIMEZONE"},
-		logLevel:    setting{flag: "log-level", env: "GPUBOOK_LOG_LEVEL"},
-		logFormat:   setting{flag: "log-format", env: "GPUBOOK_LOG_FORMAT"},
-		devLogin:    setting{flag: "dev-login", env: "GPUBOOK_DEV_LOGIN"},
-		oidcIssuer:  setting{flag: "oidc-issuer", env: "GPUBOOK_OIDC_ISSUER"},
-		slotMinutes: setting{flag: "slot-minutes", env: "GPUBOOK_SLOT_MINUTES"},
+		dbURL:         setting{flag: "database-url", env: "GPUBOOK_DATABASE_URL"},
+		listen:        setting{flag: "listen", env: "GPUBOOK_LISTEN"},
+		baseURL:       setting{flag: "base-url", env: "GPUBOOK_BASE_URL"},
+		timezone:      setting{flag: "timezone", env: "GPUBOOK_TIMEZONE"},
+		logLevel:      setting{flag: "log-level", env: "GPUBOOK_LOG_LEVEL"},
+		logFormat:     setting{flag: "log-format", env: "GPUBOOK_LOG_FORMAT"},
+		devLogin:      setting{flag: "dev-login", env: "GPUBOOK_DEV_LOGIN"},
+		oidcIssuer:    setting{flag: "oidc-issuer", env: "GPUBOOK_OIDC_ISSUER"},
+		slotMinutes:   setting{flag: "slot-minutes", env: "GPUBOOK_SLOT_MINUTES"},
+		metricsListen: setting{flag: "metrics-listen", env: "GPUBOOK_METRICS_LISTEN"},
 	}
 	fs.Var(&cf.dbURL, "database-url", "database `URL`: postgres://… or sqlite:PATH (env GPUBOOK_DATABASE_URL[_FILE], default "+defaultDatabaseURL+")")
 	if !serving {
@@ -89,6 +94,7 @@ func newConfigFlags(fs *flag.FlagSet, serving bool) *configFlags {
 	}
 	fs.Var(&cf.timezone, "timezone", "the cluster's IANA time `zone` (env GPUBOOK_TIMEZONE, default the machine's)")
 	fs.Var(&cf.listen, "listen", "`host:port` to listen on (env GPUBOOK_LISTEN, default "+defaultListen+")")
+	fs.Var(&cf.metricsListen, "metrics-listen", "`host:port` to serve Prometheus /metrics on, apart from the portal (env GPUBOOK_METRICS_LISTEN, default off)")
 	fs.Var(&cf.baseURL, "base-url", "public `URL` of the portal (env GPUBOOK_BASE_URL, default http://LISTEN)")
 	fs.Var(&cf.logLevel, "log-level", "log `level`: debug, info, warn or error (env GPUBOOK_LOG_LEVEL, default info)")
 	fs.Var(&cf.logFormat, "log-format", "log `format`: text or json (env GPUBOOK_LOG_FORMAT, default text)")
@@ -123,7 +129,7 @@ func parseConfig(getenv func(string) string, args []string) (Config, error) {
 func (cf *configFlags) resolve(getenv func(string) string) (Config, error) {
 	var cfg Config
 	steps := []func(func(string) string, *Config) error{
-		cf.resolveDatabase, cf.resolveListen, cf.resolveBaseURL, cf.resolveTimezone,
+		cf.resolveDatabase, cf.resolveListen, cf.resolveMetricsListen, cf.resolveBaseURL, cf.resolveTimezone,
 		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot, resolveSSO, resolveAgent, resolveSMTP, resolveReports,
 		resolveTrustedProxies,
 	}
@@ -200,6 +206,33 @@ func (cf *configFlags) resolveListen(getenv func(string) string, cfg *Config) er
 	if raw == "" {
 		raw = defaultListen
 	}
+	if err := checkListen(name, raw); err != nil {
+		return err
+	}
+	cfg.Listen = raw
+	return nil
+}
+
+// resolveMetricsListen reads the metrics address: off when empty, else a
+// host:port other than the portal's.
+func (cf *configFlags) resolveMetricsListen(getenv func(string) string, cfg *Config) error {
+	raw, name := cf.metricsListen.lookup(getenv)
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil
+	}
+	if err := checkListen(name, raw); err != nil {
+		return err
+	}
+	if raw == cfg.Listen && !strings.HasSuffix(raw, ":0") {
+		return fmt.Errorf("%s: %q is the portal's own address; choose another port (e.g. 127.0.0.1:9090)", name, raw)
+	}
+	cfg.MetricsListen = raw
+	return nil
+}
+
+// checkListen checks a listen address: host:port with a port in range.
+func checkListen(name, raw string) error {
 	host, port, err := net.SplitHostPort(raw)
 	if err != nil {
 		return fmt.Errorf("%s: %q is not host:port (e.g. %s or :8080)", name, raw, defaultListen)
@@ -210,7 +243,6 @@ func (cf *configFlags) resolveListen(getenv func(string) string, cfg *Config) er
 	if strings.ContainsAny(host, " /") {
 		return fmt.Errorf("%s: %q has an invalid host", name, raw)
 	}
-	cfg.Listen = raw
 	return nil
 }
 

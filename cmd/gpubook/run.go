@@ -57,6 +57,8 @@ func commands() []command {
 		{"serve", "run the web portal (applies pending migrations first)", (*cli).serve, "server"},
 		{"migrate", "apply, list or roll back database migrations", (*cli).migrate, "server"},
 		{"demo", "fill an empty database with demo users, nodes and bookings", (*cli).demo, "server"},
+		{"backup", "write a consistent copy of the database to a file, while the server runs", (*cli).backup, "server"},
+		{"restore", "restore a backup into an empty database, then migrate", (*cli).restore, "server"},
 		{"version", "print the version", (*cli).version, "server"},
 		{"user", "add and list users", (*cli).user, "admin"},
 		{"token", "create, list and revoke personal API tokens", (*cli).token, "admin"},

@@ -20,8 +20,11 @@ var errTimedOut = errors.New("jobs: run timed out")
 // moments, do not run the job again within the same interval.
 func (r *Runner) withLease(ctx context.Context, name string, every time.Duration, fn func(context.Context) error) error {
 	ok, err := r.cfg.Store.TryLease(ctx, name, r.cfg.Owner, r.cfg.JobLease)
-	if err != nil || !ok {
+	if err != nil {
 		return err
+	}
+	if !ok {
+		return errNotOurTurn
 	}
 	start := r.cfg.Clock.Now()
 	err = r.heartbeat(ctx, name, r.cfg.JobTimeout, fn)
@@ -46,11 +49,14 @@ func (r *Runner) runPeriod(ctx context.Context, name string, periodFunc func(tim
 	}
 	period := periodFunc(now)
 	if period == "" {
-		return nil
+		return errNotOurTurn
 	}
 	ok, err := r.cfg.Store.ClaimPeriod(ctx, name, period, r.cfg.Owner, r.cfg.JobLease)
-	if err != nil || !ok {
+	if err != nil {
 		return err
+	}
+	if !ok {
+		return errNotOurTurn
 	}
 	r.log.Info("periodic job starts", "job", name, "period", period)
 	err = r.heartbeat(ctx, name, r.cfg.PeriodTimeout, func(ctx context.Context) error { return fn(ctx, period) })

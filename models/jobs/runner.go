@@ -47,9 +47,10 @@ type Config struct {
 
 // Runner owns the scheduler and the jobs on it.
 type Runner struct {
-	cfg   Config
-	sched gocron.Scheduler
-	log   *slog.Logger
+	cfg    Config
+	sched  gocron.Scheduler
+	log    *slog.Logger
+	states runStates
 }
 
 func (c *Config) defaults() {
@@ -125,9 +126,17 @@ func (r *Runner) RegisterEverywhere(name string, every time.Duration, fn func(co
 	})
 }
 
+// add schedules one job and records each tick's outcome for RunStates. A
+// run cut short by the runner's shutdown is not recorded as a failure.
 func (r *Runner) add(name string, def gocron.JobDefinition, fn func(context.Context) error) error {
 	_, err := r.sched.NewJob(def, gocron.NewTask(func(ctx context.Context) {
-		if err := fn(ctx); err != nil && ctx.Err() == nil {
+		start := r.cfg.Clock.Now()
+		err := fn(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		r.states.record(name, start, r.cfg.Clock.Since(start), err)
+		if err != nil && !errors.Is(err, errNotOurTurn) {
 			r.log.Error("job failed", "job", name, "err", err)
 		}
 	}), gocron.WithName(name), gocron.WithSingletonMode(gocron.LimitModeReschedule),
@@ -135,6 +144,7 @@ func (r *Runner) add(name string, def gocron.JobDefinition, fn func(context.Cont
 	if err != nil {
 		return fmt.Errorf("jobs: add %s: %w", name, err)
 	}
+	r.states.register(name)
 	return nil
 }
 
