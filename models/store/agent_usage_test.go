@@ -57,7 +57,8 @@ func TestIngestUsageUnixNames(t *testing.T) {
 
 // TestIngestUsageContainer: the container of a user's minute is stored and
 // read back for the live status page; a user outside containers has none,
-// and an older agent's record (no container field) stores ”.
+// as for an older agent's record, which has no container field; a
+// container id with a control character refuses the batch.
 func TestIngestUsageContainer(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		n, _ := enrolled(t, db, "gpu17", 1, 1)
