@@ -100,7 +100,7 @@ type Daemon struct {
 	nvmlDown  time.Time // since when no GPU source is attached; zero when one is
 	nvmlErr   string
 	lockErr   string                        // the device lock's last error, "" when it applied
-	migs      map[string][]lock.MIGInstance // MIG instances last seen, by parent GPU UUID
+	migs      map[string][]lock.MIGInstance // GPUs in MIG mode → their instances, as last seen
 }
 
 // New loads the cached schedule (so enforcement works from the first

@@ -28,8 +28,9 @@ func (d *Daemon) syncLock(snap sampler.Snapshot, bookings []wire.Booking) {
 	var migs []lock.MIGInstance
 	d.migs = migsSeen(d.migs, snap)
 	for _, g := range d.devices {
-		gpus = append(gpus, lock.GPU{UUID: g.UUID, Minor: g.Minor})
-		migs = append(migs, d.migs[g.UUID]...)
+		list, mig := d.migs[g.UUID]
+		gpus = append(gpus, lock.GPU{UUID: g.UUID, Minor: g.Minor, MIG: mig})
+		migs = append(migs, list...)
 	}
 	d.mu.Unlock()
 	// One line: errors.Join's newlines would make the heartbeat invalid.
@@ -58,16 +59,17 @@ func (d *Daemon) lockStatus() string {
 	return s
 }
 
-// migsSeen updates the MIG instances known per GPU UUID from one sample:
-// a GPU that answered replaces its list (none when MIG is off); one that
-// did not answer keeps the last, so that one failed NVML call does not
-// close (or open) a MIG instance in the middle of a booking.
+// migsSeen updates, from one sample, the GPUs known to be in MIG mode (the
+// map's keys) with their instances: a GPU that answered replaces its entry
+// (none when MIG is off); one that did not answer keeps the last, so that
+// one failed NVML call does not close (or open) a MIG instance in the
+// middle of a booking.
 func migsSeen(known map[string][]lock.MIGInstance, snap sampler.Snapshot) map[string][]lock.MIGInstance {
 	if known == nil {
 		known = map[string][]lock.MIGInstance{}
 	}
 	for _, g := range snap.GPUs {
-		if !g.Device.MIG || len(g.Instances) == 0 {
+		if !g.Device.MIG {
 			delete(known, g.Device.UUID)
 			continue
 		}

@@ -22,6 +22,7 @@ import (
 type syncs struct {
 	calls []lockCall
 	migs  [][]lock.MIGInstance // what each call was given
+	mig   [][]int              // minors of the GPUs in MIG mode, per call
 	err   error
 }
 
@@ -33,6 +34,13 @@ type lockCall struct {
 func (s *syncs) Sync(now time.Time, bookings []wire.Booking, gpus []lock.GPU, migs []lock.MIGInstance) error {
 	s.calls = append(s.calls, lockCall{now, lock.AllowFor(bookings, "alice", now, gpus, migs, nil).GPUMinors})
 	s.migs = append(s.migs, migs)
+	var mig []int
+	for _, g := range gpus {
+		if g.MIG {
+			mig = append(mig, g.Minor)
+		}
+	}
+	s.mig = append(s.mig, mig)
 	return s.err
 }
 
@@ -112,6 +120,9 @@ func TestLockGetsMIGInstances(t *testing.T) {
 	if got := l.migs[len(l.migs)-1]; !reflect.DeepEqual(got, want) {
 		t.Fatalf("lock given %+v, want %+v", got, want)
 	}
+	if got := l.mig[len(l.mig)-1]; !slices.Equal(got, []int{3}) {
+		t.Errorf("GPUs in MIG mode given to the lock: %v, want [3]", got)
+	}
 	memory := dev.GetMemoryInfoFunc
 	dev.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { return nvml.Memory{}, nvml.ERROR_GPU_IS_LOST }
 	if err := d.SampleOnce(context.Background()); err == nil {
@@ -123,7 +134,7 @@ func TestLockGetsMIGInstances(t *testing.T) {
 	dev.GetMemoryInfoFunc = memory
 	r.node.Set(3, agenttest.GPUState{})
 	r.run(d, 10*time.Second)
-	if got := l.migs[len(l.migs)-1]; len(got) != 0 {
-		t.Errorf("MIG off: lock given %+v, want none", got)
+	if got := l.migs[len(l.migs)-1]; len(got) != 0 || len(l.mig[len(l.mig)-1]) != 0 {
+		t.Errorf("MIG off: lock given %+v and MIG GPUs %v, want none", got, l.mig[len(l.mig)-1])
 	}
 }

@@ -9,11 +9,14 @@ import (
 	"github.com/gpubook/gpubook/models/wire"
 )
 
-// GPU is one whole GPU of the node: its UUID (what bookings name) and the
-// minor of its device file, /dev/nvidiaMINOR (char 195:MINOR).
+// GPU is one whole GPU of the node: its UUID (what bookings name), the
+// minor of its device file, /dev/nvidiaMINOR (char 195:MINOR), and whether
+// it is in MIG mode (only then do its capability files matter: the rules
+// leave those of other GPUs alone, which keeps them five times shorter).
 type GPU struct {
 	UUID  string
 	Minor int
+	MIG   bool
 }
 
 // MIGInstance is one MIG instance: a process reaches it through its parent
@@ -49,8 +52,8 @@ type Allow struct {
 // AllowFor computes, from the cached schedule, what user may open at t: the
 // GPUs (and MIG instances) of their bookings active at t. A GPU booked as a
 // whole also opens the capability files of every MIG instance on it, those
-// present (migs, resolved) and those the driver's table lists for it (caps
-// may be nil on a node without MIG).
+// present (migs, resolved) and, in MIG mode, those the driver's table
+// lists for it (caps may be nil on a node without MIG).
 func AllowFor(bookings []wire.Booking, user string, t time.Time, gpus []GPU, migs []MIGInstance, caps CapTable) Allow {
 	held := map[string]bool{}
 	for _, b := range bookings {
@@ -65,7 +68,9 @@ func AllowFor(bookings []wire.Booking, user string, t time.Time, gpus []GPU, mig
 	for _, g := range gpus {
 		if held[g.UUID] {
 			a.GPUMinors = append(a.GPUMinors, g.Minor)
-			a.CapMinors = append(a.CapMinors, caps.OfGPU(g.Minor)...)
+			if g.MIG {
+				a.CapMinors = append(a.CapMinors, caps.OfGPU(g.Minor)...)
+			}
 			wholeMinors[g.Minor] = true
 		}
 	}
@@ -103,7 +108,8 @@ func (a Allow) Key() string {
 // (NodeCaps) that a does not name. Denying all possible GPU minors, not
 // only the ones present, also covers a GPU that appears later. The MIG
 // "config" and "monitor" capabilities are no instance's and stay as their
-// file modes say (root only, by default).
+// file modes say (root only, by default). a's lists are sorted, as AllowFor
+// returns them.
 func Rules(a Allow, mj Majors, nodeCaps []int) []*devices.Rule {
 	rules := []*devices.Rule{{Type: devices.WildcardDevice, Major: devices.Wildcard, Minor: devices.Wildcard,
 		Permissions: "rwm", Allow: true}}

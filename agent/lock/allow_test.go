@@ -12,7 +12,7 @@ import (
 
 func TestAllowFor(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	gpus := []GPU{{"GPU-0", 0}, {"GPU-1", 1}, {"GPU-2", 2}, {"GPU-3", 3}, {"GPU-5", 5}}
+	gpus := []GPU{{"GPU-0", 0, false}, {"GPU-1", 1, false}, {"GPU-2", 2, false}, {"GPU-3", 3, true}, {"GPU-5", 5, false}}
 	migs := []MIGInstance{{UUID: "MIG-a", ParentMinor: 3, CapMinors: []int{12, 13}},
 		{UUID: "MIG-b", ParentMinor: 3, CapMinors: []int{21, 22}}}
 	bk := func(id int64, user string, from, to time.Duration, uuids ...string) wire.Booking {

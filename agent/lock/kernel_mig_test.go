@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	devices "github.com/opencontainers/cgroups/devices/config"
+
 	"github.com/gpubook/gpubook/agent/exempt"
 	"github.com/gpubook/gpubook/agent/lock"
 	"github.com/gpubook/gpubook/agent/lock/locktest"
@@ -14,8 +16,8 @@ import (
 	"github.com/gpubook/gpubook/models/wire"
 )
 
-// TestMIGLockOnRealCgroups: GPU 3 of an 8-GPU node is split into two MIG
-// instances. On the real kernel, with capability files of a major no
+// TestMIGLockOnRealCgroups: GPUs 2 and 3 of an 8-GPU node are in MIG mode,
+// GPU 3 split into two instances. On the real kernel, with capability files of a major no
 // driver answers (ENXIO once past the cgroup, EPERM when denied): alice,
 // who booked GPU 3 whole, opens it and every capability file of it, even
 // of an instance created later; bob, who booked instance MIG-a, opens GPU
@@ -53,7 +55,7 @@ func migScenario(t *testing.T, cg *lock.Cgroups) {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	gpus := make([]lock.GPU, 8)
 	for i := range gpus {
-		gpus[i] = lock.GPU{UUID: fmt.Sprintf("GPU-%d", i), Minor: i}
+		gpus[i] = lock.GPU{UUID: fmt.Sprintf("GPU-%d", i), Minor: i, MIG: i == 2 || i == 3}
 	}
 	// As the daemon passes them: NVML's ids, no capability minors.
 	migs := []lock.MIGInstance{{UUID: "MIG-a", ParentMinor: 3, GPUInstance: 1, ComputeInstance: 0},
@@ -89,4 +91,47 @@ func migScenario(t *testing.T, cg *lock.Cgroups) {
 	}
 	expect("bob", bob, map[string]string{n.GPU(3): "EPERM", capPath(aGI): "EPERM", capPath(aCI): "EPERM"})
 	expect("alice", alice, map[string]string{n.GPU(3): "ENXIO", capPath(aCI): "ENXIO"})
+}
+
+// BenchmarkApplyMIGRules: rewriting one user's rules on an 8-GPU node, all
+// in MIG mode with the driver's table (254 GPU minors and 1080 capability
+// files to deny) and without MIG, alternating between two bookings so that every write
+// changes something.
+func BenchmarkApplyMIGRules(b *testing.B) {
+	full, err := lock.ParseMIGMinors(strings.NewReader(locktest.MIGMinors(8)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	gpus := make([]lock.GPU, 8)
+	for i := range gpus {
+		gpus[i] = lock.GPU{UUID: fmt.Sprintf("GPU-%d", i), Minor: i, MIG: true}
+	}
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for _, table := range []struct {
+		name string
+		tab  lock.CapTable
+	}{{"mig-table", full}, {"no-table", nil}} {
+		nodeCaps := lock.NodeCaps(gpus, nil, table.tab)
+		var rules [2][]*devices.Rule
+		for i, uuid := range []string{"GPU-2", "GPU-5"} {
+			a := lock.AllowFor([]wire.Booking{{User: "alice", GPUUUIDs: []string{uuid}, StartsAt: t0, EndsAt: t0.Add(time.Hour)}}, "alice", t0, gpus, nil, table.tab)
+			rules[i] = lock.Rules(a, lock.Majors{GPU: 195, Caps: 509}, nodeCaps)
+		}
+		for name, cg := range locktest.Hierarchies(fmt.Sprintf("gpubook-bench-%d", os.Getpid())) {
+			b.Run(table.name+"/"+name, func(b *testing.B) {
+				locktest.Require(b, cg)
+				dir, _ := cg.Dir(20099)
+				if err := cg.Ensure(dir); err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { lock.Unlock(cg, nil) })
+				for i := 0; b.Loop(); i++ {
+					if err := cg.Apply(dir, rules[i%2]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(len(rules[0])), "rules")
+			})
+		}
+	}
 }

@@ -64,13 +64,15 @@ func Resolve(migs []MIGInstance, t CapTable) []MIGInstance {
 }
 
 // NodeCaps lists, sorted, the capability minors the rules close unless a
-// user's Allow names them: every one the table has for the node's GPUs
-// (so an instance an admin creates between two syncs is closed from the
-// start) and those of the instances found.
+// user's Allow names them: every one the table has for the node's GPUs in
+// MIG mode (so an instance an admin creates between two syncs is closed
+// from the start) and those of the instances found.
 func NodeCaps(gpus []GPU, migs []MIGInstance, t CapTable) []int {
 	var out []int
 	for _, g := range gpus {
-		out = append(out, t.OfGPU(g.Minor)...)
+		if g.MIG {
+			out = append(out, t.OfGPU(g.Minor)...)
+		}
 	}
 	for _, m := range migs {
 		out = append(out, m.CapMinors...)

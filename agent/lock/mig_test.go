@@ -61,9 +61,9 @@ func TestCapTable(t *testing.T) {
 			t.Errorf("%s: caps %v, want %v", migs[i].UUID, migs[i].CapMinors, want)
 		}
 	}
-	gpus := []lock.GPU{{UUID: "GPU-2", Minor: 2}, {UUID: "GPU-3", Minor: 3}}
+	gpus := []lock.GPU{{UUID: "GPU-2", Minor: 2, MIG: true}, {UUID: "GPU-3", Minor: 3, MIG: true}, {UUID: "GPU-5", Minor: 5}}
 	if got, want := lock.NodeCaps(gpus, migs, tab), append(span(273, 408), span(408, 543)...); !slices.Equal(got, want) {
-		t.Errorf("NodeCaps = %d minors, want %d", len(got), len(want))
+		t.Errorf("NodeCaps = %d minors, want %d (GPU 5 is not in MIG mode)", len(got), len(want))
 	}
 	// Without a table (driver without MIG) only the instances' own caps.
 	extra := []lock.MIGInstance{{UUID: "MIG-x", ParentMinor: 3, CapMinors: []int{40, 41}}}
@@ -99,12 +99,13 @@ func TestReadMIGMinors(t *testing.T) {
 	}
 }
 
-// TestAllowForMIG: who may open which MIG capability files of GPU 3, split
-// into two instances, with the driver's table of an 8-GPU node.
+// TestAllowForMIG: who may open which MIG capability files of GPUs 2 and 3
+// (MIG mode; GPU 3 split into two instances) with the driver's table of an
+// 8-GPU node; GPU 5, not in MIG mode, has none in the rules.
 func TestAllowForMIG(t *testing.T) {
 	tab := capTable(t, 8)
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	gpus := []lock.GPU{{UUID: "GPU-2", Minor: 2}, {UUID: "GPU-3", Minor: 3}}
+	gpus := []lock.GPU{{UUID: "GPU-2", Minor: 2, MIG: true}, {UUID: "GPU-3", Minor: 3, MIG: true}, {UUID: "GPU-5", Minor: 5}}
 	migs := lock.Resolve([]lock.MIGInstance{
 		{UUID: "MIG-a", ParentMinor: 3, GPUInstance: 1, ComputeInstance: 0},
 		{UUID: "MIG-b", ParentMinor: 3, GPUInstance: 2, ComputeInstance: 0},
@@ -113,7 +114,7 @@ func TestAllowForMIG(t *testing.T) {
 	bk := func(user string, uuids ...string) wire.Booking {
 		return wire.Booking{ID: 1, User: user, GPUUUIDs: uuids, StartsAt: t0, EndsAt: t0.Add(time.Hour)}
 	}
-	bookings := []wire.Booking{bk("alice", "GPU-3"), bk("bob", "MIG-a"), bk("carol", "GPU-2"), bk("dave", "MIG-lost")}
+	bookings := []wire.Booking{bk("alice", "GPU-3"), bk("bob", "MIG-a"), bk("carol", "GPU-2"), bk("dave", "MIG-lost"), bk("frank", "GPU-5")}
 	nodeCaps := lock.NodeCaps(gpus, migs, tab)
 	mj := lock.Majors{GPU: 195, Caps: 509}
 	tests := []struct {
@@ -126,6 +127,7 @@ func TestAllowForMIG(t *testing.T) {
 		{"carol", []int{2}, span(273, 408), []int{273, 407}, []int{417, 418, 426, 427}},
 		{"dave", []int{3}, nil, nil, []int{408, 417, 426, 542}},
 		{"erin", nil, nil, nil, []int{273, 417, 418, 426, 542}},
+		{"frank", []int{5}, nil, nil, []int{273, 417, 542}}, // no MIG on GPU 5: no capability files
 	}
 	for _, tt := range tests {
 		t.Run(tt.user, func(t *testing.T) {
