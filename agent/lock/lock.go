@@ -115,7 +115,7 @@ func (l *Locker) confine(uid int, user string, a Allow, node nodeDevices, pids [
 		}
 		l.applied[dir] = key
 		l.log.Info("agent: lock: device rules set", "user", user, "uid", uid, "gpu_minors", a.GPUMinors,
-			"cap_minors", a.CapMinors, "cgroup", dir)
+			"mig_cap_files", len(a.CapMinors), "cgroup", dir)
 	}
 	if !owned {
 		return nil
