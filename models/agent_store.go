@@ -135,6 +135,9 @@ type UserMinute struct {
 	MemoryMiB int64
 	Processes int
 	Busy      bool
+	// Container is the container that held most of the user's memory, ""
+	// when none of their processes ran in one (wire.UserUsage.Container).
+	Container string
 }
 
 // LiveInputs is what the live status page is computed from.

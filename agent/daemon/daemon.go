@@ -15,6 +15,7 @@ import (
 	"github.com/gpubook/gpubook/agent/cache"
 	"github.com/gpubook/gpubook/agent/detect"
 	"github.com/gpubook/gpubook/agent/gpu"
+	"github.com/gpubook/gpubook/agent/lock"
 	"github.com/gpubook/gpubook/agent/metrics"
 	"github.com/gpubook/gpubook/agent/sampler"
 	"github.com/gpubook/gpubook/agent/spool"
@@ -98,7 +99,8 @@ type Daemon struct {
 	sampleErr string
 	nvmlDown  time.Time // since when no GPU source is attached; zero when one is
 	nvmlErr   string
-	lockErr   string // the device lock's last error, "" when it applied
+	lockErr   string                        // the device lock's last error, "" when it applied
+	migs      map[string][]lock.MIGInstance // GPUs in MIG mode → their instances, as last seen
 }
 
 // New loads the cached schedule (so enforcement works from the first
@@ -148,7 +150,7 @@ func (d *Daemon) SampleOnce(ctx context.Context) error {
 	}
 	snap, sampleErr := d.sampler.Sample(ctx, d.deps.Now())
 	bookings := d.bookings()
-	d.syncLock(snap.At, bookings)
+	d.syncLock(snap, bookings)
 	d.mu.Lock()
 	d.lastSnap, d.sampleErr = snap, errString(sampleErr)
 	d.mu.Unlock()

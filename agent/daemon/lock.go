@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/lock"
+	"github.com/gpubook/gpubook/agent/sampler"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -18,18 +19,22 @@ type Locker interface {
 // open (and close) within one sample interval. Without GPUs (NVML down)
 // it does nothing: the rules stay as they were rather than guessed. An
 // error is logged when it changes, not every sample.
-func (d *Daemon) syncLock(now time.Time, bookings []wire.Booking) {
+func (d *Daemon) syncLock(snap sampler.Snapshot, bookings []wire.Booking) {
 	if d.deps.Lock == nil {
 		return
 	}
 	d.mu.Lock()
 	gpus := make([]lock.GPU, 0, len(d.devices))
+	var migs []lock.MIGInstance
+	d.migs = migsSeen(d.migs, snap)
 	for _, g := range d.devices {
-		gpus = append(gpus, lock.GPU{UUID: g.UUID, Minor: g.Minor})
+		list, mig := d.migs[g.UUID]
+		gpus = append(gpus, lock.GPU{UUID: g.UUID, Minor: g.Minor, MIG: mig})
+		migs = append(migs, list...)
 	}
 	d.mu.Unlock()
 	// One line: errors.Join's newlines would make the heartbeat invalid.
-	msg := strings.Join(strings.Fields(errString(d.deps.Lock.Sync(now, bookings, gpus, nil))), " ")
+	msg := strings.Join(strings.Fields(errString(d.deps.Lock.Sync(snap.At, bookings, gpus, migs))), " ")
 	d.mu.Lock()
 	changed := msg != d.lockErr
 	d.lockErr = msg
@@ -52,4 +57,28 @@ func (d *Daemon) lockStatus() string {
 		s = strings.ToValidUTF8(s[:wire.MaxLockLen], "")
 	}
 	return s
+}
+
+// migsSeen updates, from one sample, the GPUs known to be in MIG mode (the
+// map's keys) with their instances: a GPU that answered replaces its entry
+// (none when MIG is off); one that did not answer keeps the last, so that
+// one failed NVML call does not close (or open) a MIG instance in the
+// middle of a booking.
+func migsSeen(known map[string][]lock.MIGInstance, snap sampler.Snapshot) map[string][]lock.MIGInstance {
+	if known == nil {
+		known = map[string][]lock.MIGInstance{}
+	}
+	for _, g := range snap.GPUs {
+		if !g.Device.MIG {
+			delete(known, g.Device.UUID)
+			continue
+		}
+		list := make([]lock.MIGInstance, 0, len(g.Instances))
+		for _, in := range g.Instances {
+			list = append(list, lock.MIGInstance{UUID: in.UUID, ParentMinor: g.Device.Minor,
+				GPUInstance: in.GPUInstanceID, ComputeInstance: in.ComputeInstanceID})
+		}
+		known[g.Device.UUID] = list
+	}
+	return known
 }

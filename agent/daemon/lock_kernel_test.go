@@ -40,7 +40,7 @@ func TestBookedGPUsOnlyWithLock(t *testing.T) {
 			r := newRig(t)
 			r.procs.Add(t, alice.PID(), agenttest.UIDAlice) // the detector's view of her process
 			users := locktest.Only{Resolver: procfs.New("/proc", n.Passwd, "/etc/group"), PIDs: map[int]bool{alice.PID(): true}}
-			r.lock, r.lockMode = lock.New(cg, "/proc", lock.Majors{GPU: 195}, exempt.Default(), users, nil), "lock "+cg.Name()
+			r.lock, r.lockMode = lock.New(cg, "/proc", lock.Majors{GPU: 195}, nil, exempt.Default(), users, nil), "lock "+cg.Name()
 			end := t0.Add(5 * time.Minute)
 			r.portal.schedule = wire.Schedule{Node: "n1", Bookings: []wire.Booking{
 				{ID: 1, User: "alice", GPUUUIDs: []string{r.node.UUID(2), r.node.UUID(5)}, StartsAt: t0, EndsAt: end}}}

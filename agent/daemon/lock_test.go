@@ -3,10 +3,16 @@ package daemon_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+
+	"github.com/gpubook/gpubook/agent/agenttest"
 	"github.com/gpubook/gpubook/agent/lock"
 	"github.com/gpubook/gpubook/models/wire"
 )
@@ -15,6 +21,8 @@ import (
 // tests check the rules on a real kernel.
 type syncs struct {
 	calls []lockCall
+	migs  [][]lock.MIGInstance // what each call was given
+	mig   [][]int              // minors of the GPUs in MIG mode, per call
 	err   error
 }
 
@@ -24,7 +32,15 @@ type lockCall struct {
 }
 
 func (s *syncs) Sync(now time.Time, bookings []wire.Booking, gpus []lock.GPU, migs []lock.MIGInstance) error {
-	s.calls = append(s.calls, lockCall{now, lock.AllowFor(bookings, "alice", now, gpus, migs).GPUMinors})
+	s.calls = append(s.calls, lockCall{now, lock.AllowFor(bookings, "alice", now, gpus, migs, nil).GPUMinors})
+	s.migs = append(s.migs, migs)
+	var mig []int
+	for _, g := range gpus {
+		if g.MIG {
+			mig = append(mig, g.Minor)
+		}
+	}
+	s.mig = append(s.mig, mig)
 	return s.err
 }
 
@@ -73,5 +89,52 @@ func TestNoLockInDetectMode(t *testing.T) {
 	}
 	if got := r.portal.heartbeat.Lock; got != r.lockMode {
 		t.Errorf("heartbeat lock = %q, want %q", got, r.lockMode)
+	}
+}
+
+// TestLockGetsMIGInstances: the MIG instances NVML lists on a GPU reach the
+// lock with their parent's minor and their ids, so that a booking of one
+// opens its capability files; a sample in which that GPU does not answer
+// keeps them (no flapping mid-booking); MIG turned off drops them.
+func TestLockGetsMIGInstances(t *testing.T) {
+	r := newRig(t)
+	l := &syncs{}
+	r.lock, r.lockMode = l, "lock v1"
+	r.node.Set(3, agenttest.GPUState{MIG: true})
+	dev := r.node.Server.Devices[3].(*dgxa100.Device)
+	mig := func(uuid string, gi, ci int) *mock.Device {
+		return &mock.Device{
+			GetUUIDFunc:              func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
+			GetGpuInstanceIdFunc:     func() (int, nvml.Return) { return gi, nvml.SUCCESS },
+			GetComputeInstanceIdFunc: func() (int, nvml.Return) { return ci, nvml.SUCCESS },
+			GetMemoryInfoFunc:        func() (nvml.Memory, nvml.Return) { return nvml.Memory{Total: 10 << 30}, nvml.SUCCESS },
+		}
+	}
+	slots := []*mock.Device{mig("MIG-a", 1, 0), mig("MIG-b", 2, 1)}
+	dev.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return len(slots), nvml.SUCCESS }
+	dev.GetMigDeviceHandleByIndexFunc = func(i int) (nvml.Device, nvml.Return) { return slots[i], nvml.SUCCESS }
+	d := r.start()
+	r.run(d, 10*time.Second)
+	want := []lock.MIGInstance{{UUID: "MIG-a", ParentMinor: 3, GPUInstance: 1, ComputeInstance: 0},
+		{UUID: "MIG-b", ParentMinor: 3, GPUInstance: 2, ComputeInstance: 1}}
+	if got := l.migs[len(l.migs)-1]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("lock given %+v, want %+v", got, want)
+	}
+	if got := l.mig[len(l.mig)-1]; !slices.Equal(got, []int{3}) {
+		t.Errorf("GPUs in MIG mode given to the lock: %v, want [3]", got)
+	}
+	memory := dev.GetMemoryInfoFunc
+	dev.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { return nvml.Memory{}, nvml.ERROR_GPU_IS_LOST }
+	if err := d.SampleOnce(context.Background()); err == nil {
+		t.Fatal("sample with GPU 3 lost: no error")
+	}
+	if got := l.migs[len(l.migs)-1]; !reflect.DeepEqual(got, want) {
+		t.Errorf("GPU 3 did not answer: lock given %+v, want the last instances %+v", got, want)
+	}
+	dev.GetMemoryInfoFunc = memory
+	r.node.Set(3, agenttest.GPUState{})
+	r.run(d, 10*time.Second)
+	if got := l.migs[len(l.migs)-1]; len(got) != 0 || len(l.mig[len(l.mig)-1]) != 0 {
+		t.Errorf("MIG off: lock given %+v and MIG GPUs %v, want none", got, l.mig[len(l.mig)-1])
 	}
 }

@@ -9,20 +9,27 @@ import (
 	"github.com/gpubook/gpubook/models/wire"
 )
 
-// GPU is one whole GPU of the node: its UUID (what bookings name) and the
-// minor of its device file, /dev/nvidiaMINOR (char 195:MINOR).
+// GPU is one whole GPU of the node: its UUID (what bookings name), the
+// minor of its device file, /dev/nvidiaMINOR (char 195:MINOR), and whether
+// it is in MIG mode (only then do its capability files matter: the rules
+// leave those of other GPUs alone, which keeps them five times shorter).
 type GPU struct {
 	UUID  string
 	Minor int
+	MIG   bool
 }
 
 // MIGInstance is one MIG instance: a process reaches it through its parent
 // GPU's device file plus the capability device files of its GPU instance
 // and compute instance (/dev/nvidia-caps/nvidia-capN, major "nvidia-caps").
+// The daemon gives the ids NVML reports; Resolve fills CapMinors from the
+// driver's table.
 type MIGInstance struct {
-	UUID        string
-	ParentMinor int
-	CapMinors   []int
+	UUID            string
+	ParentMinor     int
+	GPUInstance     int
+	ComputeInstance int
+	CapMinors       []int
 }
 
 // Majors are the character-device majors the rules name, read from
@@ -44,8 +51,10 @@ type Allow struct {
 
 // AllowFor computes, from the cached schedule, what user may open at t: the
 // GPUs (and MIG instances) of their bookings active at t. A GPU booked as a
-// whole also opens the capability files of every MIG instance on it.
-func AllowFor(bookings []wire.Booking, user string, t time.Time, gpus []GPU, migs []MIGInstance) Allow {
+// whole also opens the capability files of every MIG instance on it, those
+// present (migs, resolved) and, in MIG mode, those the driver's table
+// lists for it (caps may be nil on a node without MIG).
+func AllowFor(bookings []wire.Booking, user string, t time.Time, gpus []GPU, migs []MIGInstance, caps CapTable) Allow {
 	held := map[string]bool{}
 	for _, b := range bookings {
 		if b.User == user && b.ActiveAt(t) {
@@ -59,6 +68,9 @@ func AllowFor(bookings []wire.Booking, user string, t time.Time, gpus []GPU, mig
 	for _, g := range gpus {
 		if held[g.UUID] {
 			a.GPUMinors = append(a.GPUMinors, g.Minor)
+			if g.MIG {
+				a.CapMinors = append(a.CapMinors, caps.OfGPU(g.Minor)...)
+			}
 			wholeMinors[g.Minor] = true
 		}
 	}
@@ -92,10 +104,13 @@ func (a Allow) Key() string {
 // Rules turns a into cgroup device rules: everything allowed (a login needs
 // /dev/null, its terminal and so on; the control devices nvidiactl,
 // nvidia-modeset, nvidia-uvm and nvidia-uvm-tools stay open), except every
-// GPU device file 195:0–253 and every MIG capability file of an instance
-// that a does not name. Denying all possible GPU minors, not only the ones
-// present, also covers a GPU that appears later.
-func Rules(a Allow, mj Majors, migs []MIGInstance) []*devices.Rule {
+// GPU device file 195:0–253 and every MIG capability file of nodeCaps
+// (NodeCaps) that a does not name. Denying all possible GPU minors, not
+// only the ones present, also covers a GPU that appears later. The MIG
+// "config" and "monitor" capabilities are no instance's and stay as their
+// file modes say (root only, by default). a's lists are sorted, as AllowFor
+// returns them.
+func Rules(a Allow, mj Majors, nodeCaps []int) []*devices.Rule {
 	rules := []*devices.Rule{{Type: devices.WildcardDevice, Major: devices.Wildcard, Minor: devices.Wildcard,
 		Permissions: "rwm", Allow: true}}
 	for m := 0; m <= maxGPUMinor; m++ {
@@ -104,12 +119,8 @@ func Rules(a Allow, mj Majors, migs []MIGInstance) []*devices.Rule {
 		}
 	}
 	if mj.Caps > 0 {
-		var caps []int
-		for _, mi := range migs {
-			caps = append(caps, mi.CapMinors...)
-		}
-		for _, m := range sortedUnique(caps) {
-			if !slices.Contains(a.CapMinors, m) {
+		for _, m := range nodeCaps {
+			if _, held := slices.BinarySearch(a.CapMinors, m); !held {
 				rules = append(rules, deny(mj.Caps, m))
 			}
 		}

@@ -12,7 +12,7 @@ import (
 
 func TestAllowFor(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	gpus := []GPU{{"GPU-0", 0}, {"GPU-1", 1}, {"GPU-2", 2}, {"GPU-3", 3}, {"GPU-5", 5}}
+	gpus := []GPU{{"GPU-0", 0, false}, {"GPU-1", 1, false}, {"GPU-2", 2, false}, {"GPU-3", 3, true}, {"GPU-5", 5, false}}
 	migs := []MIGInstance{{UUID: "MIG-a", ParentMinor: 3, CapMinors: []int{12, 13}},
 		{UUID: "MIG-b", ParentMinor: 3, CapMinors: []int{21, 22}}}
 	bk := func(id int64, user string, from, to time.Duration, uuids ...string) wire.Booking {
@@ -42,7 +42,7 @@ func TestAllowFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := AllowFor(bookings, tt.user, tt.at, gpus, migs)
+			got := AllowFor(bookings, tt.user, tt.at, gpus, migs, nil)
 			if !slices.Equal(got.GPUMinors, tt.gpu) || !slices.Equal(got.CapMinors, tt.cap) {
 				t.Errorf("got gpus %v caps %v, want %v %v", got.GPUMinors, got.CapMinors, tt.gpu, tt.cap)
 			}
@@ -51,8 +51,7 @@ func TestAllowFor(t *testing.T) {
 }
 
 func TestRules(t *testing.T) {
-	migs := []MIGInstance{{UUID: "MIG-a", ParentMinor: 3, CapMinors: []int{12, 13}},
-		{UUID: "MIG-b", ParentMinor: 3, CapMinors: []int{21, 22}}}
+	nodeCaps := []int{12, 13, 21, 22}
 	tests := []struct {
 		name              string
 		allow             Allow
@@ -72,7 +71,7 @@ func TestRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rules := Rules(tt.allow, tt.majors, migs)
+			rules := Rules(tt.allow, tt.majors, nodeCaps)
 			if first := rules[0].CgroupString(); first != "a *:* rwm" || !rules[0].Allow {
 				t.Fatalf("first rule %q allow=%v, want everything allowed first", first, rules[0].Allow)
 			}

@@ -52,8 +52,8 @@ func ParseDevices(r io.Reader) (Majors, error) {
 // ParseMIGMinors reads /proc/driver/nvidia-caps/mig-minors ("config 1",
 // "gpu0/gi1/access 12", "gpu0/gi1/ci0/access 13", …) into a map from
 // capability path to the minor of /dev/nvidia-caps/nvidia-capMINOR.
-func ParseMIGMinors(r io.Reader) (map[string]int, error) {
-	out := map[string]int{}
+func ParseMIGMinors(r io.Reader) (CapTable, error) {
+	out := CapTable{}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -72,7 +72,7 @@ func ParseMIGMinors(r io.Reader) (map[string]int, error) {
 // InstanceCaps returns the capability minors a process needs to use the
 // MIG instance (GPU instance gi, compute instance ci) on the GPU with this
 // minor; ok is false when the driver lists no such instance.
-func InstanceCaps(minors map[string]int, gpuMinor, gi, ci int) ([]int, bool) {
+func InstanceCaps(minors CapTable, gpuMinor, gi, ci int) ([]int, bool) {
 	g, ok1 := minors[fmt.Sprintf("gpu%d/gi%d/access", gpuMinor, gi)]
 	c, ok2 := minors[fmt.Sprintf("gpu%d/gi%d/ci%d/access", gpuMinor, gi, ci)]
 	if !ok1 || !ok2 {

@@ -50,7 +50,7 @@ func lockScenario(t *testing.T, cg *lock.Cgroups) {
 		{ID: 2, User: "alice", GPUUUIDs: []string{"GPU-3"}, StartsAt: t0.Add(time.Hour), EndsAt: t0.Add(2 * time.Hour)},
 	}
 	majors := lock.Majors{GPU: 195}
-	l := lock.New(cg, "/proc", majors, exempt.Default(), users, nil)
+	l := lock.New(cg, "/proc", majors, nil, exempt.Default(), users, nil)
 	expect := func(p *locktest.Proc, want map[string]string) {
 		t.Helper()
 		for path, w := range want {
@@ -109,7 +109,7 @@ func lockScenario(t *testing.T, cg *lock.Cgroups) {
 	// Agent stopped: the kernel keeps the rules. A new agent reconciles
 	// them from the schedule at its start.
 	expect(alice, map[string]string{n.GPU(3): "ENXIO", n.GPU(2): "EPERM"})
-	l2 := lock.New(cg, "/proc", majors, exempt.Default(), users, nil)
+	l2 := lock.New(cg, "/proc", majors, nil, exempt.Default(), users, nil)
 	if err := l2.Sync(t0.Add(3*time.Hour), bookings, gpus, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestLockOnSystemdSlices(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	gpus := []lock.GPU{{UUID: "GPU-2", Minor: 2}, {UUID: "GPU-3", Minor: 3}}
 	bookings := []wire.Booking{{ID: 1, User: "alice", GPUUUIDs: []string{"GPU-2"}, StartsAt: t0, EndsAt: t0.Add(time.Hour)}}
-	l := lock.New(cg, "/proc", lock.Majors{GPU: 195}, exempt.Default(), users, nil)
+	l := lock.New(cg, "/proc", lock.Majors{GPU: 195}, nil, exempt.Default(), users, nil)
 	if err := l.Sync(t0, bookings, gpus, nil); err != nil {
 		t.Fatal(err)
 	}

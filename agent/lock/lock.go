@@ -36,6 +36,7 @@ type Locker struct {
 	cg       *Cgroups
 	procRoot string
 	majors   Majors
+	caps     CapTable
 	exempt   exempt.Rules
 	users    Users
 	log      *slog.Logger
@@ -44,12 +45,13 @@ type Locker struct {
 	applied map[string]string // cgroup dir → Allow.Key() last written
 }
 
-// New returns a Locker; majors come from /proc/devices (ParseDevices).
-func New(cg *Cgroups, procRoot string, majors Majors, ex exempt.Rules, users Users, log *slog.Logger) *Locker {
+// New returns a Locker; majors come from /proc/devices (ParseDevices),
+// caps from the driver's MIG table (ReadMIGMinors; nil without MIG).
+func New(cg *Cgroups, procRoot string, majors Majors, caps CapTable, ex exempt.Rules, users Users, log *slog.Logger) *Locker {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Locker{cg: cg, procRoot: procRoot, majors: majors, exempt: ex, users: users, log: log,
+	return &Locker{cg: cg, procRoot: procRoot, majors: majors, caps: caps, exempt: ex, users: users, log: log,
 		self: os.Getpid(), applied: map[string]string{}}
 }
 
@@ -61,12 +63,17 @@ func (l *Locker) Cgroups() *Cgroups { return l.cg }
 // when they changed, and their processes outside it are moved in; exempt
 // processes found in one of the agent's cgroups are moved out. The first
 // Sync after a start rewrites every rule (reconciling what a stopped agent
-// left). Errors are joined: one user's failure does not stop the others.
+// left). migs are the node's MIG instances as NVML lists them (ids, not
+// capability minors: those come from the driver's table). Errors are
+// joined: one user's failure does not stop the others.
 func (l *Locker) Sync(now time.Time, bookings []wire.Booking, gpus []GPU, migs []MIGInstance) error {
 	byUID, err := l.scan()
 	if err != nil {
 		return err
 	}
+	migs = Resolve(migs, l.caps)
+	nodeCaps := NodeCaps(gpus, migs, l.caps)
+	node := nodeDevices{caps: nodeCaps, capsKey: capsKey(nodeCaps)}
 	var errs []error
 	for uid, pids := range byUID {
 		user := l.users.UserName(uid)
@@ -77,15 +84,22 @@ func (l *Locker) Sync(now time.Time, bookings []wire.Booking, gpus []GPU, migs [
 		if user == "" {
 			user = strconv.Itoa(uid)
 		}
-		a := AllowFor(bookings, user, now, gpus, migs)
-		errs = append(errs, l.confine(uid, user, a, migs, pids))
+		a := AllowFor(bookings, user, now, gpus, migs, l.caps)
+		errs = append(errs, l.confine(uid, user, a, node, pids))
 	}
 	return errors.Join(errs...)
 }
 
+// nodeDevices is what one Sync found on the node, shared by every user:
+// the capability minors closed by default (NodeCaps) and their fingerprint.
+type nodeDevices struct {
+	caps    []int
+	capsKey string
+}
+
 // confine writes the user's rules when they changed, then moves the
 // user's processes in.
-func (l *Locker) confine(uid int, user string, a Allow, migs []MIGInstance, pids []int) error {
+func (l *Locker) confine(uid int, user string, a Allow, node nodeDevices, pids []int) error {
 	dir, owned := l.cg.Dir(uid)
 	if owned {
 		if err := l.cg.Ensure(dir); err != nil {
@@ -94,12 +108,14 @@ func (l *Locker) confine(uid int, user string, a Allow, migs []MIGInstance, pids
 	}
 	// The cgroup's identity is part of the key: a slice made anew at the
 	// user's next login, or a cgroup deleted and re-created, has no rules.
-	if key := a.Key() + "@" + l.cg.ident(dir); l.applied[dir] != key {
-		if err := l.cg.Apply(dir, Rules(a, l.majors, migs)); err != nil {
+	// So are the node's capability files: a new MIG instance is closed.
+	if key := a.Key() + " node " + node.capsKey + "@" + l.cg.ident(dir); l.applied[dir] != key {
+		if err := l.cg.Apply(dir, Rules(a, l.majors, node.caps)); err != nil {
 			return err
 		}
 		l.applied[dir] = key
-		l.log.Info("agent: lock: device rules set", "user", user, "uid", uid, "gpu_minors", a.GPUMinors, "cgroup", dir)
+		l.log.Info("agent: lock: device rules set", "user", user, "uid", uid, "gpu_minors", a.GPUMinors,
+			"mig_cap_files", len(a.CapMinors), "cgroup", dir)
 	}
 	if !owned {
 		return nil

@@ -11,18 +11,28 @@ import (
 // <root>/pid/cgroup, or "" when it runs in none (or is gone). A rootful
 // container engine's processes show as root or as a UID of the
 // container's own: this id is what lets an admin find whose they are.
-// Recognised (cgroup v1 and v2):
-//
-//	docker:      .../docker-<id>.scope, /docker/<id>
-//	containerd:  .../cri-containerd-<id>.scope, /kubepods/.../<id>
-//	podman:      .../libpod-<id>.scope, /libpod_parent/libpod-<id>
-//	CRI-O:       .../crio-<id>.scope
 func (r *Resolver) ContainerID(pid int) string {
 	data, err := os.ReadFile(filepath.Join(r.Root, strconv.Itoa(pid), "cgroup"))
 	if err != nil {
 		return ""
 	}
-	for _, line := range strings.Split(string(data), "\n") {
+	return ContainerInCgroup(string(data))
+}
+
+// ContainerInCgroup finds the container id in the text of a
+// /proc/PID/cgroup file ("hierarchy-ID:controllers:path" lines, cgroup v1,
+// v2 or both), or "" when the process runs in no container: the 64 hex
+// digits of the innermost path segment that is one. Recognised:
+//
+//	docker:      .../docker-<id>.scope (systemd driver), /docker/<id> (cgroupfs)
+//	containerd:  .../cri-containerd-<id>.scope, /kubepods/.../<id>
+//	podman:      .../libpod-<id>.scope[/container], /libpod_parent/libpod-<id>
+//	CRI-O:       .../crio-<id>.scope
+//
+// A login session, a user's systemd services and podman's conmon monitor
+// are no container.
+func ContainerInCgroup(data string) string {
+	for _, line := range strings.Split(data, "\n") {
 		// hierarchy-ID:controllers:path
 		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {

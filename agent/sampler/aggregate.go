@@ -28,6 +28,9 @@ type minuteAcc struct {
 	utilMax   float64
 	utilCount int
 	users     map[string]*wire.UserUsage
+	// containerMem is, per user, the memory in the sample that chose the
+	// user's Container: a later sample names another container only with more.
+	containerMem map[string]int64
 }
 
 // NewAggregator returns an Aggregator with the given busy threshold.
@@ -65,7 +68,8 @@ func (a *Aggregator) Flush() []wire.UsageRecord {
 func (a *Aggregator) addGPU(minute time.Time, g GPUState) {
 	acc, ok := a.accs[g.Device.UUID]
 	if !ok {
-		acc = &minuteAcc{rec: wire.UsageRecord{GPUUUID: g.Device.UUID, Minute: minute}, users: map[string]*wire.UserUsage{}}
+		acc = &minuteAcc{rec: wire.UsageRecord{GPUUUID: g.Device.UUID, Minute: minute}, users: map[string]*wire.UserUsage{},
+			containerMem: map[string]int64{}}
 		a.accs[g.Device.UUID] = acc
 	}
 	acc.rec.Samples++
@@ -78,6 +82,7 @@ func (a *Aggregator) addGPU(minute time.Time, g GPUState) {
 	}
 	busy := !g.UtilValid || g.UtilPct >= a.BusyPct
 	perUser := map[string]*wire.UserUsage{}
+	inContainers := map[string]map[string]int64{} // user → container → memory in this sample
 	for _, p := range g.Procs {
 		u, ok := perUser[p.User]
 		if !ok {
@@ -86,6 +91,12 @@ func (a *Aggregator) addGPU(minute time.Time, g GPUState) {
 		}
 		u.MemoryMiB += p.MemMiB
 		u.Processes++
+		if p.Container != "" {
+			if inContainers[p.User] == nil {
+				inContainers[p.User] = map[string]int64{}
+			}
+			inContainers[p.User][p.Container] += p.MemMiB
+		}
 	}
 	for name, cur := range perUser {
 		u, ok := acc.users[name]
@@ -96,7 +107,31 @@ func (a *Aggregator) addGPU(minute time.Time, g GPUState) {
 		u.MemoryMiB = max(u.MemoryMiB, cur.MemoryMiB)
 		u.Processes = max(u.Processes, cur.Processes)
 		u.Busy = u.Busy || busy
+		if id, mem := biggestContainer(inContainers[name]); id != "" && replaces(id, mem, u.Container, acc.containerMem[name]) {
+			u.Container, acc.containerMem[name] = id, mem
+		}
 	}
+}
+
+// biggestContainer is the container holding the most memory in byContainer
+// (the smallest id among equals, so that the choice never depends on map
+// order); "" when there is none.
+func biggestContainer(byContainer map[string]int64) (string, int64) {
+	var id string
+	var mem int64
+	for c, m := range byContainer {
+		if id == "" || replaces(c, m, id, mem) {
+			id, mem = c, m
+		}
+	}
+	return id, mem
+}
+
+// replaces tells whether container id, holding mem, takes the place of
+// cur, holding curMem, as the one a user's minute names: none yet, more
+// memory, or as much and a smaller id.
+func replaces(id string, mem int64, cur string, curMem int64) bool {
+	return cur == "" || mem > curMem || mem == curMem && id < cur
 }
 
 // record finishes the accumulator. MIG minutes (no valid utilisation sample)

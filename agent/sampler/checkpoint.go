@@ -17,6 +17,8 @@ type savedAcc struct {
 	UtilMax   float64          `json:"util_max"`
 	UtilCount int              `json:"util_count"`
 	Users     []wire.UserUsage `json:"users"`
+	// ContainerMem is minuteAcc.containerMem (absent in files of older agents).
+	ContainerMem map[string]int64 `json:"container_mem,omitempty"`
 }
 
 // Save writes the minute being aggregated to path (atomically, fsynced):
@@ -24,7 +26,8 @@ type savedAcc struct {
 func (a *Aggregator) Save(path string) error {
 	out := make([]savedAcc, 0, len(a.accs))
 	for _, acc := range a.accs {
-		s := savedAcc{Record: acc.rec, UtilSum: acc.utilSum, UtilMax: acc.utilMax, UtilCount: acc.utilCount}
+		s := savedAcc{Record: acc.rec, UtilSum: acc.utilSum, UtilMax: acc.utilMax, UtilCount: acc.utilCount,
+			ContainerMem: acc.containerMem}
 		for _, u := range acc.users {
 			s.Users = append(s.Users, *u)
 		}
@@ -51,7 +54,10 @@ func (a *Aggregator) Load(path string) error {
 			continue
 		}
 		acc := &minuteAcc{rec: s.Record, utilSum: s.UtilSum, utilMax: s.UtilMax, utilCount: s.UtilCount,
-			users: make(map[string]*wire.UserUsage, len(s.Users))}
+			users: make(map[string]*wire.UserUsage, len(s.Users)), containerMem: s.ContainerMem}
+		if acc.containerMem == nil {
+			acc.containerMem = map[string]int64{}
+		}
 		for _, u := range s.Users {
 			acc.users[u.User] = &u
 		}

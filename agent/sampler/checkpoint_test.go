@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -19,6 +20,14 @@ func snapshots(t *testing.T, f *fixture, t0 time.Time) []sampler.Snapshot {
 	t.Helper()
 	f.procs.Add(t, 100, agenttest.UIDAlice)
 	f.procs.Add(t, 200, agenttest.UIDBob)
+	// Two containers of root's: which one a minute names depends on every
+	// sample so far, so the saved minute must carry it.
+	for pid, id := range map[int]string{300: cid("a"), 301: cid("b")} {
+		f.procs.Add(t, pid, agenttest.UIDRoot)
+		if err := os.WriteFile(filepath.Join(f.procs.Root, strconv.Itoa(pid), "cgroup"), []byte("0::/system.slice/docker-"+id+".scope\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var out []sampler.Snapshot
 	for i := range 18 {
 		f.node.Set(0, agenttest.GPUState{Util: uint32(i * 7 % 100), UsedMiB: int64(1000 + 100*i), Procs: []agenttest.Proc{{PID: 100, MemMiB: int64(100 * i)}}})
@@ -28,6 +37,7 @@ func snapshots(t *testing.T, f *fixture, t0 time.Time) []sampler.Snapshot {
 		}
 		f.node.Set(1, agenttest.GPUState{Util: uint32(i % 3), UsedMiB: 350, Procs: procs})
 		f.node.Set(2, agenttest.GPUState{MIG: true, UsedMiB: int64(10 * i)})
+		f.node.Set(3, agenttest.GPUState{Util: 50, UsedMiB: 1000, Procs: []agenttest.Proc{{PID: 300, MemMiB: int64(90 * i % 400)}, {PID: 301, MemMiB: 250}}})
 		snap, err := f.s.Sample(context.Background(), t0.Add(5*time.Second+time.Duration(i)*10*time.Second))
 		if err != nil {
 			t.Fatal(err)

@@ -41,9 +41,13 @@ func setupLock(cfg config, res *procfs.Resolver, log *slog.Logger) (daemon.Locke
 	if err != nil {
 		log.Warn("agent: lock: /proc/devices unreadable; GPU major 195 assumed", "err", err)
 	}
+	caps, err := lock.ReadMIGMinors(cfg.ProcRoot)
+	if err != nil {
+		log.Warn("agent: lock: MIG capability table unreadable; MIG instances stay closed to everyone", "err", err)
+	}
 	log.Info("agent: lock: device rules on", "cgroup", cg.Name(), "root", cg.Root, "gpu_major", majors.GPU,
-		"uvm_major", majors.UVM, "caps_major", majors.Caps)
-	return lock.New(cg, cfg.ProcRoot, majors, cfg.Policy.Exempt, res, log), "lock " + cg.Name()
+		"uvm_major", majors.UVM, "caps_major", majors.Caps, "mig_caps", len(caps))
+	return lock.New(cg, cfg.ProcRoot, majors, caps, cfg.Policy.Exempt, res, log), "lock " + cg.Name()
 }
 
 // cmdUnlock removes every device rule and cgroup the agent made, on every

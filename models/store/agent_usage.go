@@ -39,6 +39,7 @@ type userUsageRow struct {
 	Processes int       `gorm:"column:processes"`
 	Busy      bool      `gorm:"column:busy"`
 	Booked    bool      `gorm:"column:booked"` // stamp: this user was the booker
+	Container string    `gorm:"column:container"`
 }
 
 func (userUsageRow) TableName() string { return "gpu_user_usage_minutes" }
@@ -179,7 +180,7 @@ func usageRows(gid int64, r wire.UsageRecord, names map[string]int64, holders []
 	users := make([]userUsageRow, len(r.Users))
 	for i, u := range r.Users {
 		users[i] = userUsageRow{GPUID: gid, Minute: m, UserName: clip(u.User, 256), UID: u.UID, MemoryMiB: u.MemoryMiB,
-			Processes: u.Processes, Busy: u.Busy, Booked: stamped[i].Booked}
+			Processes: u.Processes, Busy: u.Busy, Booked: stamped[i].Booked, Container: u.Container}
 		if id := stamped[i].UserID; id != 0 {
 			users[i].UserID = &id
 		}
@@ -262,7 +263,7 @@ func (db *DB) userUsageSince(ctx context.Context, gpuIDs []int64, since time.Tim
 	out := make([]models.UserMinute, len(rows))
 	for i, r := range rows {
 		out[i] = models.UserMinute{GPUID: r.GPUID, Minute: r.Minute.UTC(), UserName: r.UserName, UID: r.UID, MemoryMiB: r.MemoryMiB,
-			Processes: r.Processes, Busy: r.Busy}
+			Processes: r.Processes, Busy: r.Busy, Container: r.Container}
 		if r.UserID != nil {
 			out[i].UserID = *r.UserID
 		}

@@ -115,6 +115,8 @@ func (u UserUsage) problem() string {
 		return "memory_mib must be between 0 and 16 TiB"
 	case u.Processes < 0 || u.Processes > MaxPID:
 		return fmt.Sprintf("processes must be between 0 and %d", MaxPID)
+	case u.Container != "" && !ValidContainerID(u.Container):
+		return "container must be 12 to 64 lowercase hexadecimal digits"
 	}
 	return ""
 }

@@ -151,6 +151,13 @@ type UserUsage struct {
 	// Busy: in at least one sample the user had a process while the GPU was
 	// at or above the idle threshold (on MIG GPUs: had a process at all).
 	Busy bool `json:"busy"`
+	// Container is the id of the container (docker, containerd, podman,
+	// CRI-O; from the process's cgroup) that held most of the user's GPU
+	// memory in the minute, "" when none of the user's processes ran in
+	// one. A rootful engine's processes show as root or a container UID:
+	// the id is what lets an admin find whose they were. Optional; older
+	// agents omit it.
+	Container string `json:"container,omitempty"`
 }
 
 // UsageRecord is one GPU in one minute. Its key (node, GPU UUID, minute

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -198,4 +200,70 @@ func Require(t testing.TB, cg *lock.Cgroups) {
 	t.Helper()
 	ok, why := Available(cg)
 	Need(t, ok, why)
+}
+
+// MIGMinors is /proc/driver/nvidia-caps/mig-minors as the driver writes it
+// for a node of gpus GPUs: "config 1", "monitor 2", then for each GPU minor
+// g, GPU instance 0–14 and compute instance 0–7, the access capabilities
+// numbered from 3 on (gpu0/gi1/access 12, gpu0/gi1/ci0/access 13, …).
+func MIGMinors(gpus int) string {
+	b := []byte("config 1\nmonitor 2\n")
+	m := 3
+	for g := range gpus {
+		for gi := range 15 {
+			b = fmt.Appendf(b, "gpu%d/gi%d/access %d\n", g, gi, m)
+			m++
+			for ci := range 8 {
+				b = fmt.Appendf(b, "gpu%d/gi%d/ci%d/access %d\n", g, gi, ci, m)
+				m++
+			}
+		}
+	}
+	return string(b)
+}
+
+// CapMinor is the minor MIGMinors gives to GPU g's GPU instance gi
+// (ci = -1) or to its compute instance ci.
+func CapMinor(g, gi, ci int) int {
+	return 3 + 135*g + 9*gi + ci + 1
+}
+
+// Caps makes /dev/nvidia-caps/nvidia-capMINOR files for the minors given,
+// with major, in the node's nvidia-caps folder, and returns a function
+// that gives a minor's path.
+func (n Node) Caps(t testing.TB, major int, minors ...int) func(minor int) string {
+	t.Helper()
+	dir := filepath.Join(n.Dir, "nvidia-caps")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := func(m int) string { return filepath.Join(dir, fmt.Sprintf("nvidia-cap%d", m)) }
+	for _, m := range minors {
+		mknod(t, path(m), major, m)
+	}
+	return path
+}
+
+// FreeMajor returns a character major from the kernel's dynamic range that
+// /proc/devices does not list, for capability files no driver answers
+// (open gets ENXIO once past the cgroup), as nvidia-caps' dynamic one.
+func FreeMajor(t testing.TB) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/devices")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			used[f[0]] = true
+		}
+	}
+	for m := 511; m >= 384; m-- {
+		if !used[strconv.Itoa(m)] {
+			return m
+		}
+	}
+	t.Fatal("no free character major in 384–511")
+	return 0
 }
