@@ -32,6 +32,9 @@ type FeedView struct {
 // app places them right on either side of a DST change. A GPU booking is
 // not a meeting: events are TRANSPARENT, they do not make anyone busy.
 func FeedCalendar(t *i18n.Translator, v FeedView) *ics.Calendar {
+	if v.Location == nil {
+		v.Location = time.UTC
+	}
 	cal := ics.NewCalendarFor("gpubook")
 	cal.SetProductId("-//gpubook//calendar feed//EN")
 	cal.SetCalscale("GREGORIAN")
@@ -41,7 +44,7 @@ func FeedCalendar(t *i18n.Translator, v FeedView) *ics.Calendar {
 		name = t.T("feed.name_team", "Team", v.Team)
 	}
 	cal.SetName(name) // NAME and X-WR-CALNAME
-	cal.SetRefreshInterval(FeedRefresh, ics.WithValue(string(ics.ValueDataTypeDuration)))
+	cal.SetRefreshInterval(FeedRefresh) // the library names it REFRESH-INTERVAL;VALUE=DURATION
 	cal.SetXPublishedTTL(FeedRefresh)
 	host := feedHost(v.BaseURL)
 	for _, e := range v.Events {
@@ -82,7 +85,7 @@ func feedEvent(t *i18n.Translator, v FeedView, e models.FeedEvent, host string) 
 // note, status and the link back, one per line.
 func feedDescription(t *i18n.Translator, v FeedView, b models.Booking, link string) string {
 	var lines []string
-	add := func(key, value string) { lines = append(lines, t.T(key)+": "+value) }
+	add := func(key, value string) { lines = append(lines, t.T("feed.line", "Key", t.T(key), "Value", value)) }
 	add("feed.gpus", feedGPUList(b.GPUIDs, v.GPUs))
 	add("feed.node", b.NodeName)
 	if v.Team != "" {
