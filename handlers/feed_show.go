@@ -60,9 +60,9 @@ func (h *Feeds) Show(c echo.Context) error {
 		gpus[g.ID] = g
 	}
 	t := h.I18n.For(i18n.Match(owner.Language, c.Request().Header.Get("Accept-Language")))
-	cal := views.FeedCalendar(t, views.FeedView{Team: tok.TeamName, Events: events, GPUs: gpus,
+	body := views.FeedICS(t, views.FeedView{Team: tok.TeamName, Events: events, GPUs: gpus,
 		BaseURL: PortalURL(c, h.BaseURL), Now: now, Location: owner.Location(h.Location)})
 	c.Response().Header().Set("Cache-Control", "private, no-cache")
 	c.Response().Header().Set("Content-Disposition", `inline; filename="gpubook.ics"`)
-	return c.Blob(http.StatusOK, "text/calendar; charset=utf-8", []byte(cal.Serialize()))
+	return c.Blob(http.StatusOK, "text/calendar; charset=utf-8", body)
 }

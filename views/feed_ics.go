@@ -53,6 +53,12 @@ func FeedCalendar(t *i18n.Translator, v FeedView) *ics.Calendar {
 	return cal
 }
 
+// FeedICS is FeedCalendar as the bytes served: lines end in CRLF, as RFC
+// 5545 wants (the library's default on Unix is a bare LF).
+func FeedICS(t *i18n.Translator, v FeedView) []byte {
+	return []byte(FeedCalendar(t, v).Serialize(ics.WithNewLineWindows))
+}
+
 func feedEvent(t *i18n.Translator, v FeedView, e models.FeedEvent, host string) *ics.VEvent {
 	b := e.Booking
 	ev := ics.NewEvent("booking-" + strconv.FormatInt(b.ID, 10) + "@" + host)

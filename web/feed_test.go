@@ -66,8 +66,8 @@ func TestFeedDSTWeek(t *testing.T) {
 					t.Fatalf("feed: %d %s", res.Code, res.Body.String())
 				}
 				body := res.Body.String()
-				if testing.Verbose() && tc.zone == "Europe/Berlin" && d == "sqlite" {
-					t.Log(body)
+				if strings.Count(body, "\n") != strings.Count(body, "\r\n") || !strings.HasSuffix(body, "END:VCALENDAR\r\n") {
+					t.Errorf("feed lines must end in CRLF:\n%q", body)
 				}
 				for _, want := range []string{"DTSTART:" + tc.acrossStart, "DTEND:" + tc.end} {
 					if !strings.Contains(body, want) {
