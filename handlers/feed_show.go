@@ -22,7 +22,9 @@ type Feeds struct {
 // errNoFeed answers every feed that cannot be read (a malformed, unknown or
 // revoked token, a team its owner no longer leads) alike, with a 404 that
 // tells a guesser nothing.
-func errNoFeed() error { return models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", "feed")) }
+func errNoFeed() error {
+	return models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", "feed"))
+}
 
 // Show renders one feed as text/calendar in its owner's language.
 func (h *Feeds) Show(c echo.Context) error {

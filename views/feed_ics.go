@@ -43,7 +43,7 @@ func FeedCalendar(t *i18n.Translator, v FeedView) *ics.Calendar {
 	if v.Team != "" {
 		name = t.T("feed.name_team", "Team", v.Team)
 	}
-	cal.SetName(name) // NAME and X-WR-CALNAME
+	cal.SetName(name)                   // NAME and X-WR-CALNAME
 	cal.SetRefreshInterval(FeedRefresh) // the library names it REFRESH-INTERVAL;VALUE=DURATION
 	cal.SetXPublishedTTL(FeedRefresh)
 	host := feedHost(v.BaseURL)

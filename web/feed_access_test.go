@@ -170,7 +170,7 @@ func TestFeedTeam(t *testing.T) {
 			}
 
 			// An admin who is no member may have any team's feed.
-			if dee.Get("/profile").Doc.Find(`[data-testid=feed-admin-form] option[value="` + itoa(team.ID) + `"]`).Length() != 1 {
+			if dee.Get("/profile").Doc.Find(`[data-testid=feed-admin-form] option[value="`+itoa(team.ID)+`"]`).Length() != 1 {
 				t.Error("the admin is not offered the team")
 			}
 			if _, cal := fetchFeed(t, f.env, makeFeed(t, dee, team.ID)); cal == nil || len(cal.Events()) != 2 {
