@@ -308,3 +308,27 @@ func TestFeedTokenNotLogged(t *testing.T) {
 		t.Errorf("logs hold the token or no feed request:\n%s", logs.String())
 	}
 }
+
+// TestFeedProfileChinese: the feeds section and the new address speak
+// Chinese on a zh-CN profile page.
+func TestFeedProfileChinese(t *testing.T) {
+	f := newFeedFixture(t, "sqlite", time.UTC, feedClock)
+	c := f.env.Client()
+	c.Header.Set("Accept-Language", "zh-CN")
+	c.SignIn("alice@example.org", "Alice")
+	page := c.Get("/profile")
+	if got := page.Doc.Find(`#feeds h2`).Text(); got != "日历订阅" {
+		t.Errorf("feeds heading %q", got)
+	}
+	if got := page.Doc.Find(`[data-testid=feed-create]`).Text(); got != "创建地址" {
+		t.Errorf("create button %q", got)
+	}
+	makeFeed(t, c, 0)
+	res := c.Post("/profile/feeds", url.Values{"team": {"0"}})
+	if got := res.Doc.Find(`[data-testid=new-feed]`).Text(); !strings.Contains(got, "订阅“我的预订”的地址只显示这一次") || !strings.Contains(got, "在我的日历应用中订阅") {
+		t.Errorf("new address in Chinese: %q", got)
+	}
+	if got := res.Doc.Find(`[data-testid=feed-recreate]`).Text(); got != "更换地址" {
+		t.Errorf("re-create button %q", got)
+	}
+}
