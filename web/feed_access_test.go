@@ -332,3 +332,21 @@ func TestFeedProfileChinese(t *testing.T) {
 		t.Errorf("re-create button %q", got)
 	}
 }
+
+// TestFeedRateLimit: one token's fetches are limited like API calls, and a
+// refusal is a 429 with Retry-After.
+func TestFeedRateLimit(t *testing.T) {
+	f := newFeedFixture(t, "sqlite", time.UTC, feedClock, func(c *web.Config) { c.APIRate = web.Rate{PerMinute: 1, Burst: 2} })
+	c := f.env.Client()
+	c.SignIn("alice@example.org", "Alice")
+	path := makeFeed(t, c, 0)
+	var codes []int
+	var last *webtest.Response
+	for range 3 {
+		last = f.env.Client().Get(path)
+		codes = append(codes, last.Code)
+	}
+	if codes[0] != http.StatusOK || codes[1] != http.StatusOK || codes[2] != http.StatusTooManyRequests || last.Header().Get("Retry-After") == "" {
+		t.Errorf("fetches %v (Retry-After %q), want 200 200 429 with Retry-After", codes, last.Header().Get("Retry-After"))
+	}
+}
