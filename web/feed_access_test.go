@@ -232,6 +232,17 @@ func TestFeedBadTokens(t *testing.T) {
 			if after := f.snapshot(t); after == before {
 				t.Error("a good fetch did not note itself: the snapshot cannot see writes")
 			}
+			// With the database gone, a malformed token is still a plain 404
+			// (never looked up) while a well-formed one fails looking.
+			if err := f.env.DB.SQL.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if res := f.env.Client().Get("/feeds/" + strings.ToUpper(tok) + ".ics"); res.Code != http.StatusNotFound {
+				t.Errorf("malformed token without a database: %d, want 404", res.Code)
+			}
+			if res := f.env.Client().Get(path); res.Code != http.StatusInternalServerError {
+				t.Errorf("well-formed token without a database: %d, want 500 (so the 404 above did not look)", res.Code)
+			}
 		})
 	}
 }
