@@ -30,6 +30,7 @@ type Store interface {
 	models.NodeStore
 	models.BookingStore
 	models.TokenStore
+	models.FeedStore
 	models.AuditStore
 	models.AgentStore
 	models.SSOStore

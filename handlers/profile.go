@@ -46,6 +46,11 @@ func (h *Profile) render(c echo.Context, status int, v views.ProfileView) error 
 	if v.Unix, err = h.Store.UnixIdentity(ctx, u.ID); err != nil {
 		return err
 	}
+	newFeed := v.Feeds.New
+	if v.Feeds, err = h.feedRows(ctx, u, v.Teams); err != nil {
+		return err
+	}
+	v.Feeds.New = newFeed
 	v.Zones, v.BaseURL = commonZones, h.BaseURL
 	return Render(c, status, views.ProfilePage(h.NewPage(c), v))
 }

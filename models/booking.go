@@ -241,6 +241,7 @@ type BookingFilter struct {
 	GPUID            int64
 	NodeID           int64
 	UserID           int64
+	TeamID           int64 // the bookings of the team's members
 	IncludeCancelled bool
 	Limit            int
 }

@@ -27,11 +27,16 @@ type APIToken struct {
 
 // NewTokenSecret returns a fresh token (shown to the user once) and its hash.
 func NewTokenSecret() (plain, hash string, err error) {
+	return newSecret(TokenPrefix)
+}
+
+// newSecret returns prefix and 256 random bits in lower-case base32, and its hash.
+func newSecret(prefix string) (plain, hash string, err error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return "", "", Internal(err)
 	}
-	plain = TokenPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+	plain = prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
 	return plain, HashToken(plain), nil
 }
 

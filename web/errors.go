@@ -71,7 +71,7 @@ type apiErrorBody struct {
 func errorHandler(base *handlers.Base, logger *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
-			logger.ErrorContext(c.Request().Context(), "error after response started", "err", err, "path", c.Request().URL.Path)
+			logger.ErrorContext(c.Request().Context(), "error after response started", "err", err, "path", logPath(c.Request().URL.Path))
 			return
 		}
 		var de *models.Error
@@ -86,7 +86,7 @@ func errorHandler(base *handlers.Base, logger *slog.Logger) echo.HTTPErrorHandle
 		status := statusOf(de.Code)
 		reqID := c.Response().Header().Get(echo.HeaderXRequestID)
 		if status >= 500 {
-			logger.ErrorContext(c.Request().Context(), "request failed", "err", err, "request_id", reqID, "path", c.Request().URL.Path)
+			logger.ErrorContext(c.Request().Context(), "request failed", "err", err, "request_id", reqID, "path", logPath(c.Request().URL.Path))
 		}
 		t := base.Translator(c)
 		if isAPI(c) {

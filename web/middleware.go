@@ -26,7 +26,7 @@ func accessLog(logger *slog.Logger) echo.MiddlewareFunc {
 				c.Error(err)
 			}
 			req, res := c.Request(), c.Response()
-			attrs := []any{"method", req.Method, "path", req.URL.Path, "status", res.Status,
+			attrs := []any{"method", req.Method, "path", logPath(req.URL.Path), "status", res.Status,
 				"duration_ms", float64(time.Since(start).Microseconds()) / 1000, "bytes", res.Size,
 				"request_id", res.Header().Get(echo.HeaderXRequestID), "ip", c.RealIP()}
 			if u := models.UserFromContext(req.Context()); u != nil {
@@ -48,7 +48,7 @@ func recoverPanics(logger *slog.Logger) echo.MiddlewareFunc {
 	return middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableErrorHandler: true,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			logger.ErrorContext(c.Request().Context(), "panic", "err", err, "path", c.Request().URL.Path, "stack", string(stack))
+			logger.ErrorContext(c.Request().Context(), "panic", "err", err, "path", logPath(c.Request().URL.Path), "stack", string(stack))
 			return models.Internal(err)
 		},
 	})

@@ -59,6 +59,8 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config, m *metrics) {
 	signedIn.POST("/profile/zone", profile.SaveZone)
 	signedIn.POST("/profile/tokens", profile.CreateToken, rateLimit(cfg.SignInRate, byUser))
 	signedIn.POST("/profile/tokens/:id/revoke", profile.RevokeToken)
+	signedIn.POST("/profile/feeds", profile.CreateFeed, rateLimit(cfg.SignInRate, byUser))
+	signedIn.POST("/profile/feeds/:id/revoke", profile.RevokeFeed)
 	signedIn.GET("/calendar", calendar.Show)
 	signedIn.GET("/bookings/new", bookings.New)
 	signedIn.POST("/bookings", bookings.Create)
@@ -159,6 +161,12 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config, m *metrics) {
 	agent.POST("/violations", agentAPI.Violations)
 	agent.POST("/idle", agentAPI.Idle)
 	agent.POST("/heartbeat", agentAPI.Heartbeat)
+
+	// Calendar feeds: the feed token in the path is the only credential,
+	// never the session; a bad or revoked token is a 404 and spends the
+	// address's failure budget.
+	feeds := &handlers.Feeds{Base: base, BaseURL: cfg.BaseURL}
+	e.GET("/feeds/:file", feeds.Show, limitFeedGuesses(cfg.APIFailRate), rateLimit(cfg.APIRate, byFeedToken))
 
 	// JSON API v1: personal token only, never the session cookie. Its
 	// contract is public, like this source: reading it needs no token.

@@ -22,6 +22,7 @@ const (
 	token  = "token"  // JSON API: a personal token, never the cookie
 	node   = "node"   // agent API: a node credential
 	enrol  = "enrol"  // agent enrolment: a one-time token in the body
+	feed   = "feed"   // calendar feed: a feed token in the path, never the cookie
 )
 
 var routeRoles = map[string]string{
@@ -81,6 +82,9 @@ var routeRoles = map[string]string{
 	"POST /profile":                              user,
 	"POST /profile/tokens":                       user,
 	"POST /profile/tokens/:id/revoke":            user,
+	"POST /profile/feeds":                        user,
+	"POST /profile/feeds/:id/revoke":             user,
+	"GET /feeds/:file":                           feed,
 	"GET /admin":                                 admin,
 	"GET /admin/agents":                          admin,
 	"GET /admin/audit":                           admin,
@@ -178,6 +182,10 @@ func TestEveryRouteDeclaresWhoMayUseIt(t *testing.T) {
 			case node:
 				expectStatus(t, "anonymous", do(anon, r.Method, path, ""), http.StatusUnauthorized)
 				expectStatus(t, "a user's API token", do(anon, r.Method, path, plain), http.StatusUnauthorized)
+			case feed:
+				expectStatus(t, "anonymous", do(anon, r.Method, path, ""), http.StatusNotFound)
+				expectStatus(t, "session cookie only", do(userC, r.Method, path, ""), http.StatusNotFound)
+				expectStatus(t, "a user's API token", do(anon, r.Method, path, plain), http.StatusNotFound)
 			case enrol:
 				expectStatus(t, "a bad enrolment token", do(anon, r.Method, path, ""), http.StatusUnauthorized)
 			default:

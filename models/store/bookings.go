@@ -63,6 +63,9 @@ func bookingScope(f models.BookingFilter) func(*gorm.DB) *gorm.DB {
 		if f.UserID != 0 {
 			q = q.Where("b.user_id = ?", f.UserID)
 		}
+		if f.TeamID != 0 {
+			q = q.Where("b.user_id IN (SELECT user_id FROM memberships WHERE team_id = ?)", f.TeamID)
+		}
 		if f.NodeID != 0 {
 			q = q.Where("b.node_id = ?", f.NodeID)
 		}
