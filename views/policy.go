@@ -3,7 +3,6 @@ package views
 import (
 	"net/url"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/gpubook/gpubook/models"
@@ -51,7 +50,7 @@ func (p *Page) PeakLabel(s models.PeakSchedule) string {
 			days = append(days, p.Tr("policy.day."+itoa(int(d))))
 		}
 	}
-	return strings.Join(days, ", ") + " " + models.ClockText(s.From) + "–" + models.ClockText(s.To)
+	return p.List(days) + " " + models.ClockText(s.From) + "–" + models.ClockText(s.To)
 }
 
 // weekOrder lists weekdays from Monday, as the quota week runs.
