@@ -3,6 +3,7 @@ package views
 import (
 	"net/url"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gpubook/gpubook/models"
@@ -53,6 +54,30 @@ func (p *Page) PeakLabel(s models.PeakSchedule) string {
 	return p.List(days) + " " + models.ClockText(s.From) + "–" + models.ClockText(s.To)
 }
 
+// PeakLocal describes this quota week's peak hours (the week starting at
+// ws) on the viewer's clock: "Sun, Mon, Tue 20:00–06:00 (next day)".
+func (p *Page) PeakLocal(s models.PeakSchedule, ws time.Time) string {
+	if !s.Enabled {
+		return p.Tr("policy.peak_off")
+	}
+	var parts []string
+	for _, sp := range models.PeakSpansIn(s, ws, p.Location) {
+		days := make([]string, len(sp.Days))
+		for i, d := range sp.Days {
+			days[i] = p.Tr("policy.day." + itoa(int(d)))
+		}
+		part := p.List(days) + " " + models.ClockText(sp.From) + "–" + models.ClockText(sp.To)
+		if sp.NextDay() {
+			part += p.Tr("policy.next_day")
+		}
+		parts = append(parts, part)
+	}
+	if p.T.Lang == "zh-CN" {
+		return strings.Join(parts, "；")
+	}
+	return strings.Join(parts, "; ")
+}
+
 // weekOrder lists weekdays from Monday, as the quota week runs.
 var weekOrder = []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday, time.Saturday, time.Sunday}
 
@@ -86,6 +111,7 @@ type LimitsView struct {
 	At        time.Time
 	AtPeak    bool
 	Zone      string // the cluster's zone, in which peak hours and weeks run
+	OwnZone   bool   // the viewer's zone reads times differently: show both
 	Values    []models.PolicyValue
 	Settings  models.PolicySettings
 	Exempt    bool          // an admin while the exemption is on
