@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"encoding/csv"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/web"
 )
 
 // testIP is the peer address httptest gives every request; with no
@@ -232,6 +234,44 @@ func TestAuditLogPagesAndCSVInjection(t *testing.T) {
 			}
 			if got, want := records[1][0], "2026-06-01T00:54:00Z"; got != want {
 				t.Errorf("csv time = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestAuditIPBehindProxy: behind a trusted proxy, the address recorded for
+// a cancel, release or extend is the client's from X-Forwarded-For, as for
+// a sign-in, through the pages and through the API alike.
+func TestAuditIPBehindProxy(t *testing.T) {
+	_, proxies, _ := net.ParseCIDR("192.0.2.0/28") // httptest's peer 192.0.2.1 is the proxy
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			f := newCalFixture(t, d, func(c *web.Config) { c.TrustedProxies = []*net.IPNet{proxies} })
+			a0, a1, a2 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1), f.gpu(t, "node-a", 2)
+			page := f.book(t, f.bob, []int64{a0}, 5, 6, "")
+			active := f.book(t, f.bob, []int64{a1}, -1, 2, "")
+			api := f.book(t, f.bob, []int64{a2}, 3, 4, "")
+			c := f.signedIn(f.bob)
+			c.Header.Set("X-Forwarded-For", "203.0.113.66, 198.51.100.7")
+			if res := c.Post("/bookings/"+itoa(page.ID)+"/cancel", url.Values{"confirm": {"yes"}}); res.Code != http.StatusSeeOther {
+				t.Fatalf("cancel: %d", res.Code)
+			}
+			script := f.env.API(f.bob)
+			script.Header.Set("X-Forwarded-For", "198.51.100.9")
+			if res := script.Post("/api/v1/bookings/"+itoa(active.ID)+"/release", nil); res.Code != http.StatusOK {
+				t.Fatalf("API release: %d %s", res.Code, res.Body.String())
+			}
+			if res := script.Post("/api/v1/bookings/"+itoa(api.ID)+"/extend", map[string]string{"ends_at": "2026-06-03T15:00:00Z"}); res.Code != http.StatusOK {
+				t.Fatalf("API extend: %d %s", res.Code, res.Body.String())
+			}
+			for id, want := range map[int64]string{page.ID: "198.51.100.7", active.ID: "198.51.100.9", api.ID: "198.51.100.9"} {
+				events, err := f.env.DB.AuditEvents(t.Context(), models.AuditFilter{TargetType: "booking", TargetID: itoa(id), Action: "booking."})
+				if err != nil || len(events) != 2 { // made, then changed
+					t.Fatalf("booking %d: %v, %v", id, events, err)
+				}
+				if got := events[0].IP; got != want {
+					t.Errorf("booking %d %s: IP %q, want %q", id, events[0].Action, got, want)
+				}
 			}
 		})
 	}
