@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gpubook/gpubook/models"
 )
@@ -60,7 +62,29 @@ func (p *Page) AuditLine(e models.AuditEvent, names models.AuditNames) AuditLine
 		}
 		parts = append(parts, p.auditRef(r, names))
 	}
+	if p.T.Lang == "zh-CN" {
+		tightenCJK(parts)
+	}
 	return AuditLine{Event: e, Parts: parts, Action: p.AuditActionName(e.Action)}
+}
+
+// tightenCJK drops the space the Chinese sentences keep around a name
+// where the name itself is Chinese: "Bob Builder 取消了" but "命令行为".
+func tightenCJK(parts []AuditPart) {
+	for i := range parts {
+		text := parts[i].Text
+		if text == "" {
+			continue
+		}
+		first, _ := utf8.DecodeRuneInString(text)
+		last, _ := utf8.DecodeLastRuneInString(text)
+		if i > 0 && unicode.Is(unicode.Han, first) {
+			parts[i-1].Text = strings.TrimRight(parts[i-1].Text, " ")
+		}
+		if i+1 < len(parts) && unicode.Is(unicode.Han, last) {
+			parts[i+1].Text = strings.TrimLeft(parts[i+1].Text, " ")
+		}
+	}
 }
 
 // auditRef names one thing of a sentence and links to its page.

@@ -155,6 +155,10 @@ func TestAuditLogSentences(t *testing.T) {
 			if wantZH := "Bob Builder 将预订 #" + itoa(later.ID) + " 延长至 2026-06-03 15:00 UTC。"; len(zh) != 1 || zh[0] != wantZH {
 				t.Errorf("zh-CN extend: %q, want %q", zh, wantZH)
 			}
+			zh, _, _ = auditRows(admin.Get("/admin/audit?target_type=booking&action=" + models.AuditBookingCreate + "&target_id=" + itoa(later.ID)).Doc)
+			if wantZH := "命令行为 Bob Builder 创建了预订 #" + itoa(later.ID) + "。"; len(zh) != 1 || zh[0] != wantZH {
+				t.Errorf("zh-CN by the command line: %q, want %q", zh, wantZH)
+			}
 			zhCSV, err := csv.NewReader(strings.NewReader(admin.Get("/admin/audit?action=" + models.AuditBookingRelease + "&format=csv").Body.String())).ReadAll()
 			if err != nil || len(zhCSV) != 2 || zhCSV[0][1] != "事件" || !strings.Contains(zhCSV[1][1], "提前释放了预订") {
 				t.Errorf("zh-CN csv: %q %v", zhCSV, err)
