@@ -111,7 +111,7 @@ func (p *Page) auditRef(r models.AuditRef, names models.AuditNames) AuditPart {
 	case models.RefTeam:
 		part.Href = "/admin/teams/" + id
 	case models.RefNode:
-		part.Href = "/admin/nodes"
+		part.Href = "/admin/nodes#node-" + id
 	case models.RefGPU:
 		part.Href = "/gpus/" + id
 	case models.RefRequest:
