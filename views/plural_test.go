@@ -35,6 +35,14 @@ func TestGPUCountsAgree(t *testing.T) {
 			}
 		})
 	}
+	for v, want := range map[int64]string{1: "1 GPU", 4: "4 GPUs"} {
+		if got := (&Page{T: b.For("en")}).ValueLabel(models.RuleMaxGPUs, v); got != want {
+			t.Errorf("ValueLabel(%d GPUs) = %q, want %q", v, got, want)
+		}
+	}
+	if got := (&Page{T: b.For("en")}).Tr("policy.unit.gpus"); got != "GPUs" {
+		t.Errorf("unit without a count = %q, want GPUs", got)
+	}
 	start := time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC)
 	for n, want := range map[int]string{1: "gpu01 · 1 GPU · ", 5: "gpu01 · 5 GPUs · "} {
 		bk := &models.Booking{NodeName: "gpu01", GPUIDs: make([]int64, n), StartsAt: start, EndsAt: start.Add(time.Hour)}

@@ -37,7 +37,8 @@ func (p *Page) RuleLabel(rule, period string) string {
 // ValueLabel shows a value in its rule's unit: "4 h", "2 GPUs".
 func (p *Page) ValueLabel(rule string, v int64) string {
 	spec, _ := models.SpecOf(rule)
-	return models.FormatValue(rule, v) + " " + p.Tr(spec.UnitKey)
+	n := models.FormatValue(rule, v)
+	return n + " " + p.Tr(spec.UnitKey, "Count", n) // "1 GPU", "2 GPUs"
 }
 
 // PeakLabel describes a peak schedule: "Mon–Fri 09:00–19:00" or "off".
