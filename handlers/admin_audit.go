@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"encoding/csv"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,61 +15,166 @@ import (
 	"github.com/gpubook/gpubook/views"
 )
 
-const auditPageSize = 50
+const (
+	auditPageSize = 50
+	// auditCSVMax bounds one export; a narrower filter gets the rest.
+	auditCSVMax = 100_000
+)
 
-// auditActions are offered in the filter: the known actions and their areas.
-var auditActions = []string{"auth.", models.AuditSignIn, models.AuditSignOut, models.AuditSignInFailed,
-	"booking.", models.AuditBookingCreate, models.AuditBookingCancel, models.AuditBookingRelease, models.AuditBookingExtend, models.AuditBookingEditNote,
-	"user.", models.AuditUserCreate, models.AuditUserUpdate, models.AuditUserAdmin,
-	"team.", models.AuditTeamCreate, models.AuditMemberSet, models.AuditMemberRemove,
-	"node.", models.AuditNodeCreate, models.AuditNodeRename, models.AuditGPUService,
-	"token.", models.AuditTokenCreate, models.AuditTokenRevoke}
-
-// Audit shows the audit log, filtered by the query string, newest first.
+// Audit shows the audit log, filtered by the query string, newest first, as
+// sentences in the viewer's language; ?format=csv exports every event the
+// filter selects.
 func (h *Admin) Audit(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := h.NewPage(c)
-	form := views.AuditFilterForm{Action: c.QueryParam("action"), Actor: strings.TrimSpace(c.QueryParam("actor")),
-		TargetType: strings.TrimSpace(c.QueryParam("target_type")), TargetID: strings.TrimSpace(c.QueryParam("target_id")),
-		Since: c.QueryParam("since"), Until: c.QueryParam("until")}
-	page, _ := strconv.Atoi(c.QueryParam("page"))
-	page = max(page, 0)
-	f := models.AuditFilter{Action: form.Action, TargetType: form.TargetType, TargetID: form.TargetID, Limit: auditPageSize + 1, Offset: page * auditPageSize}
-	fe := models.FieldErrors{}
-	f.Since = parseDay(form.Since, "since", p.Location, fe)
-	if until := parseDay(form.Until, "until", p.Location, fe); !until.IsZero() {
-		f.Until = until.AddDate(0, 0, 1) // the whole "until" day
+	form, f, fe, err := h.auditFilter(c, p)
+	if err != nil {
+		return err
 	}
-	status := http.StatusOK
-	v := views.AdminAuditView{Form: form, Actions: auditActions, Page: page}
-	if form.Actor != "" {
-		u, err := h.Store.UserByEmail(ctx, form.Actor)
-		switch models.ErrorCode(err) {
-		case "":
-			f.ActorID = u.ID
-		case models.ENOTFOUND:
-			fe.Add("actor", models.M("err.not_found", "What", "user"))
-		default:
-			return err
-		}
-	}
+	v := views.AdminAuditView{Form: form, Actions: models.AuditActionGroups, Page: f.Offset / auditPageSize}
 	if err := fe.Err(); err != nil {
-		v.Errors, status = p.T.Fields(err), http.StatusUnprocessableEntity
-		return Render(c, status, views.AdminAuditPage(p, v))
+		v.Errors = p.T.Fields(err)
+		return Render(c, http.StatusUnprocessableEntity, views.AdminAuditPage(p, v))
 	}
+	if wantsCSV(c) {
+		return h.auditCSV(c, p, f)
+	}
+	f.Limit = auditPageSize + 1
 	events, err := h.Store.AuditEvents(ctx, f)
 	if err != nil {
 		return err
 	}
 	if len(events) > auditPageSize {
-		events, v.HasNext = events[:auditPageSize], true
-		v.NextURL = auditPageURL(c.QueryParams(), page+1)
+		events = events[:auditPageSize]
+		v.NextURL = auditPageURL(c.QueryParams(), v.Page+1)
 	}
-	if page > 0 {
-		v.PrevURL = auditPageURL(c.QueryParams(), page-1)
+	if v.Page > 0 {
+		v.PrevURL = auditPageURL(c.QueryParams(), v.Page-1)
 	}
-	v.Events = events
-	return Render(c, status, views.AdminAuditPage(p, v))
+	if v.Lines, err = h.auditLines(c, p, events); err != nil {
+		return err
+	}
+	q := c.QueryParams()
+	q.Del("page")
+	q.Set("format", "csv")
+	v.CSVURL = "/admin/audit?" + q.Encode()
+	return Render(c, http.StatusOK, views.AdminAuditPage(p, v))
+}
+
+// auditFilter reads the filter form; every bad value gets its field's message.
+func (h *Admin) auditFilter(c echo.Context, p *views.Page) (views.AuditFilterForm, models.AuditFilter, models.FieldErrors, error) {
+	form := views.AuditFilterForm{Action: c.QueryParam("action"), User: strings.TrimSpace(c.QueryParam("user")),
+		TargetType: strings.TrimSpace(c.QueryParam("target_type")), TargetID: strings.TrimSpace(c.QueryParam("target_id")),
+		Since: strings.TrimSpace(c.QueryParam("since")), Until: strings.TrimSpace(c.QueryParam("until"))}
+	f := models.AuditFilter{Action: form.Action, TargetType: form.TargetType, TargetID: form.TargetID}
+	fe := models.FieldErrors{}
+	if form.Action != "" && !models.ValidAuditAction(form.Action) {
+		fe.Add("action", models.M("audit.err.action"))
+	}
+	if form.TargetID != "" {
+		if _, err := strconv.ParseInt(form.TargetID, 10, 64); err != nil || form.TargetType == "" {
+			fe.Add("target_id", models.M("audit.err.target"))
+		}
+	}
+	if page := c.QueryParam("page"); page != "" {
+		n, err := strconv.Atoi(page)
+		if err != nil || n < 0 || n > auditCSVMax/auditPageSize {
+			fe.Add("page", models.M("audit.err.page"))
+		}
+		f.Offset = max(n, 0) * auditPageSize
+	}
+	f.Since = parseDay(form.Since, "since", p.Location, fe)
+	until := parseDay(form.Until, "until", p.Location, fe)
+	if !until.IsZero() {
+		f.Until = until.AddDate(0, 0, 1) // the whole "until" day
+		if !f.Since.IsZero() && until.Before(f.Since) {
+			fe.Add("until", models.M("audit.err.range"))
+		}
+	}
+	if form.User != "" {
+		u, err := h.Store.UserByEmail(c.Request().Context(), models.NormalizeEmail(form.User))
+		switch models.ErrorCode(err) {
+		case "":
+			f.About = u.ID
+		case models.ENOTFOUND:
+			fe.Add("user", models.M("audit.err.user", "Email", form.User))
+		default:
+			return form, f, fe, err
+		}
+	}
+	return form, f, fe, nil
+}
+
+// auditLines turns events into sentences, looking up every name they need
+// in one query per kind.
+func (h *Admin) auditLines(c echo.Context, p *views.Page, events []models.AuditEvent) ([]views.AuditLine, error) {
+	seen := map[string]map[int64]bool{}
+	ids := map[string][]int64{}
+	for _, e := range events {
+		for _, r := range models.DescribeAudit(e).Refs {
+			if r.ID == 0 || seen[r.Kind][r.ID] {
+				continue
+			}
+			if seen[r.Kind] == nil {
+				seen[r.Kind] = map[int64]bool{}
+			}
+			seen[r.Kind][r.ID] = true
+			ids[r.Kind] = append(ids[r.Kind], r.ID)
+		}
+	}
+	names, err := h.Store.AuditNames(c.Request().Context(), ids)
+	if err != nil {
+		return nil, err
+	}
+	lines := make([]views.AuditLine, len(events))
+	for i, e := range events {
+		lines[i] = p.AuditLine(e, names)
+	}
+	return lines, nil
+}
+
+// auditCSV sends every event f selects, read 500 at a time, as sentences
+// with the raw fields beside them; each cell is defused like every CSV
+// gpubook writes (csvCell).
+func (h *Admin) auditCSV(c echo.Context, p *views.Page, f models.AuditFilter) error {
+	var rows [][]string
+	f.Offset, f.Limit = 0, 500
+	for len(rows) < auditCSVMax {
+		events, err := h.Store.AuditEvents(c.Request().Context(), f)
+		if err != nil {
+			return err
+		}
+		lines, err := h.auditLines(c, p, events)
+		if err != nil {
+			return err
+		}
+		for _, l := range lines {
+			e := l.Event
+			rows = append(rows, []string{p.Local(e.At, time.RFC3339), l.Sentence(), l.Action, e.IP,
+				e.ActorLabel, e.Action, e.TargetType, e.TargetID, e.Details})
+		}
+		if len(events) < f.Limit {
+			break
+		}
+		f.Offset += f.Limit
+	}
+	head := []string{p.Tr("admin.when"), p.Tr("audit.event"), p.Tr("admin.action"), "IP",
+		p.Tr("admin.actor"), p.Tr("audit.code"), p.Tr("audit.target_type"), p.Tr("audit.target_id"), p.Tr("admin.details")}
+	hd := c.Response().Header()
+	hd.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	hd.Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", "gpubook-audit.csv"))
+	c.Response().WriteHeader(http.StatusOK)
+	w := csv.NewWriter(c.Response())
+	for _, row := range append([][]string{head}, rows...) {
+		for i := range row {
+			row[i] = csvCell(row[i])
+		}
+		if err := w.Write(row); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	return w.Error()
 }
 
 func parseDay(s, field string, loc *time.Location, fe models.FieldErrors) time.Time {
@@ -76,7 +183,7 @@ func parseDay(s, field string, loc *time.Location, fe models.FieldErrors) time.T
 	}
 	t, err := time.ParseInLocation("2006-01-02", s, loc)
 	if err != nil {
-		fe.Add(field, models.M("err.time_invalid"))
+		fe.Add(field, models.M("audit.err.date"))
 	}
 	return t
 }

@@ -57,7 +57,7 @@ func (h *Admin) CreateNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.Flash(c, "ok", h.Translator(c).T("admin.node_added", "Name", node.Name, "GPUs", len(gpus)))
+	h.Flash(c, "ok", h.Translator(c).T("admin.node_added", "Name", node.Name, "Count", len(gpus)))
 	return RedirectSeeOther(c, "/admin/nodes")
 }
 

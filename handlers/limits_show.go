@@ -56,6 +56,8 @@ func (h *Policies) limitsView(c echo.Context) (views.LimitsView, error) {
 	v.AtPeak = in.Settings.Peak.IsPeak(v.At, h.clusterZone())
 	v.Exempt = in.IsAdmin && in.Settings.AdminExempt
 	v.WeekStart = models.WeekStart(now, h.clusterZone())
+	// Rules run on the cluster's clock; a viewer elsewhere also reads them on theirs.
+	v.OwnZone = models.ZonesDiffer(u.Location(h.Location), h.clusterZone(), now, v.WeekStart, models.NextWeek(v.WeekStart))
 	if w, ok := in.Effective(models.RuleMaxGPUHours, models.PeriodAll); ok {
 		v.Weekly = &w
 	}

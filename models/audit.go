@@ -49,14 +49,29 @@ type AuditEvent struct {
 
 // AuditFilter selects audit events, newest first.
 type AuditFilter struct {
-	Action     string // exact action, or a prefix ending in "." ("booking.")
-	ActorID    int64
+	Action  string // exact action, or a prefix ending in "." ("booking.")
+	ActorID int64
+	// About selects events by or about a user: its actor, its target, or
+	// the owner named in its details (a booking's user_id).
+	About      int64
 	TargetType string
 	TargetID   string
 	Since      time.Time
 	Until      time.Time
 	Limit      int
 	Offset     int
+}
+
+// AuditNames are the display names of the users, teams, nodes and GPUs
+// audit sentences name, by kind (RefUser, …) and id.
+type AuditNames map[string]map[int64]string
+
+// Name returns the name of a ref, or its fallback label when the thing is gone.
+func (n AuditNames) Name(r AuditRef) string {
+	if s, ok := n[r.Kind][r.ID]; ok {
+		return s
+	}
+	return r.Text
 }
 
 // Actor identifies who does something, for the audit log.

@@ -78,6 +78,8 @@ type TokenStore interface {
 type AuditStore interface {
 	AuditEvents(ctx context.Context, f AuditFilter) ([]AuditEvent, error)
 	RecordAudit(ctx context.Context, e AuditEvent) error
+	// AuditNames looks up the names of the things audit sentences name.
+	AuditNames(ctx context.Context, ids map[string][]int64) (AuditNames, error)
 }
 
 // Clock returns the current time; tests pass a fixed one.

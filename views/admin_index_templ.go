@@ -114,9 +114,9 @@ func adminIndexBody(p *Page, v AdminIndexView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var6 string
-		templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(p.Tr("admin.gpus_count", "GPUs", v.GPUs, "Out", v.OutOfService))
+		templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(p.Tr("admin.gpus_count", "Count", v.GPUs, "Out", v.OutOfService))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/admin_index.templ`, Line: 22, Col: 206}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/admin_index.templ`, Line: 22, Col: 207}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 		if templ_7745c5c3_Err != nil {

@@ -197,6 +197,18 @@ func (p *Page) DayLabel(t time.Time) string {
 	return wd + " " + t.Format("2 Jan")
 }
 
+// DayTitle heads the day view: "Thu 3 Dec" or "12月3日 周四", with the year
+// only when it is not the current one ("Fri 3 Dec 2027", "2027年12月3日 周五").
+func (p *Page) DayTitle(t time.Time) string {
+	if t.Year() == p.Now.In(p.Location).Year() {
+		return p.DayLabel(t)
+	}
+	if p.T.Lang == "zh-CN" {
+		return t.Format("2006年1月2日") + " " + p.Tr(weekdayKeys[t.Weekday()])
+	}
+	return p.DayLabel(t) + " " + t.Format("2006")
+}
+
 // LongDate is a date in a sentence: "26 Oct 2026" or "2026年10月26日".
 func (p *Page) LongDate(t time.Time) string {
 	if p.T.Lang == "zh-CN" {

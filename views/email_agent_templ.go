@@ -27,7 +27,7 @@ func idleSubject(e EmailEnv, w IdleWarning) string {
 }
 
 func idleWhat(e EmailEnv, w IdleWarning) string {
-	return e.Tr("email.idle_what", "Node", w.Report.NodeName, "GPUs", len(w.Report.GPUUUIDs), "Since", e.Time(w.Report.IdleSince))
+	return e.Tr("email.idle_what", "Node", w.Report.NodeName, "Count", len(w.Report.GPUUUIDs), "Since", e.Time(w.Report.IdleSince))
 }
 
 func idleNext(e EmailEnv, w IdleWarning) string {

@@ -24,7 +24,7 @@ func preemptSubject(e EmailEnv, n models.Notice) string {
 
 func preemptWhat(e EmailEnv, n models.Notice) string {
 	b := n.Booking
-	when := b.NodeName + " · " + itoa(len(b.GPUIDs)) + " GPU · " + e.Time(b.StartsAt) + " – " + e.Time(b.EndsAt)
+	when := b.NodeName + " · " + e.Tr("common.gpu_count", "Count", len(b.GPUIDs)) + " · " + e.Time(b.StartsAt) + " – " + e.Time(b.EndsAt)
 	p := n.Preemption
 	if p == nil {
 		return e.Tr("email.preempt_cancelled", "When", when, "Hours", "?")

@@ -19,7 +19,7 @@ func priorityNewSubject(e EmailEnv, n models.Notice) string {
 }
 
 func requestWhen(e EmailEnv, r models.PriorityRequest) string {
-	return r.NodeName + " · " + itoa(len(r.GPUIDs)) + " GPU · " + e.Time(r.StartsAt) + " – " + e.Time(r.EndsAt)
+	return r.NodeName + " · " + e.Tr("common.gpu_count", "Count", len(r.GPUIDs)) + " · " + e.Time(r.StartsAt) + " – " + e.Time(r.EndsAt)
 }
 
 func priorityNewText(e EmailEnv, n models.Notice) string {

@@ -16,7 +16,7 @@ import "github.com/gpubook/gpubook/models"
 // turned off.
 
 func bookingWhen(e EmailEnv, b *models.Booking) string {
-	return b.NodeName + " · " + itoa(len(b.GPUIDs)) + " GPU · " + e.Time(b.StartsAt) + " – " + e.Time(b.EndsAt)
+	return b.NodeName + " · " + e.Tr("common.gpu_count", "Count", len(b.GPUIDs)) + " · " + e.Time(b.StartsAt) + " – " + e.Time(b.EndsAt)
 }
 
 func reminderStartSubject(e EmailEnv, n models.Notice) string {

@@ -37,7 +37,8 @@ func (p *Page) RuleLabel(rule, period string) string {
 // ValueLabel shows a value in its rule's unit: "4 h", "2 GPUs".
 func (p *Page) ValueLabel(rule string, v int64) string {
 	spec, _ := models.SpecOf(rule)
-	return models.FormatValue(rule, v) + " " + p.Tr(spec.UnitKey)
+	n := models.FormatValue(rule, v)
+	return n + " " + p.Tr(spec.UnitKey, "Count", n) // "1 GPU", "2 GPUs"
 }
 
 // PeakLabel describes a peak schedule: "Mon–Fri 09:00–19:00" or "off".
@@ -51,7 +52,31 @@ func (p *Page) PeakLabel(s models.PeakSchedule) string {
 			days = append(days, p.Tr("policy.day."+itoa(int(d))))
 		}
 	}
-	return strings.Join(days, ", ") + " " + models.ClockText(s.From) + "–" + models.ClockText(s.To)
+	return p.List(days) + " " + models.ClockText(s.From) + "–" + models.ClockText(s.To)
+}
+
+// PeakLocal describes this quota week's peak hours (the week starting at
+// ws) on the viewer's clock: "Sun, Mon, Tue 20:00–06:00 (next day)".
+func (p *Page) PeakLocal(s models.PeakSchedule, ws time.Time) string {
+	if !s.Enabled {
+		return p.Tr("policy.peak_off")
+	}
+	var parts []string
+	for _, sp := range models.PeakSpansIn(s, ws, p.Location) {
+		days := make([]string, len(sp.Days))
+		for i, d := range sp.Days {
+			days[i] = p.Tr("policy.day." + itoa(int(d)))
+		}
+		part := p.List(days) + " " + models.ClockText(sp.From) + "–" + models.ClockText(sp.To)
+		if sp.NextDay() {
+			part += p.Tr("policy.next_day")
+		}
+		parts = append(parts, part)
+	}
+	if p.T.Lang == "zh-CN" {
+		return strings.Join(parts, "；")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // weekOrder lists weekdays from Monday, as the quota week runs.
@@ -87,6 +112,7 @@ type LimitsView struct {
 	At        time.Time
 	AtPeak    bool
 	Zone      string // the cluster's zone, in which peak hours and weeks run
+	OwnZone   bool   // the viewer's zone reads times differently: show both
 	Values    []models.PolicyValue
 	Settings  models.PolicySettings
 	Exempt    bool          // an admin while the exemption is on

@@ -178,17 +178,17 @@ func TestAdminAudit(t *testing.T) {
 	admin.Get("/admin/nodes")
 	admin.Post("/admin/nodes", url.Values{"name": {"gpu01"}, "gpus": {"2"}, "model": {"L40S"}, "memory_mib": {"46068"}})
 	res := admin.Get("/admin/audit?action=node.")
-	if res.Code != http.StatusOK || res.Doc.Find(`[data-testid="audit-table"] tbody tr`).Length() != 1 || !strings.Contains(res.Doc.Find(`[data-testid="audit-table"]`).Text(), models.AuditNodeCreate) {
+	if res.Code != http.StatusOK || res.Doc.Find(`[data-testid="audit-table"] tbody tr`).Length() != 1 || !strings.Contains(res.Doc.Find(`[data-testid="audit-table"]`).Text(), "Root Admin added the node gpu01 with 2 GPUs.") {
 		t.Errorf("node events: %d %q", res.Code, res.Doc.Find("main").Text())
 	}
-	res = admin.Get("/admin/audit?action=auth.sign_in&actor=root@example.org")
+	res = admin.Get("/admin/audit?action=auth.sign_in&user=root@example.org")
 	if n := res.Doc.Find(`[data-testid="audit-table"] tbody tr`).Length(); n != 1 {
 		t.Errorf("sign-ins of root = %d, want 1", n)
 	}
 	if res := admin.Get("/admin/audit?since=yesterday"); res.Code != http.StatusUnprocessableEntity {
 		t.Errorf("bad date: %d", res.Code)
 	}
-	if res := admin.Get("/admin/audit?actor=nobody@example.org"); res.Code != http.StatusUnprocessableEntity {
+	if res := admin.Get("/admin/audit?user=nobody@example.org"); res.Code != http.StatusUnprocessableEntity {
 		t.Errorf("unknown actor: %d", res.Code)
 	}
 	_ = env

@@ -96,6 +96,9 @@ func sessions(sm *scs.SessionManager) echo.MiddlewareFunc {
 func loadUser(base *handlers.Base) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
+			// The address the trusted-proxy aware extractor (clientip.go)
+			// finds, for audit events written deep in the store.
+			c.SetRequest(c.Request().WithContext(models.WithClientIP(c.Request().Context(), c.RealIP())))
 			id := base.SessionUserID(c)
 			if id == 0 {
 				return next(c)
@@ -195,7 +198,8 @@ func tokenAuth(base *handlers.Base) echo.MiddlewareFunc {
 				}
 				return err
 			}
-			c.SetRequest(c.Request().WithContext(models.WithUser(c.Request().Context(), u)))
+			ctx := models.WithClientIP(c.Request().Context(), c.RealIP())
+			c.SetRequest(c.Request().WithContext(models.WithUser(ctx, u)))
 			return next(c)
 		}
 	}

@@ -20,7 +20,8 @@ import (
 var latinAllowed = map[string]bool{
 	"gpubook": true, "GPU": true, "ID": true, "UUID": true, "UTC": true, "API": true, "CSV": true, "JSON": true,
 	"SSO": true, "OIDC": true, "ssh": true, "Unix": true, "GiB": true, "MiB": true, "NVIDIA": true, "English": true,
-	"Alice": true, "Admin": true, "Bob": true, "Builder": true, "Etc": true,
+	"Alice": true, "Admin": true, "Bob": true, "Builder": true, "Etc": true, "IP": true,
+	"AA": true, "BB": true, // the fixture's initials on narrow calendar bars
 }
 
 // latinToken is a word in Latin letters; node names, model names and
@@ -43,17 +44,57 @@ func TestChinesePagesHaveNoEnglish(t *testing.T) {
 		}
 		c := f.signedIn(user)
 		c.Header.Set("Accept-Language", "zh-CN")
-		pages := []string{"/", "/bookings", "/limits", "/profile", "/usage", "/status", "/bookings/new", "/bookings/new?node=" + itoa(f.nodes[0].ID) + "&start=2026-06-03T12:00Z&end=2026-06-03T13:00Z"}
+		pages := []string{"/", "/bookings", "/limits", "/profile", "/usage", "/status", "/bookings/new", "/bookings/new?node=" + itoa(f.nodes[0].ID) + "&start=2026-06-03T12:00Z&end=2026-06-03T13:00Z",
+			"/calendar", "/calendar?view=day&date=2026-06-03"}
+		if u == "alice" { // after bob's cancel, so that the audit log has his changes
+			pages = append(pages, "/admin/policies", "/admin/audit", "/admin/audit?action=booking.")
+		}
 		if u == "bob" {
 			c.Get("/bookings")
 			confirm := c.Post("/bookings/"+itoa(b.ID)+"/cancel", nil)
 			check(t, u+" cancel confirmation", visibleText(confirm.Doc.Find("main")))
+			if res := c.Post("/bookings/"+itoa(b.ID)+"/cancel", url.Values{"confirm": {"yes"}}); res.Code != http.StatusSeeOther {
+				t.Fatalf("cancel: %d", res.Code)
+			}
 		}
 		for _, pg := range pages {
 			res := c.Get(pg)
 			res.Doc.Find("script, style, code").Remove()
 			check(t, u+" "+pg, visibleText(res.Doc.Find("main")))
 		}
+	}
+}
+
+// Calendar headings and buttons read naturally in both languages: the
+// year only when it is not this one, paging named by what it pages.
+func TestCalendarTitlesAndPaging(t *testing.T) {
+	f := newCalFixture(t, store.SQLite) // today is 2026-06-03, a Wednesday
+	c := f.signedIn(f.bob)
+	tests := []struct {
+		lang, path, title, prev, next string
+	}{
+		{"zh-CN", "/calendar?view=day&date=2026-06-03", "6月3日 周三", "← 前一天", "后一天 →"},
+		{"zh-CN", "/calendar?view=day&date=2027-01-04", "2027年1月4日 周一", "← 前一天", "后一天 →"},
+		{"zh-CN", "/calendar?date=2026-06-03", "2026年6月1日 这一周", "← 上一周", "下一周 →"},
+		{"en", "/calendar?view=day&date=2026-06-03", "Wed 3 Jun", "← Previous day", "Next day →"},
+		{"en", "/calendar?view=day&date=2027-01-04", "Mon 4 Jan 2027", "← Previous day", "Next day →"},
+		{"en", "/calendar?date=2026-06-03", "", "← Previous week", "Next week →"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.lang+" "+tt.path, func(t *testing.T) {
+			c.Header.Set("Accept-Language", tt.lang)
+			doc := c.Get(tt.path).Doc
+			norm := func(id string) string { return strings.Join(strings.Fields(doc.Find(testid(id)).Text()), " ") }
+			if got := norm("cal-title"); tt.title != "" && got != tt.title {
+				t.Errorf("title %q, want %q", got, tt.title)
+			}
+			if got := norm("cal-prev"); got != tt.prev {
+				t.Errorf("prev %q, want %q", got, tt.prev)
+			}
+			if got := norm("cal-next"); got != tt.next {
+				t.Errorf("next %q, want %q", got, tt.next)
+			}
+		})
 	}
 }
 

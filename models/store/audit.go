@@ -34,6 +34,9 @@ func (r auditRow) model() models.AuditEvent {
 
 // audit writes one event inside tx, so that a change and its record land together.
 func audit(tx *gorm.DB, by models.Actor, action, targetType string, targetID int64, details any) error {
+	if by.IP == "" { // the web layer put the client's address in the request
+		by.IP = models.ClientIPFromContext(tx.Statement.Context)
+	}
 	row, err := newAuditRow(by, action, targetType, targetID, details)
 	if err != nil {
 		return err
@@ -87,6 +90,13 @@ func (db *DB) AuditEvents(ctx context.Context, f models.AuditFilter) ([]models.A
 	}
 	if f.ActorID != 0 {
 		q = q.Where("actor_id = ?", f.ActorID)
+	}
+	if u := f.About; u != 0 {
+		id := strconv.FormatInt(u, 10)
+		// Writers marshal details with encoding/json: "user_id":4 is
+		// followed by a comma or the closing brace.
+		q = q.Where("(actor_id = ? OR (target_type = 'user' AND target_id = ?) OR details LIKE ? OR details LIKE ?)",
+			u, id, `%"user_id":`+id+`,%`, `%"user_id":`+id+`}%`)
 	}
 	if f.TargetType != "" {
 		q = q.Where("target_type = ?", f.TargetType)
