@@ -75,7 +75,7 @@ func (c *cli) book(ctx context.Context, args []string) error {
 	case *jsonOut:
 		return printJSON(c.stdout, raw)
 	default:
-		fmt.Fprintf(c.stdout, "Booked #%d: %d GPU(s) on %s, %s – %s\n", b.ID, len(b.GPUIDs), b.Node, showTime(b.StartsAt, zone), showTime(b.EndsAt, zone))
+		fmt.Fprintf(c.stdout, "Booked #%d: %s on %s, %s – %s\n", b.ID, gpuCount(len(b.GPUIDs)), b.Node, showTime(b.StartsAt, zone), showTime(b.EndsAt, zone))
 		fmt.Fprintf(c.stdout, "export CUDA_VISIBLE_DEVICES=%s\n", strings.Join(b.GPUUUIDs, ","))
 	}
 	return nil

@@ -167,6 +167,6 @@ func (c *cli) printBooking(raw json.RawMessage, zone *time.Location, asJSON bool
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s #%d: %d GPU(s) on %s, %s – %s (%s)\n", verb, b.ID, len(b.GPUIDs), b.Node, showTime(b.StartsAt, zone), showTime(b.EndsAt, zone), b.Phase)
+	fmt.Fprintf(c.stdout, "%s #%d: %s on %s, %s – %s (%s)\n", verb, b.ID, gpuCount(len(b.GPUIDs)), b.Node, showTime(b.StartsAt, zone), showTime(b.EndsAt, zone), b.Phase)
 	return nil
 }

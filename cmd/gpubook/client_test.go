@@ -195,7 +195,7 @@ func testClient(t *testing.T, dialect string) {
 
 	t.Run("book prints the booking and the export line", func(t *testing.T) {
 		out := ce.must(t, "book", "--node", "node-a", "--for", "1h")
-		if !regexp.MustCompile(`(?m)^Booked #\d+: 1 GPU\(s\) on node-a, .* – .*\n^export CUDA_VISIBLE_DEVICES=GPU-\S+$`).MatchString(out) {
+		if !regexp.MustCompile(`(?m)^Booked #\d+: 1 GPU on node-a, .* – .*\n^export CUDA_VISIBLE_DEVICES=GPU-\S+$`).MatchString(out) {
 			t.Fatalf("book printed:\n%s", out)
 		}
 	})

@@ -90,3 +90,11 @@ func showSpan(d time.Duration) string {
 	}
 	return b.String()
 }
+
+// gpuCount is "1 GPU" or "n GPUs", as the portal's English pages say it.
+func gpuCount(n int) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return fmt.Sprintf("%d GPUs", n)
+}
