@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/scripts/internal/sqlfloor"
 )
 
 // The SQL floor is the database work no correct booking can skip, run
@@ -52,10 +53,6 @@ func sqlFloor(ctx context.Context, dialect string, db *store.DB, dbURL string, t
 	return res, nil
 }
 
-// tokenUserSQL is UserByToken's query (token and user in one statement).
-const tokenUserSQL = `SELECT u.*, t.id AS token_id, t.last_used_at AS token_last_used_at FROM api_tokens t
-	JOIN users u ON u.id = t.user_id WHERE t.token_hash = %s AND t.revoked_at IS NULL LIMIT 1`
-
 // pgFloor runs pgbench with a script of gpubook's two statements, prepared
 // as pgx prepares them; client c books GPU c, hour k of its own for its k-th
 // booking, as one of the load's users (ids and GPU ids are consecutive, so
@@ -75,7 +72,7 @@ func pgFloor(ctx context.Context, dbURL string, t *target, clients int, d time.D
 	script := fmt.Sprintf(`\set k :k + 1
 \set gpu %d + :client_id
 \set uid %d + :client_id %% %d
-`+tokenUserSQL+`;
+`+sqlfloor.TokenUserSQL+`;
 WITH b AS (
 	INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
 	VALUES (:uid, %d, %s, %s, '%s', 'standard', 'confirmed', now(), now()) RETURNING id
@@ -101,15 +98,15 @@ func consecutive(ids []int64) bool {
 }
 
 // sqliteFloor is the same work on SQLite, on the store's own pool
-// (floorConn): the token query, then BEGIN IMMEDIATE (the DSN's _txlock),
+// (sqlfloor): the token query, then BEGIN IMMEDIATE (the DSN's _txlock),
 // the three inserts gpubook runs there, COMMIT. The k-th booking takes cell k
 // of the (GPU, hour) grid, so no two calls collide.
 func sqliteFloor(ctx context.Context, db *store.DB, t *target, clients int, d time.Duration) result {
 	hash := models.HashToken(t.tokens[0])
 	start := t.floorStart()
-	conn := newFloorConn(db)
+	conn := sqlfloor.New(db)
 	return drive(clients, 0, d, func(k int) error {
-		found, err := conn.exists(ctx, fmt.Sprintf(tokenUserSQL, "?"), hash) // gpubook reads the row's columns too
+		found, err := conn.Exists(ctx, fmt.Sprintf(sqlfloor.TokenUserSQL, "?"), hash)
 		if err != nil {
 			return err
 		}
@@ -119,7 +116,7 @@ func sqliteFloor(ctx context.Context, db *store.DB, t *target, clients int, d ti
 		uid, g := t.users[k%len(t.users)], t.gpuIDs[k%len(t.gpuIDs)]
 		s := start.Add(time.Duration(k/len(t.gpuIDs)) * time.Hour)
 		e, now := s.Add(time.Hour), time.Now().UTC()
-		return conn.inTx(ctx, func(tx floorTx) error {
+		return conn.InTx(ctx, func(tx sqlfloor.Tx) error {
 			var id int64
 			if err := tx.QueryRowContext(ctx, `INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?) RETURNING id`, uid, t.nodeID, s, e, floorNote, now, now).Scan(&id); err != nil {

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/scripts/internal/sqlfloor"
 )
 
 // "Book now + release" is what a user at a shell does most: one GPU from
@@ -148,7 +148,7 @@ func pgNowFloor(ctx context.Context, dbURL string, t *target, clients int, d tim
 	if clients > len(t.gpuIDs) || !consecutive(t.gpuIDs) || !consecutive(t.users) {
 		return result{}, fmt.Errorf("now floor: at most %d clients, consecutive ids", len(t.gpuIDs))
 	}
-	token := fmt.Sprintf(tokenUserSQL, "'"+models.HashToken(t.tokens[0])+"'")
+	token := fmt.Sprintf(sqlfloor.TokenUserSQL, "'"+models.HashToken(t.tokens[0])+"'")
 	script := fmt.Sprintf(`\set gpu %d + :client_id
 \set uid %d + :client_id %% %d
 %s;
@@ -179,61 +179,15 @@ SELECT id FROM b;
 }
 
 // sqliteNowFloor is the same work on SQLite, on the store's own pool
-// (floorConn): the token query, BEGIN
-// IMMEDIATE, the three inserts, COMMIT; the token query, BEGIN IMMEDIATE,
-// the two updates and the audit insert, COMMIT.
+// (sqlfloor): the token query, BEGIN IMMEDIATE, the three inserts, COMMIT;
+// the token query, BEGIN IMMEDIATE, the two updates and the audit insert,
+// COMMIT.
 func sqliteNowFloor(ctx context.Context, db *store.DB, t *target, clients int, d time.Duration) result {
+	conn := sqlfloor.New(db)
 	hash := models.HashToken(t.tokens[0])
-	conn := newFloorConn(db)
-	token := func() error {
-		found, err := conn.exists(ctx, fmt.Sprintf(tokenUserSQL, "?"), hash)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return fmt.Errorf("now floor: token not found")
-		}
-		return nil
-	}
-	inTx := func(f func(tx floorTx) error) error { return conn.inTx(ctx, f) }
-	audit := `INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
-		VALUES (?, ?, 'load', ?, 'booking', ?, ?, '127.0.0.1')`
 	return driveEach(clients, d, func(c int) error {
-		uid, g := t.users[c%len(t.users)], t.gpuIDs[c]
-		now := time.Now().UTC()
-		s := now.Truncate(time.Second)
-		var id int64
-		if err := token(); err != nil {
-			return err
-		}
-		err := inTx(func(tx floorTx) error {
-			if err := tx.QueryRowContext(ctx, `INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
-				VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?) RETURNING id`, uid, t.nodeID, s, s.Add(time.Hour), nowNote, now, now).Scan(&id); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, "INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at, blocking) VALUES (?, ?, ?, ?, TRUE)",
-				id, g, s, s.Add(time.Hour)); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, audit, now, uid, models.AuditBookingCreate, strconv.FormatInt(id, 10), nowNote)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if err := token(); err != nil {
-			return err
-		}
-		return inTx(func(tx floorTx) error {
-			if _, err := tx.ExecContext(ctx, "UPDATE bookings SET status = 'cancelled', released_at = ?, updated_at = ? WHERE id = ?", now, now, id); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, "UPDATE booking_gpus SET blocking = FALSE WHERE booking_id = ?", id); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, audit, now, uid, models.AuditBookingRelease, strconv.FormatInt(id, 10), nowNote)
-			return err
-		})
+		return conn.BookNowAndRelease(ctx, sqlfloor.Pair{TokenHash: hash, UserID: t.users[c%len(t.users)], NodeID: t.nodeID,
+			GPU: t.gpuIDs[c], Note: nowNote})
 	})
 }
 

@@ -34,7 +34,10 @@ import (
 // signed-in browser session.
 type portal struct {
 	url    string
+	dbURL  string
 	token  string
+	userID int64
+	nodeID int64
 	gpuID  int64        // the GPU "book now" takes
 	status *http.Client // carries the session cookie
 	stop   []func()
@@ -47,6 +50,7 @@ func startPortal(ctx context.Context, dialect, pgAdmin, dir string, gpus int) (*
 	if err != nil {
 		return nil, err
 	}
+	p.dbURL = dbURL
 	if err := p.fill(ctx, dbURL, gpus); err != nil {
 		p.close()
 		return nil, err
@@ -94,6 +98,7 @@ func (p *portal) fill(ctx context.Context, dbURL string, gpus int) error {
 	if err := db.CreateUser(ctx, u, models.CLIActor); err != nil {
 		return err
 	}
+	p.userID = u.ID
 	if _, p.token, err = db.CreateToken(ctx, u.ID, "peerbench", time.Now(), models.CLIActor); err != nil {
 		return err
 	}
@@ -109,7 +114,7 @@ func (p *portal) fill(ctx context.Context, dbURL string, gpus int) error {
 	if err != nil || len(all) == 0 {
 		return fmt.Errorf("no GPUs after enrolment: %w", err)
 	}
-	p.gpuID = all[0].ID
+	p.gpuID, p.nodeID = all[0].ID, node.ID
 	return nil
 }
 

@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer pr.close()
-	fmt.Fprintf(out, "| database | what a user does | gpubook per op | canhazgpu per op | gpubook/canhazgpu, median (range of %d rounds) | target |\n|---|---|---|---|---|---|\n", o.rounds)
+	fmt.Fprintf(out, "| database | what a user does | gpubook per op | canhazgpu per op | gpubook/canhazgpu, median (range of %d rounds) | target | floor per op | floor/canhazgpu |\n|---|---|---|---|---|---|---|---|\n", o.rounds)
 	for _, dialect := range o.dialects {
 		if err := measure(ctx, o, dialect, dir, pr, out); err != nil {
 			return fmt.Errorf("%s: %w", dialect, err)
@@ -99,11 +99,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// row is one line of the table: a gpubook and a canhazgpu operation.
+// row is one line of the table: a gpubook and a canhazgpu operation, and
+// where there is one the floor under gpubook's: the same work without
+// gpubook (see floors.go), which no implementation goes under.
 type row struct {
 	what    string
 	gpubook func() (time.Duration, error)
 	peer    func() (time.Duration, error)
+	floor   func() (time.Duration, error) // nil: none
 }
 
 // measure runs every row on gpubook on one database against the peer.
@@ -123,14 +126,25 @@ func measure(ctx context.Context, o options, dialect, dir string, pr *peer, out 
 	shell := func(op func() error) func() (time.Duration, error) {
 		return func() (time.Duration, error) { return perOp(time.Minute, o.shellN, op) }
 	}
+	sqlFloor, err := newSQLFloor(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer sqlFloor.close()
+	bare, err := startBareAPI()
+	if err != nil {
+		return err
+	}
+	defer bare.Close()
 	rows := []row{
 		{"book 1 GPU now + release, one kept-alive client", timed(gpubookBookRelease(ctx, p, api)),
-			func() (time.Duration, error) { return peerBookRelease(ctx, pr, o.d, many) }},
-		{"the same from a shell (2 curl / 2 canhazgpu processes)", shell(gpubookShell(ctx, p)), shell(peerShell(ctx, pr))},
+			func() (time.Duration, error) { return peerBookRelease(ctx, pr, o.d, many) }, timed(sqlFloor.pair(ctx))},
+		{"the same from a shell (2 curl / 2 canhazgpu processes)", shell(gpubookShell(ctx, p.url, p.token, p.gpuID)), shell(peerShell(ctx, pr)),
+			shell(gpubookShell(ctx, bare.URL, p.token, p.gpuID))},
 		{"what is free now (`/api/v1/gpus` / `/api/status`)", timed(pages(ctx, api, bearer, p.url+"/api/v1/gpus")),
-			timed(pages(ctx, web, nil, pr.web+"/api/status"))},
+			timed(pages(ctx, web, nil, pr.web+"/api/status")), nil},
 		{"live status page, signed in (`/status` / dashboard `/` + its two data calls)", timed(pages(ctx, p.status, nil, p.url+"/status")),
-			timed(pages(ctx, web, nil, pr.web+"/", pr.web+"/api/hosts/status", pr.web+"/api/queue"))},
+			timed(pages(ctx, web, nil, pr.web+"/", pr.web+"/api/hosts/status", pr.web+"/api/queue")), nil},
 	}
 	target := 1.0
 	if dialect == store.Postgres {
@@ -145,6 +159,7 @@ func measure(ctx context.Context, o options, dialect, dir string, pr *peer, out 
 			return fmt.Errorf("%s: canhazgpu: %w", r.what, err)
 		}
 		var pp pair
+		var floors []time.Duration
 		for i := range o.rounds {
 			first, second := r.gpubook, r.peer
 			if i%2 == 1 { // alternate which side goes first
@@ -162,10 +177,21 @@ func measure(ctx context.Context, o options, dialect, dir string, pr *peer, out 
 				a, b = b, a
 			}
 			pp.g, pp.c = append(pp.g, a), append(pp.c, b)
+			if r.floor != nil {
+				f, err := r.floor()
+				if err != nil {
+					return fmt.Errorf("%s: floor: %w", r.what, err)
+				}
+				floors = append(floors, f)
+			}
 		}
 		rs := pp.ratios()
-		fmt.Fprintf(out, "| %s | %s | %s | %s | **%.2f** (%.2f–%.2f) | ≤ %.1f |\n", dialect, r.what, us(median(pp.g)), us(median(pp.c)),
-			median(rs), rs[0], rs[len(rs)-1], target)
+		floor, floorRatio := "–", "–"
+		if len(floors) > 0 {
+			floor, floorRatio = us(median(floors)), fmt.Sprintf("%.2f", float64(median(floors))/float64(median(pp.c)))
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %s | **%.2f** (%.2f–%.2f) | ≤ %.1f | %s | %s |\n", dialect, r.what, us(median(pp.g)), us(median(pp.c)),
+			median(rs), rs[0], rs[len(rs)-1], target, floor, floorRatio)
 	}
 	return nil
 }

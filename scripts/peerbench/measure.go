@@ -101,12 +101,13 @@ func gpubookBookRelease(ctx context.Context, p *portal, hc *http.Client) func() 
 	}
 }
 
-// gpubookShell does the same with two curl processes, as from a shell.
-func gpubookShell(ctx context.Context, p *portal) func() error {
-	auth := "Authorization: Bearer " + p.token
+// gpubookShell does the same with two curl processes, as from a shell,
+// against the portal at base (or the bare server of floors.go).
+func gpubookShell(ctx context.Context, base, token string, gpu int64) func() error {
+	auth := "Authorization: Bearer " + token
 	return func() error {
 		out, err := exec.CommandContext(ctx, "curl", "-sSf", "-H", auth, "-H", "Content-Type: application/json",
-			"-d", bookNowBody(p.gpuID), p.url+"/api/v1/bookings").Output()
+			"-d", bookNowBody(gpu), base+"/api/v1/bookings").Output()
 		if err != nil {
 			return fmt.Errorf("curl book: %w", err)
 		}
@@ -117,7 +118,7 @@ func gpubookShell(ctx context.Context, p *portal) func() error {
 			return err
 		}
 		if err := exec.CommandContext(ctx, "curl", "-sSf", "-o", "/dev/null", "-X", "POST", "-H", auth,
-			fmt.Sprintf("%s/api/v1/bookings/%d/release", p.url, v.ID)).Run(); err != nil {
+			fmt.Sprintf("%s/api/v1/bookings/%d/release", base, v.ID)).Run(); err != nil {
 			return fmt.Errorf("curl release: %w", err)
 		}
 		return nil
