@@ -35,6 +35,11 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config, m *metrics) {
 	e.GET("/healthz", health.Live)
 	e.GET("/readyz", health.Ready)
 	e.GET("/static/*", staticFiles(static.FS), staticCache)
+	// Browsers ask for /favicon.ico on pages that name no icon (the plain-text
+	// definitions, a JSON answer opened in a tab): the SVG the pages link.
+	e.GET("/favicon.ico", func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, "/static/img/favicon.svg")
+	})
 
 	// Browser pages: session, user, CSRF.
 	web := e.Group("", sessions(base.Sessions), loadUser(base), csrf(base))
