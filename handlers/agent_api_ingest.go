@@ -20,17 +20,17 @@ type bookingReleaser interface {
 // Usage stores a batch of per-minute records; a resend is harmless (204
 // also when every record was already known).
 func (h *AgentAPI) Usage(c echo.Context) error {
-	var b wire.UsageBatch
-	if err := decodeAgent(c, &b, usageShape, wire.MaxBody); err != nil {
+	s, err := decodeUsage(c)
+	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	res, err := h.Store.IngestUsage(ctx, h.node(c), b, h.retention(), h.Now())
+	res, err := h.Store.IngestUsageStream(ctx, h.node(c), s, h.retention(), h.Now())
 	if err != nil {
 		return err
 	}
 	if res.Duplicates > 0 || res.Stale > 0 {
-		h.logger().Info("agent usage resent", "node_id", h.node(c), "batch", b.BatchID, "new", res.Inserted, "duplicates", res.Duplicates, "stale", res.Stale)
+		h.logger().Info("agent usage resent", "node_id", h.node(c), "batch", s.BatchID, "new", res.Inserted, "duplicates", res.Duplicates, "stale", res.Stale)
 	}
 	h.releaseIdle(ctx, h.node(c))
 	return c.NoContent(http.StatusNoContent)

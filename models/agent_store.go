@@ -24,6 +24,9 @@ type AgentStore interface {
 	// IngestUsage stores each (GPU, minute) once; records older than
 	// retention are acknowledged and dropped.
 	IngestUsage(ctx context.Context, nodeID int64, b wire.UsageBatch, retention time.Duration, now time.Time) (UsageResult, error)
+	// IngestUsageStream is IngestUsage for a batch read one record at a
+	// time (the agent API's, decoded from the body as it is stored).
+	IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageStream, retention time.Duration, now time.Time) (UsageResult, error)
 	RecordViolations(ctx context.Context, nodeID int64, b wire.ViolationBatch, now time.Time) error
 	RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, now time.Time) ([]IdleReport, error)
 	RecordHeartbeat(ctx context.Context, nodeID int64, hb wire.Heartbeat, now time.Time) error
