@@ -1,10 +1,12 @@
 package store
 
 import (
+	"database/sql/driver"
 	"fmt"
 	"strconv"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"gorm.io/gorm"
 
@@ -144,7 +146,7 @@ func (w *usageWriter) flush() error {
 		w.appendMinute(i, ids)
 	}
 	w.buf = append(w.buf, ']')
-	ins := w.tx.Exec(insertUsageSQL[w.pg], string(w.buf))
+	ins := w.tx.Exec(insertUsageSQL[w.pg], w.jsonArg())
 	if ins.Error != nil {
 		return ins.Error
 	}
@@ -155,7 +157,7 @@ func (w *usageWriter) flush() error {
 			w.appendUsers(i, ids)
 		}
 		w.buf = append(w.buf, ']')
-		uins := w.tx.Exec(insertUserUsageSQL[w.pg], string(w.buf))
+		uins := w.tx.Exec(insertUserUsageSQL[w.pg], w.jsonArg())
 		if uins.Error != nil {
 			return uins.Error
 		}
@@ -164,6 +166,24 @@ func (w *usageWriter) flush() error {
 	w.recs, w.users = w.recs[:0], w.users[:0]
 	return nil
 }
+
+// jsonArg binds the chunk's JSON text without copying it: both drivers
+// copy an argument into their own buffers while they run the statement,
+// and buf is not touched until then. SQLite must get text (it would read
+// a blob as its binary JSONB); pgx encodes []byte for a json parameter as
+// it is, but a string through one more copy.
+func (w *usageWriter) jsonArg() any {
+	if w.pg {
+		return jsonBytes(w.buf)
+	}
+	return unsafe.String(unsafe.SliceData(w.buf), len(w.buf))
+}
+
+// jsonBytes passes JSON text as []byte to the driver; GORM would take a
+// plain []byte argument for a list (IN (?, ?, …)).
+type jsonBytes []byte
+
+func (j jsonBytes) Value() (driver.Value, error) { return []byte(j), nil }
 
 // appendMinute stamps record i (keeping its users' stamps in w.stamped
 // for appendUsers) and appends its row.
