@@ -45,14 +45,19 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 		if err != nil {
 			return err
 		}
+		if err := nodeBookings(tx, nodeID, b.Violations); err != nil {
+			return err
+		}
+		if !repeatedViolation(b.Violations) {
+			return upsertViolationsJSON(tx, nodeID, b.Violations, ids, names, now)
+		}
 		for _, v := range b.Violations {
-			booking, err := nodeBooking(tx, nodeID, v.BookingID)
-			if err != nil {
-				return err
-			}
-			var uid *int64
+			var uid, booking *int64
 			if id := names[v.User]; id != 0 && v.User != "" {
 				uid = &id
+			}
+			if v.BookingID != 0 {
+				booking = &v.BookingID
 			}
 			if err := tx.Exec(upsertViolation, nodeID, v.ID, v.Kind, ids[v.GPUUUID], clip(v.User, 256), uid, v.UID, v.PID,
 				v.MemoryMiB, booking, v.Action, utc(v.FirstSeen), utc(v.LastSeen), utc(now), v.Container).Error; err != nil {

@@ -35,8 +35,13 @@ var (
 )
 
 // insertFromJSON is the INSERT of one chunk of table's rows, bound as one
-// JSON array of arrays.
+// JSON array of arrays, that does nothing on a conflict.
 func insertFromJSON(pg bool, table, cols string, pgTypes []string) string {
+	return upsertFromJSON(pg, table, cols, pgTypes, "ON CONFLICT DO NOTHING")
+}
+
+// upsertFromJSON is insertFromJSON with its own ON CONFLICT clause.
+func upsertFromJSON(pg bool, table, cols string, pgTypes []string, onConflict string) string {
 	sel := ""
 	for i, t := range pgTypes {
 		if i > 0 {
@@ -49,10 +54,10 @@ func insertFromJSON(pg bool, table, cols string, pgTypes []string) string {
 		}
 	}
 	if pg {
-		return "INSERT INTO " + table + " (" + cols + ") SELECT " + sel + " FROM json_array_elements(?::json) AS e ON CONFLICT DO NOTHING"
+		return "INSERT INTO " + table + " (" + cols + ") SELECT " + sel + " FROM json_array_elements(?::json) AS e " + onConflict
 	}
 	// "WHERE true" keeps SQLite from reading ON CONFLICT as a join's ON.
-	return "INSERT INTO " + table + " (" + cols + ") SELECT " + sel + " FROM json_each(?) WHERE true ON CONFLICT DO NOTHING"
+	return "INSERT INTO " + table + " (" + cols + ") SELECT " + sel + " FROM json_each(?) WHERE true " + onConflict
 }
 
 var (
@@ -172,11 +177,14 @@ func (w *usageWriter) flush() error {
 // and buf is not touched until then. SQLite must get text (it would read
 // a blob as its binary JSONB); pgx encodes []byte for a json parameter as
 // it is, but a string through one more copy.
-func (w *usageWriter) jsonArg() any {
-	if w.pg {
-		return jsonBytes(w.buf)
+func (w *usageWriter) jsonArg() any { return jsonArg(w.pg, w.buf) }
+
+// jsonArg is the argument that binds buf, JSON text, for the dialect.
+func jsonArg(pg bool, buf []byte) any {
+	if pg {
+		return jsonBytes(buf)
 	}
-	return unsafe.String(unsafe.SliceData(w.buf), len(w.buf))
+	return unsafe.String(unsafe.SliceData(buf), len(buf))
 }
 
 // jsonBytes passes JSON text as []byte to the driver; GORM would take a
