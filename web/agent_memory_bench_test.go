@@ -35,7 +35,7 @@ func BenchmarkAgentBodyMemory(b *testing.B) {
 	for _, dialect := range []string{store.SQLite, store.Postgres} {
 		b.Run(dialect, func(b *testing.B) {
 			x := newMemFixture(b, dialect)
-			for _, c := range memBodies() {
+			for _, c := range memBodies(x.booking) {
 				b.Run(c.name, func(b *testing.B) { x.bench(b, c) })
 			}
 		})
@@ -54,7 +54,7 @@ func TestAgentBodyMemoryBound(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			x := newMemFixture(t, d)
-			for _, c := range memBodies() {
+			for _, c := range memBodies(x.booking) {
 				t.Run(c.name, func(t *testing.T) {
 					least := uint64(math.MaxUint64)
 					var size int
@@ -101,7 +101,7 @@ type memBody struct {
 	make       func(i int) []byte
 }
 
-func memBodies() []memBody {
+func memBodies(booking int64) []memBody {
 	return []memBody{
 		{"usage-valid-largest", wire.PathUsage, http.StatusNoContent, func(i int) []byte {
 			return memValidUsage(e2eT0.Add(-time.Duration(2+i)*time.Hour), 11)
@@ -110,13 +110,15 @@ func memBodies() []memBody {
 		{"violations-valid-largest", wire.PathViolations, http.StatusNoContent, func(i int) []byte { return memViolations(i, false) }},
 		{"violations-invalid-last", wire.PathViolations, http.StatusUnprocessableEntity, func(i int) []byte { return memViolations(i, true) }},
 		{"inventory-padded", wire.PathInventory, http.StatusUnprocessableEntity, func(int) []byte { return memInventory() }},
+		{"idle-valid-largest", wire.PathIdle, http.StatusNoContent, func(i int) []byte { return memIdle(i, booking) }},
 	}
 }
 
 // memFixture is a portal with an enrolled 64-GPU node "load".
 type memFixture struct {
-	env  *webtest.Env
-	cred string
+	env     *webtest.Env
+	cred    string
+	booking int64 // of the node's GPUs, for idle reports
 }
 
 func newMemFixture(b testing.TB, dialect string) *memFixture {
@@ -134,14 +136,28 @@ func newMemFixture(b testing.TB, dialect string) *memFixture {
 	if err != nil {
 		b.Fatal(err)
 	}
-	api := env.API(env.AddUser("load@example.org", "Load", false))
+	user := env.AddUser("load@example.org", "Load", false)
+	node, err := env.DB.Node(ctx, n.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var gpuIDs []int64
+	for _, g := range node.GPUs {
+		gpuIDs = append(gpuIDs, g.ID)
+	}
+	bk, err := env.DB.CreateBooking(ctx, models.NewBooking{UserID: user.ID, GPUIDs: gpuIDs, StartsAt: e2eT0.Add(-time.Hour), EndsAt: e2eT0.Add(time.Hour)},
+		models.DefaultBookingLimits, e2eT0.Add(-2*time.Hour), models.CLIActor)
+	if err != nil {
+		b.Fatal(err)
+	}
+	api := env.API(user)
 	api.Token = ""
 	var resp wire.EnrollResponse
 	res := api.Post(wire.PathEnroll, wire.EnrollRequest{Token: tok, Hostname: "load", AgentVersion: "bench"})
 	if res.Decode(&resp); res.Code != http.StatusOK {
 		b.Fatalf("enrol: %d %s", res.Code, res.Body.String())
 	}
-	return &memFixture{env: env, cred: resp.Credential}
+	return &memFixture{env: env, cred: resp.Credential, booking: bk.ID}
 }
 
 func (x *memFixture) bench(b *testing.B, c memBody) {
@@ -283,5 +299,22 @@ func memInventory() []byte {
 	}
 	inv.GPUs[63].Model = strings.Repeat("m", wire.MaxBody-12<<10)
 	raw, _ := json.Marshal(inv)
+	return raw
+}
+
+// memIdle is as many idle reports of all 64 GPUs as fit under MaxBody.
+func memIdle(batch int, booking int64) []byte {
+	bt := wire.IdleBatch{Node: "load"}
+	var uuids []string
+	for g := range wire.MaxNodeGPUs {
+		uuids = append(uuids, memUUID(g))
+	}
+	per, _ := json.Marshal(wire.IdleReport{ID: fmt.Sprintf("%08d-%08d", batch, 0), BookingID: booking, User: "load", GPUUUIDs: uuids,
+		IdleSince: e2eT0.Add(-time.Hour), ReportedAt: e2eT0})
+	for i := range min(wire.MaxIdlePerBatch, (wire.MaxBody-1024)/(len(per)+1)) {
+		bt.Reports = append(bt.Reports, wire.IdleReport{ID: fmt.Sprintf("%08d-%08d", batch, i), BookingID: booking, User: "load", GPUUUIDs: uuids,
+			IdleSince: e2eT0.Add(-time.Hour), ReportedAt: e2eT0})
+	}
+	raw, _ := json.Marshal(bt)
 	return raw
 }

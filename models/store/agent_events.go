@@ -45,7 +45,7 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 		if err != nil {
 			return err
 		}
-		if err := nodeBookings(tx, nodeID, b.Violations); err != nil {
+		if err := nodeBookings(tx, nodeID, violationBookings(b.Violations)); err != nil {
 			return err
 		}
 		if !repeatedViolation(b.Violations) {
@@ -69,22 +69,6 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 	return mapErr(err, "violation")
 }
 
-// nodeBooking checks that a booking an agent names is one of its node's
-// (0 stays NULL).
-func nodeBooking(tx *gorm.DB, nodeID, bookingID int64) (*int64, error) {
-	if bookingID == 0 {
-		return nil, nil
-	}
-	var n int64
-	if err := tx.Model(&bookingRow{}).Where("id = ? AND node_id = ?", bookingID, nodeID).Count(&n).Error; err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, models.NewError(models.EFORBIDDEN, models.M("err.agent_foreign_booking", "ID", bookingID))
-	}
-	return &bookingID, nil
-}
-
 // upsertIdle keeps one row per (node, agent key); a report whose idle set
 // grew replaces the GPU list and the report time.
 const upsertIdle = `INSERT INTO agent_idle_reports (node_id, agent_key, booking_id, user_name, gpu_uuids, idle_since, reported_at, received_at)
@@ -99,17 +83,25 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 		return nil, err
 	}
 	var uuids []string
-	for _, r := range b.Reports {
-		uuids = append(uuids, r.GPUUUIDs...)
+	seen := map[string]bool{}
+	bookings := make([]int64, len(b.Reports))
+	for i, r := range b.Reports {
+		for _, u := range r.GPUUUIDs {
+			if !seen[u] {
+				seen[u] = true
+				uuids = append(uuids, u)
+			}
+		}
+		bookings[i] = r.BookingID
 	}
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if _, err := db.nodeGPUIDs(tx, nodeID, uuids); err != nil {
 			return err
 		}
+		if err := nodeBookings(tx, nodeID, bookings); err != nil {
+			return err
+		}
 		for _, r := range b.Reports {
-			if _, err := nodeBooking(tx, nodeID, r.BookingID); err != nil {
-				return err
-			}
 			if err := tx.Exec(upsertIdle, nodeID, clip(r.ID, 256), r.BookingID, clip(r.User, 256), strings.Join(r.GPUUUIDs, ","),
 				utc(r.IdleSince), utc(r.ReportedAt), utc(now)).Error; err != nil {
 				return fmt.Errorf("store: idle report: %w", err)

@@ -102,8 +102,14 @@ func (db *DB) idleReports(ctx context.Context, scope func(*gorm.DB) *gorm.DB) ([
 		return nil, fmt.Errorf("store: idle reports: %w", err)
 	}
 	var uuids []string
+	seen := map[string]bool{}
 	for _, r := range rows {
-		uuids = append(uuids, strings.Split(r.GPUUUIDs, ",")...)
+		for _, u := range strings.Split(r.GPUUUIDs, ",") {
+			if !seen[u] { // a node's few GPUs, named by every report
+				seen[u] = true
+				uuids = append(uuids, u)
+			}
+		}
 	}
 	ids := map[string]int64{}
 	if len(uuids) > 0 {

@@ -44,13 +44,22 @@ func repeatedViolation(vs []wire.Violation) bool {
 	return false
 }
 
-// nodeBookings checks with one query that every booking vs names is one of
-// the node's, and names the first that is not.
-func nodeBookings(tx *gorm.DB, nodeID int64, vs []wire.Violation) error {
+// violationBookings lists the bookings of vs, 0 for none.
+func violationBookings(vs []wire.Violation) []int64 {
+	ids := make([]int64, len(vs))
+	for i, v := range vs {
+		ids[i] = v.BookingID
+	}
+	return ids
+}
+
+// nodeBookings checks with one query that every booking in ids (0: none)
+// is one of the node's, and names the first that is not.
+func nodeBookings(tx *gorm.DB, nodeID int64, ids []int64) error {
 	var want []int64
-	for _, v := range vs {
-		if v.BookingID != 0 && !slices.Contains(want, v.BookingID) {
-			want = append(want, v.BookingID)
+	for _, id := range ids {
+		if id != 0 && !slices.Contains(want, id) {
+			want = append(want, id)
 		}
 	}
 	if len(want) == 0 {
