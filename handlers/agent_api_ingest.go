@@ -60,8 +60,9 @@ func (h *AgentAPI) Idle(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	warned := map[int64]bool{} // booking → its owner was warned in this batch
 	for _, r := range reps {
-		h.warnIdle(ctx, r)
+		h.warnIdle(ctx, r, warned)
 	}
 	h.releaseIdle(ctx, h.node(c))
 	return c.NoContent(http.StatusNoContent)
@@ -69,7 +70,10 @@ func (h *AgentAPI) Idle(c echo.Context) error {
 
 // warnIdle hands an un-warned report to IdleWarner. Without one (no outbox
 // yet) it only logs, and warned_at stays NULL for the outbox to act on.
-func (h *AgentAPI) warnIdle(ctx context.Context, r models.IdleReport) {
+// An owner is warned once per booking and batch: further reports of the
+// same booking in the batch are marked warned with the first (a batch of
+// hundreds of them would otherwise send as many emails).
+func (h *AgentAPI) warnIdle(ctx context.Context, r models.IdleReport, warned map[int64]bool) {
 	if r.WarnedAt != nil || r.ReleasedAt != nil {
 		return
 	}
@@ -77,9 +81,12 @@ func (h *AgentAPI) warnIdle(ctx context.Context, r models.IdleReport) {
 		h.logger().Info("idle booking reported; warning email pending (no outbox wired)", "booking", r.BookingID, "user", r.UserName, "since", r.IdleSince)
 		return
 	}
-	if err := h.IdleWarner(ctx, r); err != nil {
-		h.logger().Error("idle warning", "booking", r.BookingID, "err", err)
-		return
+	if !warned[r.BookingID] {
+		if err := h.IdleWarner(ctx, r); err != nil {
+			h.logger().Error("idle warning", "booking", r.BookingID, "err", err)
+			return
+		}
+		warned[r.BookingID] = true
 	}
 	if err := h.Store.MarkIdle(ctx, r.ID, true, false, h.Now()); err != nil {
 		h.logger().Error("idle warning: mark warned", "report", r.ID, "err", err)
