@@ -61,8 +61,14 @@ func (h *AgentAPI) Idle(c echo.Context) error {
 		return err
 	}
 	warned := map[int64]bool{} // booking → its owner was warned in this batch
+	var marked []int64
 	for _, r := range reps {
-		h.warnIdle(ctx, r, warned)
+		if h.warnIdle(ctx, r, warned) {
+			marked = append(marked, r.ID)
+		}
+	}
+	if err := h.Store.MarkIdleReports(ctx, marked, true, false, h.Now()); err != nil {
+		h.logger().Error("idle warning: mark warned", "reports", len(marked), "err", err)
 	}
 	h.releaseIdle(ctx, h.node(c))
 	return c.NoContent(http.StatusNoContent)
@@ -72,25 +78,24 @@ func (h *AgentAPI) Idle(c echo.Context) error {
 // yet) it only logs, and warned_at stays NULL for the outbox to act on.
 // An owner is warned once per booking and batch: further reports of the
 // same booking in the batch are marked warned with the first (a batch of
-// hundreds of them would otherwise send as many emails).
-func (h *AgentAPI) warnIdle(ctx context.Context, r models.IdleReport, warned map[int64]bool) {
+// hundreds of them would otherwise send as many emails). It reports
+// whether r is to be marked warned.
+func (h *AgentAPI) warnIdle(ctx context.Context, r models.IdleReport, warned map[int64]bool) bool {
 	if r.WarnedAt != nil || r.ReleasedAt != nil {
-		return
+		return false
 	}
 	if h.IdleWarner == nil {
 		h.logger().Info("idle booking reported; warning email pending (no outbox wired)", "booking", r.BookingID, "user", r.UserName, "since", r.IdleSince)
-		return
+		return false
 	}
 	if !warned[r.BookingID] {
 		if err := h.IdleWarner(ctx, r); err != nil {
 			h.logger().Error("idle warning", "booking", r.BookingID, "err", err)
-			return
+			return false
 		}
 		warned[r.BookingID] = true
 	}
-	if err := h.Store.MarkIdle(ctx, r.ID, true, false, h.Now()); err != nil {
-		h.logger().Error("idle warning: mark warned", "report", r.ID, "err", err)
-	}
+	return true
 }
 
 // releaseIdle releases the bookings the idle policy says are due. Failures

@@ -34,6 +34,8 @@ type AgentStore interface {
 	// policy says to release at now.
 	IdleReleaseDue(ctx context.Context, nodeID int64, pol IdlePolicy, now time.Time) ([]IdleReport, error)
 	MarkIdle(ctx context.Context, reportID int64, warned, released bool, now time.Time) error
+	// MarkIdleReports is MarkIdle for several reports at once.
+	MarkIdleReports(ctx context.Context, reportIDs []int64, warned, released bool, now time.Time) error
 	Violations(ctx context.Context, f ViolationFilter) ([]Violation, error)
 	IdleReports(ctx context.Context, f IdleFilter) ([]IdleReport, error)
 	LiveInputs(ctx context.Context, now time.Time) (LiveInputs, error)

@@ -121,6 +121,11 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 
 // MarkIdle records that the owner was warned and/or the booking released.
 func (db *DB) MarkIdle(ctx context.Context, reportID int64, warned, released bool, now time.Time) error {
+	return db.MarkIdleReports(ctx, []int64{reportID}, warned, released, now)
+}
+
+// MarkIdleReports is MarkIdle for several reports with one statement.
+func (db *DB) MarkIdleReports(ctx context.Context, reportIDs []int64, warned, released bool, now time.Time) error {
 	up := map[string]any{}
 	if warned {
 		up["warned_at"] = utc(now)
@@ -128,10 +133,10 @@ func (db *DB) MarkIdle(ctx context.Context, reportID int64, warned, released boo
 	if released {
 		up["released_at"] = utc(now)
 	}
-	if len(up) == 0 {
+	if len(up) == 0 || len(reportIDs) == 0 {
 		return nil
 	}
-	err := db.Gorm.WithContext(ctx).Table("agent_idle_reports").Where("id = ?", reportID).Updates(up).Error
+	err := db.Gorm.WithContext(ctx).Table("agent_idle_reports").Where("id IN ?", reportIDs).Updates(up).Error
 	return mapErr(err, "idle report")
 }
 
