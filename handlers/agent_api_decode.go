@@ -32,7 +32,8 @@ var (
 	violationShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
 		"violations": wire.MaxViolationsPerBatch}}
 	idleShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
-		"reports": wire.MaxIdlePerBatch, "reports.gpu_uuids": wire.MaxGPUs}}
+		"reports": wire.MaxIdlePerBatch, "reports.gpu_uuids": wire.MaxGPUs},
+		totals: map[string]int{"reports.gpu_uuids": wire.MaxIdleGPUsPerBatch}}
 	inventoryShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
 		"gpus": wire.MaxGPUs}}
 	flatShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists}
@@ -124,6 +125,8 @@ func agentJSONProblem(p *jsonProblem) error {
 		return models.AgentInvalid("body", fmt.Sprintf("nested deeper than %d levels", p.max))
 	case faultList:
 		return models.AgentInvalid(p.field, fmt.Sprintf("at most %d allowed", p.max))
+	case faultTotal:
+		return models.AgentInvalid(p.field, fmt.Sprintf("at most %d allowed in all lists of this name in one batch", p.max))
 	}
 	return models.AgentInvalid("body", "not valid JSON")
 }

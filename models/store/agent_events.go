@@ -101,6 +101,9 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 		if err := nodeBookings(tx, nodeID, bookings); err != nil {
 			return err
 		}
+		if !repeatedIdle(b.Reports) {
+			return upsertIdleJSON(tx, nodeID, b.Reports, now)
+		}
 		for _, r := range b.Reports {
 			if err := tx.Exec(upsertIdle, nodeID, clip(r.ID, 256), r.BookingID, clip(r.User, 256), strings.Join(r.GPUUUIDs, ","),
 				utc(r.IdleSince), utc(r.ReportedAt), utc(now)).Error; err != nil {

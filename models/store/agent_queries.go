@@ -97,7 +97,7 @@ func (db *DB) idleReports(ctx context.Context, scope func(*gorm.DB) *gorm.DB) ([
 	err := db.Gorm.WithContext(ctx).Table("agent_idle_reports i").
 		Select("i.*, n.name AS node_name, b.user_id AS owner_id, b.ends_at AS booking_ends_at").
 		Joins("JOIN nodes n ON n.id = i.node_id").Joins("JOIN bookings b ON b.id = i.booking_id").
-		Scopes(scope).Order("i.reported_at DESC, i.id DESC").Limit(500).Scan(&rows).Error
+		Scopes(scope).Order("i.reported_at DESC, i.id DESC").Limit(500).Find(&rows).Error // Scan would also spell out the SQL with every argument
 	if err != nil {
 		return nil, fmt.Errorf("store: idle reports: %w", err)
 	}

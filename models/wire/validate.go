@@ -150,9 +150,13 @@ func (b *IdleBatch) Validate() error {
 	if p := listProblem(len(b.Reports), 1, MaxIdlePerBatch); p != "" {
 		return agentInvalid("reports", p)
 	}
+	gpus := 0
 	for i, r := range b.Reports {
 		if f, msg := r.problem(); msg != "" {
 			return agentInvalid(fmt.Sprintf("reports[%d]%s", i, f), msg)
+		}
+		if gpus += len(r.GPUUUIDs); gpus > MaxIdleGPUsPerBatch {
+			return agentInvalid(fmt.Sprintf("reports[%d].gpu_uuids", i), fmt.Sprintf("at most %d GPUs in all reports of a batch", MaxIdleGPUsPerBatch))
 		}
 	}
 	return nil

@@ -27,11 +27,12 @@ func buildBodies(count int, booking int64) ([]kind, error) {
 		{name: "usage, 16 MB (refused by its length)", path: wire.PathUsage},
 		{name: "usage, valid and largest (960 records, 10,560 user rows)", path: wire.PathUsage},
 		{name: "violations, valid and largest (500, stored)", path: wire.PathViolations},
-		{name: "idle, valid and largest (500 reports × 64 GPUs, stored)", path: wire.PathIdle},
+		{name: "idle, valid and largest (500 reports, 1,024 GPUs in all, stored)", path: wire.PathIdle},
+		{name: "idle, 500 reports × 64 GPUs (refused by the JSON walk)", path: wire.PathIdle},
 	}
 	now := time.Now().UTC().Truncate(time.Minute)
 	for i := range count {
-		bodies := [][]byte{invalidUsage(), invalidViolations(), tooManyRecords(), huge(), nil, validViolations(i), validIdle(i, booking)}
+		bodies := [][]byte{invalidUsage(), invalidViolations(), tooManyRecords(), huge(), nil, validViolations(i), validIdle(i, booking, false), validIdle(i, booking, true)}
 		var err error
 		if bodies[4], err = validUsage(now.Add(-time.Duration(2+i)*time.Hour), 11); err != nil {
 			return nil, err
@@ -121,17 +122,24 @@ func validViolations(batch int) []byte {
 	return raw
 }
 
-// validIdle is 500 idle reports of one booking, each of all 64 GPUs.
-func validIdle(batch int, booking int64) []byte {
+// validIdle is the largest idle batch accepted: 500 reports of one
+// booking with the longest texts and wire.MaxIdleGPUsPerBatch GPUs in all
+// (2 each); with all, every report names all 64 GPUs (refused by the JSON
+// walk, as the GPUs in all are too many).
+func validIdle(batch int, booking int64, all bool) []byte {
 	b := wire.IdleBatch{Node: "load"}
-	var uuids []string
-	for g := range wire.MaxNodeGPUs {
-		uuids = append(uuids, uuid(g))
-	}
 	t := time.Now().UTC()
 	for i := range wire.MaxIdlePerBatch {
-		b.Reports = append(b.Reports, wire.IdleReport{ID: fmt.Sprintf("%08d-%08d", batch, i), BookingID: booking, User: "load", GPUUUIDs: uuids,
-			IdleSince: t.Add(-time.Hour), ReportedAt: t})
+		r := wire.IdleReport{ID: fmt.Sprintf("%08d%0248d", batch, i), BookingID: booking, User: strings.Repeat("u", 256),
+			IdleSince: t.Add(-time.Hour), ReportedAt: t}
+		n := wire.MaxIdleGPUsPerBatch / wire.MaxIdlePerBatch
+		if all {
+			n = wire.MaxNodeGPUs
+		}
+		for g := range n {
+			r.GPUUUIDs = append(r.GPUUUIDs, uuid((2*i+g)%wire.MaxNodeGPUs))
+		}
+		b.Reports = append(b.Reports, r)
 	}
 	raw, _ := json.Marshal(b)
 	return raw
