@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -31,7 +32,8 @@ var (
 	violationShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
 		"violations": wire.MaxViolationsPerBatch}}
 	idleShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
-		"reports": wire.MaxIdlePerBatch, "reports.gpu_uuids": wire.MaxGPUs}}
+		"reports": wire.MaxIdlePerBatch, "reports.gpu_uuids": wire.MaxGPUs},
+		totals: map[string]int{"reports.gpu_uuids": wire.MaxIdleGPUsPerBatch}}
 	inventoryShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists, lists: map[string]int{
 		"gpus": wire.MaxGPUs}}
 	flatShape = jsonShape{maxDepth: agentDepth, otherLists: agentOtherLists}
@@ -44,28 +46,70 @@ var (
 // holds. Every refusal is one EINVALID error naming the first problem: the
 // agent treats it as permanent and sets the body aside.
 func decodeAgent(c echo.Context, v agentBody, shape jsonShape, limit int64) error {
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, limit+1))
+	body, err := readAgentBody(c, limit)
 	if err != nil {
-		var tooBig *echo.HTTPError
-		if errors.As(err, &tooBig) {
-			return err // the body limit middleware's own answer
-		}
-		return models.AgentInvalid("body", "could not be read")
-	}
-	if int64(len(body)) > limit {
-		return models.NewError(models.EINVALID, models.M("err.body_too_large"))
+		return err
 	}
 	if p := checkJSON(body, shape); p != nil {
 		return agentJSONProblem(p)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return models.AgentInvalid(truncateRunes(te.Field, 128), "wrong JSON type or out of range, want "+te.Type.String())
-		}
-		return models.AgentInvalid("body", "not valid JSON: "+truncateRunes(err.Error(), 128))
+		return agentDecodeError("", err)
 	}
 	return models.AgentError(v.Validate())
+}
+
+// readAgentBody reads at most limit bytes of the request body into a
+// buffer of the announced length, so that reading a body costs its size
+// once (io.ReadAll grows its buffer step by step, about twice the body in
+// all); a body of unknown length grows its buffer by doubling. More than
+// limit bytes is an error.
+func readAgentBody(c echo.Context, limit int64) ([]byte, error) {
+	r := c.Request()
+	size := int64(64 << 10)
+	if r.ContentLength >= 0 {
+		size = r.ContentLength + 1 // room to see the end without growing
+	}
+	buf := make([]byte, 0, min(size, limit+1))
+	body := io.LimitReader(r.Body, limit+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, int(min(int64(cap(buf)), limit+1-int64(cap(buf)))))
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF || int64(len(buf)) > limit {
+			break
+		}
+		if err != nil {
+			var tooBig *echo.HTTPError
+			if errors.As(err, &tooBig) {
+				return nil, err // the body limit middleware's own answer
+			}
+			return nil, models.AgentInvalid("body", "could not be read")
+		}
+	}
+	if int64(len(buf)) > limit {
+		return nil, models.NewError(models.EINVALID, models.M("err.body_too_large"))
+	}
+	return buf, nil
+}
+
+// agentDecodeError is the agent's error for what json refused in a value
+// at place (a prefix of the fields it names; "" for the body).
+func agentDecodeError(place string, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		switch {
+		case place != "" && field != "":
+			field = place + "." + field
+		case place != "":
+			field = place
+		}
+		return models.AgentInvalid(truncateRunes(field, 128), "wrong JSON type or out of range, want "+te.Type.String())
+	}
+	return models.AgentInvalid("body", "not valid JSON: "+truncateRunes(err.Error(), 128))
 }
 
 // agentJSONProblem turns a fault of checkJSON into the agent's error.
@@ -81,6 +125,8 @@ func agentJSONProblem(p *jsonProblem) error {
 		return models.AgentInvalid("body", fmt.Sprintf("nested deeper than %d levels", p.max))
 	case faultList:
 		return models.AgentInvalid(p.field, fmt.Sprintf("at most %d allowed", p.max))
+	case faultTotal:
+		return models.AgentInvalid(p.field, fmt.Sprintf("at most %d allowed in all lists of this name in one batch", p.max))
 	}
 	return models.AgentInvalid("body", "not valid JSON")
 }

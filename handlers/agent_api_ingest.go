@@ -20,12 +20,12 @@ type bookingReleaser interface {
 // Usage stores a batch of per-minute records; a resend is harmless (204
 // also when every record was already known).
 func (h *AgentAPI) Usage(c echo.Context) error {
-	var b wire.UsageBatch
-	if err := decodeAgent(c, &b, usageShape, wire.MaxBody); err != nil {
+	s, err := decodeUsage(c)
+	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	res, err := h.Store.IngestUsage(ctx, h.node(c), b, h.retention(), h.Now())
+	res, err := h.Store.IngestUsageStream(ctx, h.node(c), s, h.retention(), h.Now())
 	if err != nil {
 		return err
 	}
@@ -33,7 +33,7 @@ func (h *AgentAPI) Usage(c echo.Context) error {
 		h.UsageIngested(res)
 	}
 	if res.Duplicates > 0 || res.Stale > 0 {
-		h.logger().Info("agent usage resent", "node_id", h.node(c), "batch", b.BatchID, "new", res.Inserted, "duplicates", res.Duplicates, "stale", res.Stale)
+		h.logger().Info("agent usage resent", "node_id", h.node(c), "batch", s.BatchID, "new", res.Inserted, "duplicates", res.Duplicates, "stale", res.Stale)
 	}
 	h.releaseIdle(ctx, h.node(c))
 	return c.NoContent(http.StatusNoContent)
@@ -63,8 +63,15 @@ func (h *AgentAPI) Idle(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	warned := map[int64]bool{} // booking → its owner was warned in this batch
+	var marked []int64
 	for _, r := range reps {
-		h.warnIdle(ctx, r)
+		if h.warnIdle(ctx, r, warned) {
+			marked = append(marked, r.ID)
+		}
+	}
+	if err := h.Store.MarkIdleReports(ctx, marked, true, false, h.Now()); err != nil {
+		h.logger().Error("idle warning: mark warned", "reports", len(marked), "err", err)
 	}
 	h.releaseIdle(ctx, h.node(c))
 	return c.NoContent(http.StatusNoContent)
@@ -72,21 +79,26 @@ func (h *AgentAPI) Idle(c echo.Context) error {
 
 // warnIdle hands an un-warned report to IdleWarner. Without one (no outbox
 // yet) it only logs, and warned_at stays NULL for the outbox to act on.
-func (h *AgentAPI) warnIdle(ctx context.Context, r models.IdleReport) {
+// An owner is warned once per booking and batch: further reports of the
+// same booking in the batch are marked warned with the first (a batch of
+// hundreds of them would otherwise send as many emails). It reports
+// whether r is to be marked warned.
+func (h *AgentAPI) warnIdle(ctx context.Context, r models.IdleReport, warned map[int64]bool) bool {
 	if r.WarnedAt != nil || r.ReleasedAt != nil {
-		return
+		return false
 	}
 	if h.IdleWarner == nil {
 		h.logger().Info("idle booking reported; warning email pending (no outbox wired)", "booking", r.BookingID, "user", r.UserName, "since", r.IdleSince)
-		return
+		return false
 	}
-	if err := h.IdleWarner(ctx, r); err != nil {
-		h.logger().Error("idle warning", "booking", r.BookingID, "err", err)
-		return
+	if !warned[r.BookingID] {
+		if err := h.IdleWarner(ctx, r); err != nil {
+			h.logger().Error("idle warning", "booking", r.BookingID, "err", err)
+			return false
+		}
+		warned[r.BookingID] = true
 	}
-	if err := h.Store.MarkIdle(ctx, r.ID, true, false, h.Now()); err != nil {
-		h.logger().Error("idle warning: mark warned", "report", r.ID, "err", err)
-	}
+	return true
 }
 
 // releaseIdle releases the bookings the idle policy says are due. Failures

@@ -22,6 +22,9 @@ type jsonShape struct {
 	maxDepth   int
 	lists      map[string]int
 	otherLists int
+	// totals bounds the elements of every list at a path together
+	// ("reports.gpu_uuids": the GPUs of all reports of a batch).
+	totals map[string]int
 }
 
 // jsonFault says what is wrong with a body.
@@ -34,6 +37,7 @@ const (
 	faultDuplicate                      // a key twice in one object (case-insensitively)
 	faultDepth                          // nested deeper than maxDepth
 	faultList                           // a list longer than its bound
+	faultTotal                          // the lists at one path longer than their bound together
 )
 
 // jsonProblem is the first fault of a body and where it is: the path of
@@ -60,6 +64,13 @@ type jsonFrame struct {
 	set   map[uint64]int32 // object: folded-key hash to index in keys, once many
 	n     int              // list: elements so far
 	max   int              // list: the bound
+	total int              // list: 1 + its index in jsonWalk.totals, or 0 when its path has no total
+}
+
+// jsonTotal counts the elements of the lists at one path of shape.totals.
+type jsonTotal struct {
+	path   string
+	n, max int
 }
 
 // manyKeys is when an object's keys are also hashed, so that an object
@@ -68,15 +79,16 @@ const manyKeys = 16
 
 // jsonWalk is the state of one checkJSON call.
 type jsonWalk struct {
-	body  []byte
-	pos   int
-	shape jsonShape
-	stack []jsonFrame
-	keys  []keySpan // keys of the open objects, innermost last
-	unq   []byte    // unescaped keys that held escapes
-	fold  []byte    // scratch: a key case-folded for hashing
-	path  []byte    // scratch: a list's path for its bound
-	seed  maphash.Seed
+	body   []byte
+	pos    int
+	shape  jsonShape
+	stack  []jsonFrame
+	keys   []keySpan // keys of the open objects, innermost last
+	unq    []byte    // unescaped keys that held escapes
+	fold   []byte    // scratch: a key case-folded for hashing
+	path   []byte    // scratch: a list's path for its bound
+	totals []jsonTotal
+	seed   maphash.Seed
 }
 
 // checkJSON walks body and returns its first fault, or nil when it is one
@@ -116,6 +128,7 @@ func (w *jsonWalk) container() *jsonProblem {
 	f := jsonFrame{list: list, first: len(w.keys), unqAt: len(w.unq)}
 	if list {
 		f.max = w.listMax()
+		f.total = w.listTotal()
 	}
 	w.stack = append(w.stack, f)
 	w.pos++
@@ -213,7 +226,28 @@ func (w *jsonWalk) countValue() *jsonProblem {
 	if w.stack[top].n > w.stack[top].max {
 		return &jsonProblem{fault: faultList, field: w.pathOf(w.stack[:top], nil), max: w.stack[top].max}
 	}
+	if i := w.stack[top].total - 1; i >= 0 {
+		if w.totals[i].n++; w.totals[i].n > w.totals[i].max {
+			return &jsonProblem{fault: faultTotal, field: w.pathOf(w.stack[:top], nil), max: w.totals[i].max}
+		}
+	}
 	return nil
+}
+
+// listTotal is 1 + the index in w.totals of the count of the list whose
+// path listMax just built, or 0 when the shape bounds no total there.
+func (w *jsonWalk) listTotal() int {
+	bound, ok := w.shape.totals[string(w.path)]
+	if !ok {
+		return 0
+	}
+	for i, t := range w.totals {
+		if t.path == string(w.path) {
+			return i + 1
+		}
+	}
+	w.totals = append(w.totals, jsonTotal{path: string(w.path), max: bound})
+	return len(w.totals)
 }
 
 // keyBytes is the text of a key.

@@ -6,7 +6,7 @@ import (
 )
 
 func TestCheckJSON(t *testing.T) {
-	shape := jsonShape{maxDepth: 5, otherLists: 2, lists: map[string]int{"records": 3, "records.users": 1}}
+	shape := jsonShape{maxDepth: 5, otherLists: 2, lists: map[string]int{"records": 3, "records.users": 1}, totals: map[string]int{"records.users": 1}}
 	tests := []struct {
 		name  string
 		body  string
@@ -31,6 +31,7 @@ func TestCheckJSON(t *testing.T) {
 		{"long inner list", `{"records":[{},{"users":[{},{}]}]}`, faultList, "records[1].users"},
 		{"long unnamed list", `{"x":[1,2,3]}`, faultList, "x"},
 		{"huge number is fine here", `{"n":1e999}`, 0, ""},
+		{"lists long together", `{"records":[{"users":[{}]},{"users":[]},{"users":[{}]}]}`, faultTotal, "records[2].users"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,7 +74,7 @@ var trickyBodies = []string{
 // TestCheckJSONAgreesWithDecoder holds the byte scanner to the fault and
 // place the walk on json.Decoder.Token finds, body by body.
 func TestCheckJSONAgreesWithDecoder(t *testing.T) {
-	shape := jsonShape{maxDepth: 5, otherLists: 2, lists: map[string]int{"records": 3, "records.users": 1}}
+	shape := jsonShape{maxDepth: 5, otherLists: 2, lists: map[string]int{"records": 3, "records.users": 1}, totals: map[string]int{"records.users": 1}}
 	for _, body := range trickyBodies {
 		if got, want := checkJSON([]byte(body), shape), refCheckJSON([]byte(body), shape); !sameProblem(got, want) {
 			t.Errorf("%q: got %+v, want %+v", body, got, want)
@@ -86,7 +87,7 @@ func FuzzCheckJSON(f *testing.F) {
 	for _, b := range trickyBodies {
 		f.Add([]byte(b))
 	}
-	shape := jsonShape{maxDepth: 5, otherLists: 2, lists: map[string]int{"records": 3, "records.users": 1}}
+	shape := jsonShape{maxDepth: 5, otherLists: 2, lists: map[string]int{"records": 3, "records.users": 1}, totals: map[string]int{"records.users": 1}}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if got, want := checkJSON(body, shape), refCheckJSON(body, shape); !sameProblem(got, want) {
 			t.Errorf("%q: got %+v, want %+v", body, got, want)

@@ -24,6 +24,9 @@ type AgentStore interface {
 	// IngestUsage stores each (GPU, minute) once; records older than
 	// retention are acknowledged and dropped.
 	IngestUsage(ctx context.Context, nodeID int64, b wire.UsageBatch, retention time.Duration, now time.Time) (UsageResult, error)
+	// IngestUsageStream is IngestUsage for a batch read one record at a
+	// time (the agent API's, decoded from the body as it is stored).
+	IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageStream, retention time.Duration, now time.Time) (UsageResult, error)
 	RecordViolations(ctx context.Context, nodeID int64, b wire.ViolationBatch, now time.Time) error
 	RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, now time.Time) ([]IdleReport, error)
 	RecordHeartbeat(ctx context.Context, nodeID int64, hb wire.Heartbeat, now time.Time) error
@@ -31,6 +34,8 @@ type AgentStore interface {
 	// policy says to release at now.
 	IdleReleaseDue(ctx context.Context, nodeID int64, pol IdlePolicy, now time.Time) ([]IdleReport, error)
 	MarkIdle(ctx context.Context, reportID int64, warned, released bool, now time.Time) error
+	// MarkIdleReports is MarkIdle for several reports at once.
+	MarkIdleReports(ctx context.Context, reportIDs []int64, warned, released bool, now time.Time) error
 	Violations(ctx context.Context, f ViolationFilter) ([]Violation, error)
 	IdleReports(ctx context.Context, f IdleFilter) ([]IdleReport, error)
 	LiveInputs(ctx context.Context, now time.Time) (LiveInputs, error)

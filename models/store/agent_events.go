@@ -45,14 +45,19 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 		if err != nil {
 			return err
 		}
+		if err := nodeBookings(tx, nodeID, violationBookings(b.Violations)); err != nil {
+			return err
+		}
+		if !repeatedViolation(b.Violations) {
+			return upsertViolationsJSON(tx, nodeID, b.Violations, ids, names, now)
+		}
 		for _, v := range b.Violations {
-			booking, err := nodeBooking(tx, nodeID, v.BookingID)
-			if err != nil {
-				return err
-			}
-			var uid *int64
+			var uid, booking *int64
 			if id := names[v.User]; id != 0 && v.User != "" {
 				uid = &id
+			}
+			if v.BookingID != 0 {
+				booking = &v.BookingID
 			}
 			if err := tx.Exec(upsertViolation, nodeID, v.ID, v.Kind, ids[v.GPUUUID], clip(v.User, 256), uid, v.UID, v.PID,
 				v.MemoryMiB, booking, v.Action, utc(v.FirstSeen), utc(v.LastSeen), utc(now), v.Container).Error; err != nil {
@@ -62,22 +67,6 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 		return nil
 	})
 	return mapErr(err, "violation")
-}
-
-// nodeBooking checks that a booking an agent names is one of its node's
-// (0 stays NULL).
-func nodeBooking(tx *gorm.DB, nodeID, bookingID int64) (*int64, error) {
-	if bookingID == 0 {
-		return nil, nil
-	}
-	var n int64
-	if err := tx.Model(&bookingRow{}).Where("id = ? AND node_id = ?", bookingID, nodeID).Count(&n).Error; err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, models.NewError(models.EFORBIDDEN, models.M("err.agent_foreign_booking", "ID", bookingID))
-	}
-	return &bookingID, nil
 }
 
 // upsertIdle keeps one row per (node, agent key); a report whose idle set
@@ -94,17 +83,28 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 		return nil, err
 	}
 	var uuids []string
-	for _, r := range b.Reports {
-		uuids = append(uuids, r.GPUUUIDs...)
+	seen := map[string]bool{}
+	bookings := make([]int64, len(b.Reports))
+	for i, r := range b.Reports {
+		for _, u := range r.GPUUUIDs {
+			if !seen[u] {
+				seen[u] = true
+				uuids = append(uuids, u)
+			}
+		}
+		bookings[i] = r.BookingID
 	}
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if _, err := db.nodeGPUIDs(tx, nodeID, uuids); err != nil {
 			return err
 		}
+		if err := nodeBookings(tx, nodeID, bookings); err != nil {
+			return err
+		}
+		if !repeatedIdle(b.Reports) {
+			return upsertIdleJSON(tx, nodeID, b.Reports, now)
+		}
 		for _, r := range b.Reports {
-			if _, err := nodeBooking(tx, nodeID, r.BookingID); err != nil {
-				return err
-			}
 			if err := tx.Exec(upsertIdle, nodeID, clip(r.ID, 256), r.BookingID, clip(r.User, 256), strings.Join(r.GPUUUIDs, ","),
 				utc(r.IdleSince), utc(r.ReportedAt), utc(now)).Error; err != nil {
 				return fmt.Errorf("store: idle report: %w", err)
@@ -124,6 +124,11 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 
 // MarkIdle records that the owner was warned and/or the booking released.
 func (db *DB) MarkIdle(ctx context.Context, reportID int64, warned, released bool, now time.Time) error {
+	return db.MarkIdleReports(ctx, []int64{reportID}, warned, released, now)
+}
+
+// MarkIdleReports is MarkIdle for several reports with one statement.
+func (db *DB) MarkIdleReports(ctx context.Context, reportIDs []int64, warned, released bool, now time.Time) error {
 	up := map[string]any{}
 	if warned {
 		up["warned_at"] = utc(now)
@@ -131,10 +136,10 @@ func (db *DB) MarkIdle(ctx context.Context, reportID int64, warned, released boo
 	if released {
 		up["released_at"] = utc(now)
 	}
-	if len(up) == 0 {
+	if len(up) == 0 || len(reportIDs) == 0 {
 		return nil
 	}
-	err := db.Gorm.WithContext(ctx).Table("agent_idle_reports").Where("id = ?", reportID).Updates(up).Error
+	err := db.Gorm.WithContext(ctx).Table("agent_idle_reports").Where("id IN ?", reportIDs).Updates(up).Error
 	return mapErr(err, "idle report")
 }
 

@@ -121,3 +121,55 @@ func TestAgentViolationLongUserName(t *testing.T) {
 		}
 	})
 }
+
+// TestAgentViolationsInOneBatch: a batch stores every episode it names
+// (one statement), keeps the latest sighting of an episode it names twice
+// (row by row), and stores nothing when one names another node's booking.
+func TestAgentViolationsInOneBatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		u, _ := fixture(t, db, 1)
+		n1, _ := enrolled(t, db, "gpu22", 1, 2)
+		var batch []wire.Violation
+		for i := range 3 {
+			batch = append(batch, wire.Violation{ID: "n1:unbooked:" + string(rune('a'+i)), Kind: wire.ViolationUnbooked, GPUUUID: realUUID(1, i%2),
+				User: "ada", UID: 1001, PID: 42 + i, MemoryMiB: int64(100 * i), FirstSeen: at0, LastSeen: at0, Action: wire.ActionWarned, Container: "0123456789abcdef"})
+		}
+		if err := db.RecordViolations(ctx, n1, wire.ViolationBatch{Violations: batch}, at0.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		later := batch[0]
+		later.LastSeen, later.Action, later.MemoryMiB = at0.Add(6*time.Minute), wire.ActionSIGKILL, 300
+		older := batch[0]
+		if err := db.RecordViolations(ctx, n1, wire.ViolationBatch{Violations: []wire.Violation{later, older}}, at0.Add(7*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Violations(ctx, models.ViolationFilter{UserID: u.ID})
+		if err != nil || len(got) != 3 {
+			t.Fatalf("violations = %+v, %v", got, err)
+		}
+		byKey := map[string]models.Violation{}
+		for _, g := range got {
+			byKey[g.AgentKey] = g
+		}
+		for i, v := range batch {
+			g, want := byKey[v.ID], v
+			if i == 0 {
+				want = later
+			}
+			if g.Action != want.Action || !g.LastSeen.Equal(want.LastSeen) || !g.FirstSeen.Equal(at0) || g.MemoryMiB != want.MemoryMiB ||
+				g.UserName != "ada" || g.UserID != u.ID || g.PID != want.PID || g.UID != 1001 || g.GPUIndex != i%2 || g.Container != want.Container {
+				t.Errorf("violation %d = %+v, want %+v", i, g, want)
+			}
+		}
+		bad := batch[1]
+		bad.ID, bad.Kind, bad.BookingID = "x", wire.ViolationOverstay, 999
+		err = db.RecordViolations(ctx, n1, wire.ViolationBatch{Violations: []wire.Violation{{ID: "y", Kind: wire.ViolationMemoryNoProcess,
+			GPUUUID: realUUID(1, 0), FirstSeen: at0, LastSeen: at0, Action: wire.ActionNone}, bad}}, at0)
+		if models.ErrorCode(err) != models.EFORBIDDEN || !strings.Contains(err.Error(), "999") {
+			t.Errorf("a booking not of this node: %v, want forbidden naming 999", err)
+		}
+		if got, _ := db.Violations(ctx, models.ViolationFilter{}); len(got) != 3 {
+			t.Errorf("after a refused batch: %d violations, want 3", len(got))
+		}
+	})
+}

@@ -97,13 +97,19 @@ func (db *DB) idleReports(ctx context.Context, scope func(*gorm.DB) *gorm.DB) ([
 	err := db.Gorm.WithContext(ctx).Table("agent_idle_reports i").
 		Select("i.*, n.name AS node_name, b.user_id AS owner_id, b.ends_at AS booking_ends_at").
 		Joins("JOIN nodes n ON n.id = i.node_id").Joins("JOIN bookings b ON b.id = i.booking_id").
-		Scopes(scope).Order("i.reported_at DESC, i.id DESC").Limit(500).Scan(&rows).Error
+		Scopes(scope).Order("i.reported_at DESC, i.id DESC").Limit(500).Find(&rows).Error // Scan would also spell out the SQL with every argument
 	if err != nil {
 		return nil, fmt.Errorf("store: idle reports: %w", err)
 	}
 	var uuids []string
+	seen := map[string]bool{}
 	for _, r := range rows {
-		uuids = append(uuids, strings.Split(r.GPUUUIDs, ",")...)
+		for _, u := range strings.Split(r.GPUUUIDs, ",") {
+			if !seen[u] { // a node's few GPUs, named by every report
+				seen[u] = true
+				uuids = append(uuids, u)
+			}
+		}
 	}
 	ids := map[string]int64{}
 	if len(uuids) > 0 {

@@ -6,10 +6,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/gpubook/gpubook/models"
-	"github.com/gpubook/gpubook/models/wire"
 )
 
 type usageRow struct {
@@ -69,140 +67,6 @@ func (db *DB) nodeGPUIDs(tx *gorm.DB, nodeID int64, uuids []string) (map[string]
 		}
 	}
 	return ids, nil
-}
-
-func recordUUIDs(recs []wire.UsageRecord) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, r := range recs {
-		if !seen[r.GPUUUID] {
-			seen[r.GPUUUID] = true
-			out = append(out, r.GPUUUID)
-		}
-	}
-	return out
-}
-
-// recordUsers lists the distinct user names of recs.
-func recordUsers(recs []wire.UsageRecord) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, r := range recs {
-		for _, u := range r.Users {
-			if !seen[u.User] {
-				seen[u.User] = true
-				out = append(out, u.User)
-			}
-		}
-	}
-	return out
-}
-
-// IngestUsage stores a usage batch with INSERT … ON CONFLICT DO NOTHING on
-// the (GPU, minute) and (GPU, minute, user) keys, so that a resend, in part
-// or whole, never counts twice. The batch is one transaction: refused (a
-// foreign GPU, a bad minute) means nothing written.
-func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b wire.UsageBatch, retention time.Duration, now time.Time) (models.UsageResult, error) {
-	var res models.UsageResult
-	if err := models.AgentError(b.Validate()); err != nil {
-		return res, err
-	}
-	names, err := db.unixNames(ctx, recordUsers(b.Records))
-	if err != nil {
-		return res, err
-	}
-	var rows []usageRow
-	var users []userUsageRow
-	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		ids, err := db.nodeGPUIDs(tx, nodeID, recordUUIDs(b.Records))
-		if err != nil {
-			return err
-		}
-		lo, hi := batchWindow(b.Records)
-		holders, err := usageHolders(tx, mapValues(ids), lo, hi)
-		if err != nil {
-			return err
-		}
-		for _, r := range b.Records {
-			verdict, err := models.CheckUsageRecord(r, now, retention)
-			if err != nil {
-				return err
-			}
-			if verdict == models.UsageStale {
-				res.Stale++
-				continue
-			}
-			row, urows := usageRows(ids[r.GPUUUID], r, names, holders)
-			rows, users = append(rows, row), append(users, urows...)
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		ins := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&rows, insertChunk)
-		if ins.Error != nil {
-			return ins.Error
-		}
-		res.Inserted = int(ins.RowsAffected)
-		if len(users) == 0 {
-			return nil
-		}
-		uins := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&users, insertChunk)
-		if uins.Error != nil {
-			return uins.Error
-		}
-		if res.Inserted < len(rows) && uins.RowsAffected > 0 {
-			// A resend brought user rows for minutes stored before: their
-			// stamps were taken without them.
-			return restampUsage(tx, mapValues(ids), lo, hi)
-		}
-		return nil
-	})
-	if err != nil {
-		return models.UsageResult{}, mapErr(err, "usage")
-	}
-	res.Duplicates = len(rows) - res.Inserted
-	return res, nil
-}
-
-// usageRows turns one record into its stamped rows.
-func usageRows(gid int64, r wire.UsageRecord, names map[string]int64, holders []models.UsageHolder) (usageRow, []userUsageRow) {
-	m := utc(r.Minute)
-	stamped := make([]models.StampedUser, len(r.Users))
-	for i, u := range r.Users {
-		stamped[i] = models.StampedUser{UserID: names[u.User], MemoryMiB: u.MemoryMiB}
-	}
-	st := models.StampMinute(holders, gid, m, stamped)
-	row := usageRow{GPUID: gid, Minute: m, UtilAvgPct: r.UtilAvgPct, UtilMaxPct: r.UtilMaxPct, MemUsedMiB: r.MemUsedMiB,
-		MemTotalMiB: r.MemTotalMiB, Samples: r.Samples, BookerMemMiB: st.BookerMemMiB, TopMemMiB: st.TopMemMiB, UnixMinute: m.Unix() / 60}
-	if st.BookingID != 0 {
-		row.BookingID = &st.BookingID
-	}
-	users := make([]userUsageRow, len(r.Users))
-	for i, u := range r.Users {
-		users[i] = userUsageRow{GPUID: gid, Minute: m, UserName: clip(u.User, 256), UID: u.UID, MemoryMiB: u.MemoryMiB,
-			Processes: u.Processes, Busy: u.Busy, Booked: stamped[i].Booked, Container: u.Container}
-		if id := stamped[i].UserID; id != 0 {
-			users[i].UserID = &id
-		}
-	}
-	return row, users
-}
-
-// batchWindow is [first minute, last minute + 1 min) of recs.
-func batchWindow(recs []wire.UsageRecord) (time.Time, time.Time) {
-	if len(recs) == 0 {
-		return time.Time{}, time.Time{}
-	}
-	lo, hi := recs[0].Minute, recs[0].Minute
-	for _, r := range recs {
-		if r.Minute.Before(lo) {
-			lo = r.Minute
-		}
-		if r.Minute.After(hi) {
-			hi = r.Minute
-		}
-	}
-	return lo, hi.Add(time.Minute)
 }
 
 func mapValues(m map[string]int64) []int64 {

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -51,6 +52,76 @@ func TestIngestUsageUnixNames(t *testing.T) {
 			if got != want[row.UserName] {
 				t.Errorf("%s: user id = %d, want %d", row.UserName, got, want[row.UserName])
 			}
+		}
+	})
+}
+
+// TestIngestUsageInChunks: a batch larger than one chunk of rows is stored
+// whole and stamped as RestampUsage would stamp it, its minutes compare
+// with bound times, and a resend stores nothing twice.
+func TestIngestUsageInChunks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ada, _ := fixture(t, db, 1)
+		n, _ := enrolled(t, db, "gpu12", 2, 8)
+		node, err := db.Node(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bk, err := db.CreateBooking(ctx, models.NewBooking{UserID: ada.ID, GPUIDs: []int64{node.GPUs[0].ID}, StartsAt: at0, EndsAt: at0.Add(time.Hour)},
+			models.DefaultBookingLimits, at0.Add(-time.Hour), models.CLIActor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := wire.UsageBatch{Node: "gpu12", BatchID: "b"}
+		for m := range 120 {
+			for g := range 8 {
+				r := wire.UsageRecord{GPUUUID: realUUID(2, g), Minute: at0.Add(time.Duration(m) * time.Minute), MemTotalMiB: 81920, Samples: 6}
+				for u := range 12 {
+					name := "ada"
+					if u > 0 {
+						name = fmt.Sprintf("u%02d", u)
+					}
+					r.Users = append(r.Users, wire.UserUsage{User: name, UID: 1000 + u, MemoryMiB: int64(100 * (u + 1)), Processes: 1})
+				}
+				b.Records = append(b.Records, r)
+			}
+		}
+		count := func(q string, args ...any) int64 {
+			var c int64
+			if err := db.Gorm.Raw(q, args...).Scan(&c).Error; err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		stamps := func() [5]int64 {
+			return [5]int64{
+				count("SELECT COUNT(*) FROM gpu_usage_minutes WHERE minute >= ? AND minute < ?", at0, at0.Add(2*time.Hour)),
+				count("SELECT COUNT(*) FROM gpu_user_usage_minutes WHERE minute >= ? AND minute < ?", at0, at0.Add(2*time.Hour)),
+				count("SELECT COUNT(*) FROM gpu_usage_minutes WHERE booking_id = ? AND booker_mem_mib = 100 AND top_mem_mib = 1200", bk.ID),
+				count("SELECT COUNT(*) FROM gpu_user_usage_minutes WHERE booked AND user_id = ?", ada.ID),
+				count("SELECT COUNT(*) FROM gpu_usage_minutes WHERE util_avg_pct IS NULL AND unix_minute * 60 >= ?", at0.Unix()),
+			}
+		}
+		res, err := db.IngestUsage(ctx, n, b, 400*24*time.Hour, at0.Add(3*time.Hour))
+		if err != nil || res.Inserted != 960 || res.Duplicates != 0 {
+			t.Fatalf("first: %+v, %v", res, err)
+		}
+		want := [5]int64{960, 11520, 60, 60, 960}
+		if got := stamps(); got != want {
+			t.Errorf("stored, stamped = %v, want %v", got, want)
+		}
+		if err := db.RestampUsage(ctx, at0, at0.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got := stamps(); got != want {
+			t.Errorf("restamped = %v, want %v", got, want)
+		}
+		res, err = db.IngestUsage(ctx, n, b, 400*24*time.Hour, at0.Add(3*time.Hour))
+		if err != nil || res.Inserted != 0 || res.Duplicates != 960 {
+			t.Fatalf("resend: %+v, %v", res, err)
+		}
+		if got := stamps(); got != want {
+			t.Errorf("after the resend = %v, want %v", got, want)
 		}
 	})
 }

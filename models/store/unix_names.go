@@ -124,11 +124,16 @@ func unixUnchanged(u userRow, old []unixNameRow, x models.UnixIdentity) bool {
 // the exact name, and two users sharing a local part are both read, so the
 // index maps it to nobody.
 func (db *DB) unixNames(ctx context.Context, names []string) (map[string]int64, error) {
+	return unixNamesIn(db.Gorm.WithContext(ctx), names)
+}
+
+// unixNamesIn is unixNames through q (a transaction).
+func unixNamesIn(q *gorm.DB, names []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(names))
 	var rest []string
 	for chunk := range slices.Chunk(names, insertChunk) {
 		var rows []unixNameRow
-		if err := db.Gorm.WithContext(ctx).Where("name IN ?", chunk).Find(&rows).Error; err != nil {
+		if err := q.Where("name IN ?", chunk).Find(&rows).Error; err != nil {
 			return nil, fmt.Errorf("store: unix names: %w", err)
 		}
 		for _, r := range rows {
@@ -148,8 +153,8 @@ func (db *DB) unixNames(ctx context.Context, names []string) (map[string]int64, 
 			conds[i], args[i] = "email LIKE ?", n+"@%"
 		}
 		var rows []userRow
-		q := db.Gorm.WithContext(ctx).Select("id, email").Where("unix_name IS NULL").Where(strings.Join(conds, " OR "), args...)
-		if err := q.Find(&rows).Error; err != nil {
+		sel := q.Select("id, email").Where("unix_name IS NULL").Where(strings.Join(conds, " OR "), args...)
+		if err := sel.Find(&rows).Error; err != nil {
 			return nil, fmt.Errorf("store: unix names: %w", err)
 		}
 		for _, r := range rows {

@@ -26,6 +26,11 @@ const (
 	MaxUsersPerRecord     = 64
 	MaxViolationsPerBatch = 500
 	MaxIdlePerBatch       = 500
+	// MaxIdleGPUsPerBatch bounds the GPUs of all reports of an idle
+	// batch together. An agent's batch is one detection cycle's reports,
+	// one per idle booking, and bookings never share a GPU, so a real
+	// batch names each of a node's GPUs at most once (MaxGPUs).
+	MaxIdleGPUsPerBatch = 16 * MaxGPUs
 	// MaxGPUs bounds an inventory, a node's GPU indices (0 to
 	// MaxGPUs−1) and the GPUs of one idle report; it equals the most
 	// GPUs a node may be registered with by hand.

@@ -46,9 +46,16 @@ func SplitViolations(vs []Violation) [][]Violation {
 	return splitBatches(vs, MaxViolationsPerBatch, nil)
 }
 
-// SplitIdle cuts idle reports into batches the portal accepts.
+// SplitIdle cuts idle reports into batches the portal accepts, at most
+// MaxIdleGPUsPerBatch GPUs in all each.
 func SplitIdle(rs []IdleReport) [][]IdleReport {
-	return splitBatches(rs, MaxIdlePerBatch, nil)
+	return splitBatches(rs, MaxIdlePerBatch, func(cur []IdleReport, next IdleReport) bool {
+		gpus := len(next.GPUUUIDs)
+		for _, r := range cur {
+			gpus += len(r.GPUUUIDs)
+		}
+		return gpus > MaxIdleGPUsPerBatch
+	})
 }
 
 // splitBatches packs items in order into batches of at most maxItems items

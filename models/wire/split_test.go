@@ -62,3 +62,35 @@ func TestSplitUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitIdleBoundsGPUs: idle reports are cut into batches of at most
+// MaxIdleGPUsPerBatch GPUs in all, in order, none lost, each valid.
+func TestSplitIdleBoundsGPUs(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
+	var gpus []string
+	for g := range MaxGPUs {
+		gpus = append(gpus, "GPU-"+strconv.Itoa(g))
+	}
+	var rs []IdleReport
+	for i := range 40 {
+		rs = append(rs, IdleReport{ID: strconv.Itoa(i), BookingID: 7, User: "alice", GPUUUIDs: gpus, IdleSince: t0, ReportedAt: t0})
+	}
+	parts := SplitIdle(rs)
+	var ids []string
+	for i, p := range parts {
+		if err := (&IdleBatch{Node: "n1", Reports: p}).Validate(); err != nil {
+			t.Errorf("part %d: %v", i, err)
+		}
+		for _, r := range p {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(parts) != 3 || len(parts[0]) != MaxIdleGPUsPerBatch/MaxGPUs || len(ids) != len(rs) {
+		t.Fatalf("%d parts, the first of %d reports, %d reports in all; want 3, %d, %d", len(parts), len(parts[0]), len(ids), MaxIdleGPUsPerBatch/MaxGPUs, len(rs))
+	}
+	for i, id := range ids {
+		if id != rs[i].ID {
+			t.Fatalf("report %d is %s, want %s", i, id, rs[i].ID)
+		}
+	}
+}

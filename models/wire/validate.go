@@ -49,26 +49,7 @@ func envelopeProblem(node, batchID string) (string, string) {
 }
 
 // Validate checks a usage batch.
-func (b *UsageBatch) Validate() error {
-	if f, p := envelopeProblem(b.Node, b.BatchID); p != "" {
-		return agentInvalid(f, p)
-	}
-	if p := listProblem(len(b.Records), 1, MaxRecordsPerBatch); p != "" {
-		return agentInvalid("records", p)
-	}
-	seen := make(map[string]bool, len(b.Records))
-	for i, r := range b.Records {
-		field := fmt.Sprintf("records[%d]", i)
-		if f, msg := r.problem(); msg != "" {
-			return agentInvalid(field+f, msg)
-		}
-		if k := r.Key(""); seen[k] {
-			return agentInvalid(field, "duplicate (gpu_uuid, minute)")
-		}
-		seen[r.Key("")] = true
-	}
-	return nil
-}
+func (b *UsageBatch) Validate() error { return b.Stream().Validate() }
 
 // problem returns what is wrong with one record (and where, below the
 // record), or "".
@@ -171,9 +152,13 @@ func (b *IdleBatch) Validate() error {
 	if p := listProblem(len(b.Reports), 1, MaxIdlePerBatch); p != "" {
 		return agentInvalid("reports", p)
 	}
+	gpus := 0
 	for i, r := range b.Reports {
 		if f, msg := r.problem(); msg != "" {
 			return agentInvalid(fmt.Sprintf("reports[%d]%s", i, f), msg)
+		}
+		if gpus += len(r.GPUUUIDs); gpus > MaxIdleGPUsPerBatch {
+			return agentInvalid(fmt.Sprintf("reports[%d].gpu_uuids", i), fmt.Sprintf("at most %d GPUs in all reports of a batch", MaxIdleGPUsPerBatch))
 		}
 	}
 	return nil

@@ -152,6 +152,9 @@ func TestAgentIdleBatchValidate(t *testing.T) {
 		})}, []string{"reports[0].gpu_uuids"}},
 		{"NUL in the user", []IdleReport{mod(func(r *IdleReport) { r.User = "a\x00" })}, []string{"reports[0].user"}},
 		{"too many reports", slices.Repeat([]IdleReport{good}, MaxIdlePerBatch+1), []string{"reports"}},
+		{"too many gpus in all", slices.Repeat([]IdleReport{mod(func(r *IdleReport) {
+			r.GPUUUIDs = slices.Repeat([]string{testUUID}, MaxGPUs)
+		})}, MaxIdleGPUsPerBatch/MaxGPUs+1), []string{"reports[16].gpu_uuids"}},
 		{"reported before idle", []IdleReport{mod(func(r *IdleReport) { r.ReportedAt = t0.Add(-time.Second) })}, []string{"reports[0]"}},
 	}
 	for _, tt := range tests {

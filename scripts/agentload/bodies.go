@@ -19,17 +19,20 @@ type kind struct {
 // buildBodies makes count bodies of each kind, all before the idle figure
 // is taken, so that the client's own memory is never in it (the server is
 // another process anyway).
-func buildBodies(count int) ([]kind, error) {
+func buildBodies(count int, booking int64) ([]kind, error) {
 	ks := []kind{
 		{name: "usage, invalid at its last record (900 records × 64 users)", path: wire.PathUsage},
 		{name: "violations, invalid at the last (500 of the largest)", path: wire.PathViolations},
 		{name: "usage, 1,001 records (refused before decoding)", path: wire.PathUsage},
 		{name: "usage, 16 MB (refused by its length)", path: wire.PathUsage},
 		{name: "usage, valid and largest (960 records, 10,560 user rows)", path: wire.PathUsage},
+		{name: "violations, valid and largest (500, stored)", path: wire.PathViolations},
+		{name: "idle, valid and largest (500 reports, 1,024 GPUs in all, stored)", path: wire.PathIdle},
+		{name: "idle, 500 reports × 64 GPUs (refused by the JSON walk)", path: wire.PathIdle},
 	}
 	now := time.Now().UTC().Truncate(time.Minute)
 	for i := range count {
-		bodies := [][]byte{invalidUsage(), invalidViolations(), tooManyRecords(), huge(), nil}
+		bodies := [][]byte{invalidUsage(), invalidViolations(), tooManyRecords(), huge(), nil, validViolations(i), validIdle(i, booking, false), validIdle(i, booking, true)}
 		var err error
 		if bodies[4], err = validUsage(now.Add(-time.Duration(2+i)*time.Hour), 11); err != nil {
 			return nil, err
@@ -104,4 +107,40 @@ func tooManyRecords() []byte {
 
 func huge() []byte {
 	return []byte(`{"records":[` + strings.TrimSuffix(strings.Repeat(`{"gpu_uuid":"x","samples":0,"users":[{"user":"a"}]},`, 16<<20/52), ",") + `]}`)
+}
+
+// validViolations is 500 violations with every text at its longest, new
+// episodes in every body.
+func validViolations(batch int) []byte {
+	b := wire.ViolationBatch{Node: "load"}
+	t := time.Now().UTC().Add(-time.Minute)
+	for i := range wire.MaxViolationsPerBatch {
+		b.Violations = append(b.Violations, wire.Violation{ID: fmt.Sprintf("%08d%0248d", batch, i), Kind: wire.ViolationUnbooked, GPUUUID: uuid(i % 64),
+			User: strings.Repeat("u", 256), UID: 1000, PID: 1 + i, FirstSeen: t, LastSeen: t, Action: wire.ActionWarned})
+	}
+	raw, _ := json.Marshal(b)
+	return raw
+}
+
+// validIdle is the largest idle batch accepted: 500 reports of one
+// booking with the longest texts and wire.MaxIdleGPUsPerBatch GPUs in all
+// (2 each); with all, every report names all 64 GPUs (refused by the JSON
+// walk, as the GPUs in all are too many).
+func validIdle(batch int, booking int64, all bool) []byte {
+	b := wire.IdleBatch{Node: "load"}
+	t := time.Now().UTC()
+	for i := range wire.MaxIdlePerBatch {
+		r := wire.IdleReport{ID: fmt.Sprintf("%08d%0248d", batch, i), BookingID: booking, User: strings.Repeat("u", 256),
+			IdleSince: t.Add(-time.Hour), ReportedAt: t}
+		n := wire.MaxIdleGPUsPerBatch / wire.MaxIdlePerBatch
+		if all {
+			n = wire.MaxNodeGPUs
+		}
+		for g := range n {
+			r.GPUUUIDs = append(r.GPUUUIDs, uuid((2*i+g)%wire.MaxNodeGPUs))
+		}
+		b.Reports = append(b.Reports, r)
+	}
+	raw, _ := json.Marshal(b)
+	return raw
 }

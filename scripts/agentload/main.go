@@ -8,7 +8,11 @@
 // peak above idle.
 //
 //	go run ./scripts/agentload -db sqlite,postgres -clients 4 -n 5
+//	go run ./scripts/agentload -db sqlite,postgres -clients 1 -n 1 -fresh
 //
+// With -fresh every kind of body gets a server of its own, so that its
+// figure is what those requests cost, not also the garbage the kinds
+// before it left for the collector.
 // It only ever talks to 127.0.0.1: the server it starts and the local
 // PostgreSQL, where it creates a scratch database and drops it afterwards.
 package main
@@ -30,6 +34,7 @@ import (
 
 type options struct {
 	clients, n int
+	fresh      bool
 	pgAdmin    string
 	bin        string
 }
@@ -46,6 +51,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	dbs := fs.String("db", "sqlite,postgres", "databases to measure")
 	clients := fs.Int("clients", 4, "clients posting at once")
 	n := fs.Int("n", 5, "requests per client and kind of body")
+	fresh := fs.Bool("fresh", false, "a new server and database for each kind of body, so that no kind's figure holds what the ones before it left on the heap")
 	pgAdmin := fs.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (127.0.0.1 only)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -64,7 +70,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("build the server: %w", err)
 	}
-	o := options{clients: *clients, n: *n, pgAdmin: *pgAdmin, bin: bin}
+	o := options{clients: *clients, n: *n, fresh: *fresh, pgAdmin: *pgAdmin, bin: bin}
 	for _, d := range strings.Split(*dbs, ",") {
 		if err := measure(ctx, d, dir, o, out); err != nil {
 			return fmt.Errorf("%s: %w", d, err)
@@ -73,9 +79,33 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// measure runs every kind of body against one fresh server and database.
+// measure runs every kind of body against one fresh server and database,
+// or, with o.fresh, each kind against its own.
 func measure(ctx context.Context, dialect, dir string, o options, out io.Writer) error {
-	dbURL := "sqlite:" + filepath.Join(dir, "agentload.db")
+	if !o.fresh {
+		return measureKinds(ctx, dialect, dir, o, out, nil)
+	}
+	all, err := buildBodies(0, 0) // the kinds, without bodies
+	if err != nil {
+		return err
+	}
+	for k := range all {
+		if err := measureKinds(ctx, dialect, dir, o, out, []int{k}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureKinds starts a server on a new database and posts the kinds of
+// body picked (nil: all) in turn.
+func measureKinds(ctx context.Context, dialect, dir string, o options, out io.Writer, pick []int) error {
+	file, err := os.CreateTemp(dir, "agentload-*.db")
+	if err != nil {
+		return err
+	}
+	file.Close()
+	dbURL := "sqlite:" + file.Name()
 	if dialect == store.Postgres {
 		u, drop, err := storetest.ScratchPostgres(ctx, o.pgAdmin, "agentload")
 		if err != nil {
@@ -89,24 +119,33 @@ func measure(ctx context.Context, dialect, dir string, o options, out io.Writer)
 		return err
 	}
 	defer srv.stop()
-	cred, err := enrolNode(ctx, srv, dbURL)
+	cred, booking, err := enrolNode(ctx, srv, dbURL)
 	if err != nil {
 		return err
 	}
-	kinds, err := buildBodies(o.clients * o.n)
+	kinds, err := buildBodies(o.clients*o.n, booking)
 	if err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second) // let start-up garbage settle
 	idle := srv.rssKiB()
-	fmt.Fprintf(out, "\n%s: %d clients × %d requests per kind; server idle RSS %.1f MiB\n\n", dialect, o.clients, o.n, mib(idle))
-	fmt.Fprintln(out, "| body | bytes | answers | wall | peak RSS above idle |")
-	fmt.Fprintln(out, "|---|---|---|---|---|")
-	for _, k := range kinds {
+	if pick == nil || pick[0] == 0 {
+		fmt.Fprintf(out, "\n%s: %d clients × %d requests per kind; server idle RSS %.1f MiB", dialect, o.clients, o.n, mib(idle))
+		if o.fresh {
+			fmt.Fprint(out, " (the first server's; a new server for each kind)")
+		}
+		fmt.Fprint(out, "\n\n| body | bytes | answers | wall | peak RSS above idle |\n|---|---|---|---|---|\n")
+	}
+	for i, k := range kinds {
+		if pick != nil && pick[0] != i {
+			continue
+		}
 		res := post(ctx, srv, cred, k, o)
 		fmt.Fprintf(out, "| %s | %d | %s | %.1f s | %.1f MiB |\n", k.name, len(k.bodies[0]), res.answers, res.wall.Seconds(), mib(res.peak-idle))
 	}
-	fmt.Fprintf(out, "\nserver peak RSS over the whole run (VmHWM): %.1f MiB, %.1f MiB above idle\n", mib(srv.hwmKiB()), mib(srv.hwmKiB()-idle))
+	if pick == nil {
+		fmt.Fprintf(out, "\nserver peak RSS over the whole run (VmHWM): %.1f MiB, %.1f MiB above idle\n", mib(srv.hwmKiB()), mib(srv.hwmKiB()-idle))
+	}
 	return nil
 }
 

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/wire"
+)
+
+// IngestUsage stores a usage batch held in memory (IngestUsageStream).
+func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b wire.UsageBatch, retention time.Duration, now time.Time) (models.UsageResult, error) {
+	return db.IngestUsageStream(ctx, nodeID, b.Stream(), retention, now)
+}
+
+// usageScan is what the first reading of a batch learns: the GPUs it
+// names, in order of appearance, and its first and last minute.
+type usageScan struct {
+	uuids  []string
+	seen   map[string]bool
+	lo, hi time.Time
+}
+
+func (s *usageScan) add(r *wire.UsageRecord) {
+	if !s.seen[r.GPUUUID] {
+		s.seen[r.GPUUUID] = true
+		s.uuids = append(s.uuids, r.GPUUUID)
+	}
+	if s.lo.IsZero() || r.Minute.Before(s.lo) {
+		s.lo = r.Minute
+	}
+	if r.Minute.After(s.hi) {
+		s.hi = r.Minute
+	}
+}
+
+// IngestUsageStream stores a usage batch with INSERT … ON CONFLICT DO
+// NOTHING on the (GPU, minute) and (GPU, minute, user) keys, so that a
+// resend, in part or whole, never counts twice. It reads the batch twice
+// and never holds it whole: first to check every record (wire's rules and
+// the future-minute rule) before it touches the database, then, in one
+// transaction, to store the records in chunks of at most insertChunk
+// rows. Refused (an invalid record, a foreign GPU) means nothing written.
+func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageStream, retention time.Duration, now time.Time) (models.UsageResult, error) {
+	scan := usageScan{seen: map[string]bool{}}
+	err := s.ValidateEach(func(_ int, r *wire.UsageRecord) error {
+		if _, err := models.CheckUsageRecord(*r, now, retention); err != nil {
+			return err
+		}
+		scan.add(r)
+		return nil
+	})
+	if err != nil {
+		return models.UsageResult{}, models.AgentError(err)
+	}
+	var res models.UsageResult
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res = models.UsageResult{}
+		ids, err := db.nodeGPUIDs(tx, nodeID, scan.uuids)
+		if err != nil {
+			return err
+		}
+		lo, hi := scan.lo, scan.hi.Add(time.Minute)
+		holders, err := usageHolders(tx, mapValues(ids), lo, hi)
+		if err != nil {
+			return err
+		}
+		w := newUsageWriter(tx, ids, holders)
+		err = s.Each(func(_ int, r *wire.UsageRecord) error {
+			if verdict, _ := models.CheckUsageRecord(*r, now, retention); verdict == models.UsageStale {
+				res.Stale++
+				return nil
+			}
+			return w.add(r)
+		})
+		if err == nil {
+			err = w.flush()
+		}
+		if err != nil {
+			return err
+		}
+		res.Inserted, res.Duplicates = int(w.inserted), int(int64(w.rows)-w.inserted)
+		if w.inserted < int64(w.rows) && w.usersInserted > 0 {
+			// A resend brought user rows for minutes stored before: their
+			// stamps were taken without them.
+			return restampUsage(tx, mapValues(ids), lo, hi)
+		}
+		return nil
+	})
+	if err != nil {
+		return models.UsageResult{}, mapErr(models.AgentError(err), "usage")
+	}
+	return res, nil
+}
