@@ -1,0 +1,72 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/storetest/fairweek"
+	"github.com/gpubook/gpubook/web"
+	"github.com/gpubook/gpubook/web/webtest"
+)
+
+// TestReportFairWeekPagesAndCSV reads the fairness fixture's DST week
+// (models/store/storetest/fairweek) on every report page and every CSV
+// export of its tables, on both databases, and checks each cell against
+// the figures worked out by hand: each user's My usage (figures, days,
+// trend), both team pages as their leads see them, and the cluster page
+// (summary and users) as an admin sees it.
+func TestReportFairWeekPagesAndCSV(t *testing.T) {
+	c := fairweek.DST
+	w := c.Parse()
+	want := fairweek.Expect(c, models.DefaultReportRules.UnbookedWeight)
+	now := w.End.Add(50 * time.Hour) // the Tuesday after: the week is closed
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			env := webtest.New(t, d, func(cfg *web.Config) { cfg.Location = fairweek.Berlin; cfg.Now = func() time.Time { return now } })
+			id := fairweek.Build(t, env.DB, w)
+			must(t, env.DB.SetAdmin(context.Background(), id.Fay, true, models.CLIActor))
+			clients := map[string]*webtest.Client{}
+			for _, name := range fairweek.Names {
+				clients[name] = env.Client()
+				clients[name].SignIn(fairweek.Email(name), name)
+			}
+			for _, name := range fairweek.Names {
+				checkFairPage(t, clients[name], "/usage?week="+c.Week, name, map[string]fairweek.Table{
+					"figures": want.Figures[name], "days": want.Days[name], "trend": want.Trend[name]})
+			}
+			for lead, team := range map[string]int64{"ann": id.T1, "cat": id.T2} {
+				name := map[int64]string{id.T1: "T1", id.T2: "T2"}[team]
+				checkFairPage(t, clients[lead], "/usage/team/"+itoa(team)+"?week="+c.Week, name, map[string]fairweek.Table{"members": want.Team[name]})
+			}
+			checkFairPage(t, clients["fay"], "/admin/usage?week="+c.Week, "cluster", map[string]fairweek.Table{
+				"cluster": want.Cluster, "users": want.Users})
+		})
+	}
+}
+
+// checkFairPage checks each table of the page at path, and its CSV export.
+func checkFairPage(t *testing.T, cl *webtest.Client, path, who string, tables map[string]fairweek.Table) {
+	t.Helper()
+	res := cl.Get(path)
+	if res.Code != http.StatusOK {
+		t.Fatalf("%s (%s): %d", path, who, res.Code)
+	}
+	for id, want := range tables {
+		got, ok := fairweek.HTMLTable(res.Doc, want.Head)
+		if !ok || res.Doc.Find(`[data-testid="table-`+id+`"]`).Length() != 1 {
+			t.Errorf("%s (%s): no table %s", path, who, id)
+			continue
+		}
+		fairweek.Check(t, who+" page "+id, got, want)
+		csv := cl.Get(path + "&format=csv&table=" + id)
+		if csv.Code != http.StatusOK {
+			t.Errorf("%s CSV %s: %d", path, id, csv.Code)
+			continue
+		}
+		fairweek.Check(t, who+" CSV "+id, fairweek.CSVTable(t, csv.Body.String()), want)
+	}
+}
