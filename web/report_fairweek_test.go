@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,8 +36,11 @@ func TestReportFairWeekPagesAndCSV(t *testing.T) {
 				clients[name].SignIn(fairweek.Email(name), name)
 			}
 			for _, name := range fairweek.Names {
-				checkFairPage(t, clients[name], "/usage?week="+c.Week, name, map[string]fairweek.Table{
+				res := checkFairPage(t, clients[name], "/usage?week="+c.Week, name, map[string]fairweek.Table{
 					"figures": want.Figures[name], "days": want.Days[name], "trend": want.Trend[name]})
+				if got := strings.TrimSpace(res.Doc.Find(`[data-testid="fairshare-sentence"]`).Text()); got != want.Sentence[name] {
+					t.Errorf("%s: fair-share sentence %q, want %q", name, got, want.Sentence[name])
+				}
 			}
 			for lead, team := range map[string]int64{"ann": id.T1, "cat": id.T2} {
 				name := map[int64]string{id.T1: "T1", id.T2: "T2"}[team]
@@ -49,7 +53,7 @@ func TestReportFairWeekPagesAndCSV(t *testing.T) {
 }
 
 // checkFairPage checks each table of the page at path, and its CSV export.
-func checkFairPage(t *testing.T, cl *webtest.Client, path, who string, tables map[string]fairweek.Table) {
+func checkFairPage(t *testing.T, cl *webtest.Client, path, who string, tables map[string]fairweek.Table) *webtest.Response {
 	t.Helper()
 	res := cl.Get(path)
 	if res.Code != http.StatusOK {
@@ -69,4 +73,5 @@ func checkFairPage(t *testing.T, cl *webtest.Client, path, who string, tables ma
 		}
 		fairweek.Check(t, who+" CSV "+id, fairweek.CSVTable(t, csv.Body.String()), want)
 	}
+	return res
 }

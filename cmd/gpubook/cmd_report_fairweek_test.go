@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,9 @@ func TestReportPreviewFairWeek(t *testing.T) {
 			args := []string{"gpubook", "report", "preview", "--email", fairweek.Email(name), "--week", c.Week}
 			if err := runIO(ctx, args, env, cliIO{stdout: &out, stderr: &errOut, now: func() time.Time { return now }}); err != nil {
 				t.Fatalf("%s: %v\n%s", name, err, errOut.String())
+			}
+			if !strings.Contains(out.String(), want.Sentence[name]+"\n") {
+				t.Errorf("%s: the preview lacks %q:\n%s", name, want.Sentence[name], out.String())
 			}
 			for id, tb := range map[string]fairweek.Table{"figures": want.Figures[name], "days": want.Days[name], "trend": want.Trend[name]} {
 				got, ok := fairweek.TextTable(out.String(), tb.Head)

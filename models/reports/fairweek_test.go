@@ -48,8 +48,15 @@ func TestReportEmailFairWeek(t *testing.T) {
 			msg, err := netmail.ReadMessage(strings.NewReader(string(m.Data)))
 			must(t, err)
 			text, html := mailParts(t, msg)
+			text = strings.ReplaceAll(text, "\r\n", "\n") // as sent: CRLF
 			doc, err := goquery.NewDocumentFromReader(strings.NewReader(html))
 			must(t, err)
+			if !strings.Contains(text, want.Sentence[name]+"\n") {
+				t.Errorf("%s: the text part lacks %q", name, want.Sentence[name])
+			}
+			if got := htmlSentence(doc); got != want.Sentence[name] {
+				t.Errorf("%s: the HTML part's sentence is %q, want %q", name, got, want.Sentence[name])
+			}
 			for id, tb := range map[string]fairweek.Table{"figures": want.Figures[name], "days": want.Days[name], "trend": want.Trend[name]} {
 				if got, ok := fairweek.TextTable(text, tb.Head); ok {
 					fairweek.Check(t, name+" text "+id, got, tb)
@@ -91,4 +98,12 @@ func checkHTMLDays(t *testing.T, name string, doc *goquery.Document, days fairwe
 			t.Errorf("%s HTML days: %s is %q, want %q", name, day, got[day], want)
 		}
 	}
+}
+
+// htmlSentence is the HTML email's paragraph that explains the factor.
+func htmlSentence(doc *goquery.Document) string {
+	p := doc.Find("p").FilterFunction(func(_ int, p *goquery.Selection) bool {
+		return strings.HasPrefix(strings.TrimSpace(p.Text()), "Your fair-share factor")
+	})
+	return strings.TrimSpace(p.Text())
 }

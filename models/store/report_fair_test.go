@@ -131,8 +131,9 @@ func checkFairCluster(t *testing.T, d *models.WeekData, dst bool) {
 
 // checkFairShares: every user is active and the three parts (T1, T2, the
 // teamless) weigh 1 each, so each of the six is entitled to 1/6. The
-// charged hours per day (booked, plus unbooked at weight 1) are decayed by
-// 2^(−age/7 d), age from the middle of the day to the week's end.
+// charged hours per day (booked, plus unbooked at the default weight W =
+// 1.5) are decayed by 2^(−age/7 d), age from the middle of the day to the
+// week's end.
 func checkFairShares(t *testing.T, d *models.WeekData, id fairweek.IDs, dst bool) {
 	t.Helper()
 	end := d.Week.End
@@ -145,13 +146,14 @@ func checkFairShares(t *testing.T, d *models.WeekData, id fairweek.IDs, dst bool
 	if dst {
 		sun = 7
 	}
+	const w = 1.5
 	charged := map[int64]float64{
 		id.Ann: 2*age(0) + 4*age(1) + 2*age(6),
 		id.Ben: 2*age(2) + 2*age(3) + 1*age(4),
 		id.Cat: 2*age(2) + 2*age(3),
-		id.Dan: 1*age(2) + 0.5*age(4),
-		id.Eve: 3 * age(4),
-		id.Fay: 0.5*age(4) + 2*age(5) + sun*age(6),
+		id.Dan: w * (1*age(2) + 0.5*age(4)),
+		id.Eve: w * 3 * age(4),
+		id.Fay: w*0.5*age(4) + 2*age(5) + sun*age(6),
 	}
 	total := 0.0
 	for _, c := range charged {

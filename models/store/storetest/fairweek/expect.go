@@ -72,6 +72,8 @@ type Expected struct {
 	Team map[string]Table
 	// Cluster and Users are the admins' summary and user table.
 	Cluster, Users Table
+	// Sentence is each user's sentence that explains the fair-share factor.
+	Sentence map[string]string
 }
 
 // The tables' headers, in English.
@@ -116,7 +118,8 @@ func Expect(c Case, weight float64) Expected {
 		totalCharged += charged[name]
 	}
 	factor := func(name string) string { return fmt.Sprintf("%.2f", math.Exp2(-charged[name]/totalCharged*6)) }
-	e := Expected{Week: w, Figures: map[string]Table{}, Days: map[string]Table{}, Trend: map[string]Table{}, Team: map[string]Table{}}
+	e := Expected{Week: w, Figures: map[string]Table{}, Days: map[string]Table{}, Trend: map[string]Table{}, Team: map[string]Table{},
+		Sentence: map[string]string{}}
 	weekdays := []string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}
 	member := func(rank, name string) []string {
 		h := hs[name]
@@ -153,6 +156,10 @@ func Expect(c Case, weight float64) Expected {
 			rows = append(rows, []string{"Rank", h.teamRank + " in " + h.team})
 		}
 		e.Figures[name] = Table{Head: FiguresHead, Rows: rows}
+		e.Sentence[name] = fmt.Sprintf("Your fair-share factor is %s: 2^(−U/S), where U = %s is your part of the cluster's recent charged "+
+			"GPU-hours (booked hours, plus hours used without a booking counted %v times each; each week older counts half) and S = 17%% "+
+			"your entitled share — 1 means unused, 0.5 exactly your share, lower means more than your share.",
+			factor(name), pct(charged[name]/totalCharged), weight)
 		days := Table{Head: DaysHead}
 		for i, s := range w.Days() {
 			days.Rows = append(days.Rows, []string{weekdays[i] + " " + s.Start.Format("01-02"), hours(h.days[i][0]), hours(h.days[i][1]),
