@@ -14,14 +14,19 @@ import (
 	"github.com/gpubook/gpubook/web/webtest"
 )
 
-// TestReportFairWeekPagesAndCSV reads the fairness fixture's DST week
-// (models/store/storetest/fairweek) on every report page and every CSV
-// export of its tables, on both databases, and checks each cell against
-// the figures worked out by hand: each user's My usage (figures, days,
-// trend), both team pages as their leads see them, and the cluster page
-// (summary and users) as an admin sees it.
+// TestReportFairWeekPagesAndCSV reads the fairness fixture's DST week and
+// normal week (models/store/storetest/fairweek) on every report page and
+// every CSV export of its tables, on both databases, and checks each cell
+// against the figures worked out by hand: each user's My usage (figures,
+// days, trend, the fair-share sentence), both team pages as their leads
+// see them, and the cluster page (summary and users) as an admin sees it.
 func TestReportFairWeekPagesAndCSV(t *testing.T) {
-	c := fairweek.DST
+	for _, c := range fairweek.Weeks {
+		t.Run(c.Week, func(t *testing.T) { fairWeekPages(t, c) })
+	}
+}
+
+func fairWeekPages(t *testing.T, c fairweek.Case) {
 	w := c.Parse()
 	want := fairweek.Expect(c, models.DefaultReportRules.UnbookedWeight)
 	now := w.End.Add(50 * time.Hour) // the Tuesday after: the week is closed

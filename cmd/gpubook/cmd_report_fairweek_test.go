@@ -11,11 +11,17 @@ import (
 )
 
 // TestReportPreviewFairWeek prints every user's "gpubook report preview"
-// of the fairness fixture's DST week (models/store/storetest/fairweek), in
-// the cluster zone Europe/Berlin, on both databases, and checks each cell
-// of its figures, days and trend tables against the hand-worked figures.
+// of the fairness fixture's DST week and normal week
+// (models/store/storetest/fairweek), in the cluster zone Europe/Berlin, on
+// both databases, and checks each cell of its figures, days and trend
+// tables and its fair-share sentence against the hand-worked figures.
 func TestReportPreviewFairWeek(t *testing.T) {
-	c := fairweek.DST
+	for _, c := range fairweek.Weeks {
+		t.Run(c.Week, func(t *testing.T) { previewFairWeek(t, c) })
+	}
+}
+
+func previewFairWeek(t *testing.T, c fairweek.Case) {
 	w := c.Parse()
 	want := fairweek.Expect(c, models.DefaultReportRules.UnbookedWeight)
 	now := w.End.Add(50 * time.Hour)

@@ -19,14 +19,19 @@ import (
 	"github.com/gpubook/gpubook/views/i18n"
 )
 
-// TestReportEmailFairWeek sends the fairness fixture's DST week
-// (models/store/storetest/fairweek) to every user through the outbox and
-// an SMTP server, on both databases, and checks each cell of the figures,
-// days and trend tables in both parts of every email as received: the
-// text part's tables, the HTML part's tables and its per-day chart
-// ("busy / booked" beside each day's bars).
+// TestReportEmailFairWeek sends the fairness fixture's DST week and normal
+// week (models/store/storetest/fairweek) to every user through the outbox
+// and an SMTP server, on both databases, and checks each cell of the
+// figures, days and trend tables and the fair-share sentence in both parts
+// of every email as received: the text part's tables, the HTML part's
+// tables and its per-day chart ("busy / booked" beside each day's bars).
 func TestReportEmailFairWeek(t *testing.T) {
-	c := fairweek.DST
+	for _, c := range fairweek.Weeks {
+		t.Run(c.Week, func(t *testing.T) { emailFairWeek(t, c) })
+	}
+}
+
+func emailFairWeek(t *testing.T, c fairweek.Case) {
 	w := c.Parse()
 	want := fairweek.Expect(c, models.DefaultReportRules.UnbookedWeight)
 	now := w.End.Add(8 * time.Hour) // Monday 08:00, when the schedule sends it

@@ -43,10 +43,6 @@ type Case struct {
 // October has 25 hours in Berlin) and a normal one.
 var Weeks = []Case{{"2026-W43", true}, {"2026-W49", false}}
 
-// DST is the DST week, the one the surfaces other than the store are
-// checked on.
-var DST = Weeks[0]
-
 // Parse returns the case's week in Berlin.
 func (c Case) Parse() models.Week {
 	w, err := models.ParseWeek(c.Week, Berlin)
