@@ -47,9 +47,11 @@ func fairWeekPages(t *testing.T, c fairweek.Case) {
 					t.Errorf("%s: fair-share sentence %q, want %q", name, got, want.Sentence[name])
 				}
 			}
-			for lead, team := range map[string]int64{"ann": id.T1, "cat": id.T2} {
-				name := map[int64]string{id.T1: "T1", id.T2: "T2"}[team]
-				checkFairPage(t, clients[lead], "/usage/team/"+itoa(team)+"?week="+c.Week, name, map[string]fairweek.Table{"members": want.Team[name]})
+			for _, tm := range []struct {
+				lead, name string
+				id         int64
+			}{{"ann", "T1", id.T1}, {"cat", "T2", id.T2}} {
+				checkFairPage(t, clients[tm.lead], "/usage/team/"+itoa(tm.id)+"?week="+c.Week, tm.name, map[string]fairweek.Table{"members": want.Team[tm.name]})
 			}
 			checkFairPage(t, clients["fay"], "/admin/usage?week="+c.Week, "cluster", map[string]fairweek.Table{
 				"cluster": want.Cluster, "users": want.Users})
