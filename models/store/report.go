@@ -43,7 +43,7 @@ var figureQueries = []figureQuery{
 // row leaves the database.
 func (db *DB) ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rules models.ReportRules) (*models.WeekData, error) {
 	rules = rules.OrDefault()
-	d := &models.WeekData{Week: w, AsOf: asOf, Spans: models.ReportSpans(w, asOf), ByUser: map[int64][]models.Figures{}, Rules: rules.OrDefault()}
+	d := &models.WeekData{Week: w, AsOf: asOf, Spans: models.ReportSpans(w, asOf), ByUser: map[int64][]models.Figures{}, Rules: rules}
 	q := reportSQL{pg: db.Dialect == Postgres, rules: rules}
 	err := db.reportSnapshot(ctx, func(g *gorm.DB) error {
 		for _, fq := range figureQueries {
