@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
 	"github.com/gpubook/gpubook/models/store/storetest/fairweek"
@@ -46,6 +48,7 @@ func fairWeekPages(t *testing.T, c fairweek.Case) {
 				if got := strings.TrimSpace(res.Doc.Find(`[data-testid="fairshare-sentence"]`).Text()); got != want.Sentence[name] {
 					t.Errorf("%s: fair-share sentence %q, want %q", name, got, want.Sentence[name])
 				}
+				checkFairNumbersZh(t, clients[name], name, "/usage?week="+c.Week, want.Figures[name])
 			}
 			for _, tm := range []struct {
 				lead, name string
@@ -81,4 +84,27 @@ func checkFairPage(t *testing.T, cl *webtest.Client, path, who string, tables ma
 		fairweek.Check(t, who+" CSV "+id, fairweek.CSVTable(t, csv.Body.String()), want)
 	}
 	return res
+}
+
+// checkFairNumbersZh reads the figures table of the page in Chinese: every
+// figure that is a number in English (hours, counts, percentages, the
+// factor) is the same number there, row for row.
+func checkFairNumbersZh(t *testing.T, cl *webtest.Client, name, path string, want fairweek.Table) {
+	t.Helper()
+	cl.Header.Set("Accept-Language", "zh-CN")
+	defer cl.Header.Del("Accept-Language")
+	res := cl.Get(path)
+	rows := res.Doc.Find(`[data-testid="table-figures"] tbody tr`)
+	if res.Code != http.StatusOK || rows.Length() != len(want.Rows) || !strings.Contains(res.Doc.Find("h1").Text(), "我的") {
+		t.Fatalf("%s in Chinese: %d, %d rows, title %q", name, res.Code, rows.Length(), res.Doc.Find("h1").Text())
+	}
+	rows.Each(func(i int, tr *goquery.Selection) {
+		v := want.Rows[i][1]
+		if strings.Trim(v, "0123456789.%") != "" {
+			return // words: "n/a", "nobody", the rank
+		}
+		if got := strings.TrimSpace(tr.Find("td").Eq(1).Text()); got != v {
+			t.Errorf("%s in Chinese: %s is %q, want %q", name, strings.TrimSpace(tr.Find("td").First().Text()), got, v)
+		}
+	})
 }
