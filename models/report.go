@@ -13,17 +13,20 @@ import (
 // the GPU and its utilisation reaches BusyUtilPct; memory alone never makes
 // a minute busy, because a card held at 0 % is the hoarding the report is
 // there to show. UnbookedWeight is what a GPU-hour used without a booking
-// weighs in the fair-share usage, against 1 for a booked GPU-hour.
+// weighs in the fair-share usage, against 1 for a booked GPU-hour; above
+// 1, a user who books nothing and uses GPUs has a worse fair-share factor
+// than one who booked and used the same hours.
 type ReportRules struct {
 	BusyUtilPct    float64
 	UnbookedWeight float64
 	Schedule       Schedule
 }
 
-// DefaultReportRules: a GPU-minute is busy at 5 % utilisation, unbooked
-// use weighs as much as booked time, and the report goes out Monday 08:00
-// cluster time.
-var DefaultReportRules = ReportRules{BusyUtilPct: 5, UnbookedWeight: 1,
+// DefaultReportRules: a GPU-minute is busy at 5 % utilisation, an unbooked
+// GPU-hour weighs 1.5 booked ones (so that using without booking is never
+// as good as booking: docs/reports.md), and the report goes out Monday
+// 08:00 cluster time.
+var DefaultReportRules = ReportRules{BusyUtilPct: 5, UnbookedWeight: 1.5,
 	Schedule: Schedule{Weekday: time.Monday, Hour: 8}}
 
 // OrDefault fills unset rules with the defaults, so a zero Config works.

@@ -28,6 +28,9 @@ type UserReport struct {
 	// the whole cluster on the admins' table. 0 without a team.
 	Rank, RankOf int
 	TeamSize     int
+	// UnbookedWeight is what an unbooked GPU-hour weighed in UsageShare
+	// (the rules' weight), for the sentence that explains the factor.
+	UnbookedWeight float64
 	// UsedBy are the other users whose processes ran on this user's
 	// bookings: their unbooked use, shown so that the booker sees it.
 	UsedBy []UserMinutes
@@ -52,7 +55,8 @@ func share(part, whole float64) float64 {
 func (d *WeekData) UserReport(u User) UserReport {
 	t := d.totals()
 	r := UserReport{Week: d.Week, AsOf: d.AsOf, User: u, Figures: d.WeekFigures(u.ID),
-		Days: d.DaysOf(u.ID), Trend: d.Trend(u.ID), Heat: t.heat, Quiet: t.quiet, UsedBy: d.UsedBy[u.ID]}
+		Days: d.DaysOf(u.ID), Trend: d.Trend(u.ID), Heat: t.heat, Quiet: t.quiet, UsedBy: d.UsedBy[u.ID],
+		UnbookedWeight: d.Rules.OrDefault().UnbookedWeight}
 	r.ShareBooked = share(r.Figures.BookedHours(), t.all.BookedHours())
 	r.ShareBusy = share(r.Figures.BusyHours(), t.all.BusyHours())
 	r.Entitled = t.entitled[u.ID]

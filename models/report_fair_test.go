@@ -51,24 +51,44 @@ func TestEntitledShares(t *testing.T) {
 	}
 }
 
-// TestUnbookedUseIsCharged: a user who books nothing and uses 5.5 GPU-hours
-// must not get F = 1; at the default weight they are charged exactly like
-// one who booked and used the same hours, and above it more.
-func TestUnbookedUseIsCharged(t *testing.T) {
+// TestUnbookedUseIsWorse is the "Done means": a user who books
+// nothing and uses GPUs has a worse fair-share factor than one who booked
+// the same hours and used them, at the default rules (and at any weight
+// above 1); at weight 1 the two are equal, and neither ever gets F = 1.
+// Both users are entitled to half; the week is one span.
+func TestUnbookedUseIsWorse(t *testing.T) {
 	w := Week{Start: time.Date(2026, 10, 19, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 10, 26, 0, 0, 0, 0, time.UTC)}
 	spans := []Span{{Start: w.Start, End: w.End}}
-	booker := []Figures{{BookedSec: 5.5 * 3600, BusyMin: 330}}
-	squatter := []Figures{{UnbookedMin: 330}}
 	for _, tt := range []struct {
-		weight float64
-		worse  bool
-	}{{1, false}, {1.5, true}} {
-		ub, us := DecayedUsage(spans, booker, w.End, tt.weight), DecayedUsage(spans, squatter, w.End, tt.weight)
-		total := ub + us
-		fb, fs := FairShareFactor(ub/total, 0.5), FairShareFactor(us/total, 0.5)
-		if fs == 1 || fs > fb || (tt.worse && !(fs < fb)) || (!tt.worse && fs != fb) {
-			t.Errorf("weight %v: booker F %v, unbooked user F %v", tt.weight, fb, fs)
-		}
+		name  string
+		rules ReportRules
+		hours float64
+		want  int // the unbooked user's F against the booker's: -1 worse, 0 equal
+	}{
+		{"default rules, 5.5 h", DefaultReportRules, 5.5, -1},
+		{"default rules, one minute", DefaultReportRules, 1.0 / 60, -1},
+		{"default rules, the whole week", DefaultReportRules, 168, -1},
+		{"unset weight falls back to the default", ReportRules{}, 5.5, -1},
+		{"weight 2", ReportRules{UnbookedWeight: 2}, 5.5, -1},
+		{"weight 1: equal", ReportRules{UnbookedWeight: 1}, 5.5, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			min := int64(math.Round(tt.hours * 60))
+			booker := []Figures{{BookedSec: min * 60, BusyMin: min}}
+			squatter := []Figures{{UnbookedMin: min}}
+			weight := tt.rules.OrDefault().UnbookedWeight
+			ub, us := DecayedUsage(spans, booker, w.End, weight), DecayedUsage(spans, squatter, w.End, weight)
+			fb, fs := FairShareFactor(ub/(ub+us), 0.5), FairShareFactor(us/(ub+us), 0.5)
+			got := 0
+			if fs < fb {
+				got = -1
+			} else if fs > fb {
+				got = 1
+			}
+			if got != tt.want || fs == 1 {
+				t.Errorf("weight %v: booker F %v, unbooked user F %v", weight, fb, fs)
+			}
+		})
 	}
 }
 

@@ -91,7 +91,8 @@ func FiguresTable(t *i18n.Translator, r models.UserReport) Table {
 
 // FairShareSentence explains the factor in one sentence.
 func FairShareSentence(t *i18n.Translator, r models.UserReport) string {
-	return t.T("report.fairshare_explain", "F", Factor(r.FairShare), "U", Percent(r.UsageShare), "S", Percent(r.Entitled))
+	return t.T("report.fairshare_explain", "F", Factor(r.FairShare), "U", Percent(r.UsageShare), "S", Percent(r.Entitled),
+		"W", Weight(r.UnbookedWeight))
 }
 
 // DaysTable is booked vs busy per day of the week.

@@ -89,13 +89,14 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // cliIO is what runIO takes from its caller besides the arguments: the
-// standard streams and, for tests, serve's address channel and a shorter
-// first poll interval for book --wait.
+// standard streams and, for tests, serve's address channel, a shorter
+// first poll interval for book --wait and a clock (nil: time.Now).
 type cliIO struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	ready          chan<- net.Addr
 	pollMin        time.Duration
+	now            func() time.Time
 }
 
 // runIO is run with every stream and test hook explicit.
@@ -107,8 +108,11 @@ func runIO(ctx context.Context, args []string, getenv func(string) string, io cl
 	if io.pollMin <= 0 {
 		io.pollMin = 2 * time.Second
 	}
+	if io.now == nil {
+		io.now = time.Now
+	}
 	stdout, stderr := io.stdout, io.stderr
-	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr, ready: io.ready, now: time.Now, tr: bundle.For("en"), bundle: bundle,
+	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr, ready: io.ready, now: io.now, tr: bundle.For("en"), bundle: bundle,
 		stdin: io.stdin, pollMin: io.pollMin}
 	if len(args) < 2 {
 		c.usage(stderr)

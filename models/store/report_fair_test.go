@@ -9,30 +9,10 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/storetest/fairweek"
+	"github.com/gpubook/gpubook/views"
+	"github.com/gpubook/gpubook/views/i18n"
 )
-
-// fairWeeks are the fairness fixture's two weeks: the DST one and a normal one.
-var fairWeeks = []struct {
-	week string
-	dst  bool
-}{{"2026-W43", true}, {"2026-W49", false}}
-
-// fairWant is the fixture's table (report_fair_fixture_test.go) worked out
-// by hand: fay's night is 9 h in the DST week and 8 h otherwise.
-func fairWant(id fairIDs, dst bool) map[int64]models.Figures {
-	night := int64(8)
-	if dst {
-		night = 9
-	}
-	return map[int64]models.Figures{
-		id.ann: {BookedSec: 8 * 3600, BusyMin: 360},
-		id.ben: {BookedSec: 5 * 3600, BusyMin: 120, NoUserDataMin: 60, GivenBackSec: 6 * 3600, NoShows: 2},
-		id.cat: {BookedSec: 4 * 3600, HeldIdleMin: 120, NoShows: 2},
-		id.dan: {UnbookedMin: 90},
-		id.eve: {UnbookedMin: 180},
-		id.fay: {BookedSec: night * 3600, BusyMin: night * 60, UnbookedMin: 30},
-	}
-}
 
 func fairReport(t *testing.T, db *store.DB, week string, rules models.ReportRules) *models.WeekData {
 	t.Helper()
@@ -47,42 +27,59 @@ func fairReport(t *testing.T, db *store.DB, week string, rules models.ReportRule
 	return d
 }
 
-// TestReportFairnessWeek checks every figure of the fairness fixture on
-// both databases, in the DST week and a normal one.
+// TestReportFairnessWeek checks every figure of the fairness fixture
+// (models/store/storetest/fairweek) on both databases, in the DST week and
+// a normal one: the store's numbers, and the tables every surface prints
+// from them (the web, cmd and reports tests check those surfaces).
 func TestReportFairnessWeek(t *testing.T) {
-	for _, fw := range fairWeeks {
-		t.Run(fw.week, func(t *testing.T) {
+	for _, fw := range fairweek.Weeks {
+		t.Run(fw.Week, func(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, db *store.DB) {
-				w, _ := models.ParseWeek(fw.week, berlin)
-				id := fairWeek(t, db, w)
-				d := fairReport(t, db, fw.week, models.DefaultReportRules)
-				for uid, want := range fairWant(id, fw.dst) {
+				id := fairweek.Build(t, db, fw.Parse())
+				d := fairReport(t, db, fw.Week, models.DefaultReportRules)
+				for uid, want := range fairweek.Figures(id, fw.DST) {
 					if got := d.WeekFigures(uid); got != want {
 						t.Errorf("user %d: got %+v, want %+v", uid, got, want)
 					}
 				}
-				checkFairDays(t, d, id, fw.dst)
-				checkFairCluster(t, d, fw.dst)
-				checkFairShares(t, d, id, fw.dst)
+				checkFairDays(t, d, id, fw.DST)
+				checkFairCluster(t, d, fw.DST)
+				checkFairShares(t, d, id, fw.DST)
+				checkFairTables(t, d, fairweek.Expect(fw, models.DefaultReportRules.UnbookedWeight))
 			})
 		})
 	}
 }
 
-func checkFairDays(t *testing.T, d *models.WeekData, id fairIDs, dst bool) {
+// checkFairTables: the tables of the week as the views lay them out.
+func checkFairTables(t *testing.T, d *models.WeekData, want fairweek.Expected) {
+	t.Helper()
+	tr := i18n.MustLoad().For("en")
+	table := func(tb views.Table) fairweek.Table { return fairweek.Table{Head: tb.Head, Rows: tb.Rows} }
+	for _, u := range d.Users {
+		r := d.UserReport(u)
+		fairweek.Check(t, u.Name+" figures", table(views.FiguresTable(tr, r)), want.Figures[u.Name])
+		fairweek.Check(t, u.Name+" days", table(views.DaysTable(tr, r.Days)), want.Days[u.Name])
+		fairweek.Check(t, u.Name+" trend", table(views.TrendTable(tr, r.Trend)), want.Trend[u.Name])
+	}
+	fairweek.Check(t, "cluster", table(views.ClusterTable(tr, d.ClusterSummary())), want.Cluster)
+	fairweek.Check(t, "users", table(views.MembersTable(tr, "users", d.ClusterUsers())), want.Users)
+}
+
+func checkFairDays(t *testing.T, d *models.WeekData, id fairweek.IDs, dst bool) {
 	t.Helper()
 	sun := int64(6)
 	if dst {
 		sun = 7
 	}
-	fay := d.DaysOf(id.fay)
+	fay := d.DaysOf(id.Fay)
 	if fay[5].Figures.BookedSec != 2*3600 || fay[5].Figures.BusyMin != 120 || fay[6].Figures.BookedSec != sun*3600 || fay[6].Figures.BusyMin != sun*60 {
 		t.Errorf("fay Sat %+v Sun %+v, want 2 h and %d h", fay[5].Figures, fay[6].Figures, sun)
 	}
-	if got := d.UsedBy[id.cat]; len(got) != 1 || got[0].UserID != id.dan || got[0].Name != "dan" || got[0].Minutes != 60 {
+	if got := d.UsedBy[id.Cat]; len(got) != 1 || got[0].UserID != id.Dan || got[0].Name != "dan" || got[0].Minutes != 60 {
 		t.Errorf("used by on cat's bookings: %+v, want dan 60 min", got)
 	}
-	if got := d.UsedBy[id.ann]; len(got) != 0 {
+	if got := d.UsedBy[id.Ann]; len(got) != 0 {
 		t.Errorf("used by on ann's bookings: %+v, want nobody", got)
 	}
 	// ann's booking across the week's end: the next week has its last 2 h and its verdict.
@@ -134,9 +131,10 @@ func checkFairCluster(t *testing.T, d *models.WeekData, dst bool) {
 
 // checkFairShares: every user is active and the three parts (T1, T2, the
 // teamless) weigh 1 each, so each of the six is entitled to 1/6. The
-// charged hours per day (booked, plus unbooked at weight 1) are decayed by
-// 2^(−age/7 d), age from the middle of the day to the week's end.
-func checkFairShares(t *testing.T, d *models.WeekData, id fairIDs, dst bool) {
+// charged hours per day (booked, plus unbooked at the default weight W =
+// 1.5) are decayed by 2^(−age/7 d), age from the middle of the day to the
+// week's end.
+func checkFairShares(t *testing.T, d *models.WeekData, id fairweek.IDs, dst bool) {
 	t.Helper()
 	end := d.Week.End
 	age := func(day int) float64 {
@@ -148,13 +146,14 @@ func checkFairShares(t *testing.T, d *models.WeekData, id fairIDs, dst bool) {
 	if dst {
 		sun = 7
 	}
+	const w = 1.5
 	charged := map[int64]float64{
-		id.ann: 2*age(0) + 4*age(1) + 2*age(6),
-		id.ben: 2*age(2) + 2*age(3) + 1*age(4),
-		id.cat: 2*age(2) + 2*age(3),
-		id.dan: 1*age(2) + 0.5*age(4),
-		id.eve: 3 * age(4),
-		id.fay: 0.5*age(4) + 2*age(5) + sun*age(6),
+		id.Ann: 2*age(0) + 4*age(1) + 2*age(6),
+		id.Ben: 2*age(2) + 2*age(3) + 1*age(4),
+		id.Cat: 2*age(2) + 2*age(3),
+		id.Dan: w * (1*age(2) + 0.5*age(4)),
+		id.Eve: w * 3 * age(4),
+		id.Fay: w*0.5*age(4) + 2*age(5) + sun*age(6),
 	}
 	total := 0.0
 	for _, c := range charged {
@@ -166,11 +165,11 @@ func checkFairShares(t *testing.T, d *models.WeekData, id fairIDs, dst bool) {
 		if !near(r.Entitled, 1.0/6) || !near(r.UsageShare, u) || !near(r.FairShare, math.Exp2(-u*6)) {
 			t.Errorf("%s: S %v U %v F %v, want 1/6, %v, %v", r.User.Name, r.Entitled, r.UsageShare, r.FairShare, u, math.Exp2(-u*6))
 		}
-		if r.User.ID == id.eve && !(r.FairShare < 1) {
+		if r.User.ID == id.Eve && !(r.FairShare < 1) {
 			t.Errorf("eve used 3 GPU-hours without booking and has F = %v", r.FairShare)
 		}
 	}
-	ranks := map[int64][2]int{id.ann: {1, 2}, id.ben: {2, 2}, id.cat: {1, 2}, id.dan: {1, 2}, id.eve: {0, 0}, id.fay: {0, 0}}
+	ranks := map[int64][2]int{id.Ann: {1, 2}, id.Ben: {2, 2}, id.Cat: {1, 2}, id.Dan: {1, 2}, id.Eve: {0, 0}, id.Fay: {0, 0}}
 	for _, u := range d.Users {
 		r := d.UserReport(u)
 		if got := [2]int{r.Rank, r.RankOf}; got != ranks[u.ID] {
@@ -183,13 +182,13 @@ func checkFairShares(t *testing.T, d *models.WeekData, id fairIDs, dst bool) {
 // and the teamless part 1/4 each, split among their active members.
 func TestReportTeamShareWeight(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		w, _ := models.ParseWeek("2026-W49", berlin)
-		id := fairWeek(t, db, w)
-		if err := db.SetTeamShareWeight(context.Background(), id.t1, 2, models.CLIActor); err != nil {
+		w := fairweek.Weeks[1].Parse()
+		id := fairweek.Build(t, db, w)
+		if err := db.SetTeamShareWeight(context.Background(), id.T1, 2, models.CLIActor); err != nil {
 			t.Fatal(err)
 		}
 		d := fairReport(t, db, "2026-W49", models.DefaultReportRules)
-		want := map[int64]float64{id.ann: 0.25, id.ben: 0.25, id.cat: 0.125, id.dan: 0.125, id.eve: 0.125, id.fay: 0.125}
+		want := map[int64]float64{id.Ann: 0.25, id.Ben: 0.25, id.Cat: 0.125, id.Dan: 0.125, id.Eve: 0.125, id.Fay: 0.125}
 		for _, u := range d.Users {
 			if got := d.UserReport(u).Entitled; !near(got, want[u.ID]) {
 				t.Errorf("%s entitled %v, want %v", u.Name, got, want[u.ID])
@@ -205,17 +204,17 @@ func TestReportTeamShareWeight(t *testing.T) {
 // as 6 in her usage.
 func TestReportUnbookedWeight(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		w, _ := models.ParseWeek("2026-W49", berlin)
-		id := fairWeek(t, db, w)
+		w := fairweek.Weeks[1].Parse()
+		id := fairweek.Build(t, db, w)
 		rules := models.DefaultReportRules
 		rules.UnbookedWeight = 2
 		d := fairReport(t, db, "2026-W49", rules)
 		var eve, ann float64
 		for _, u := range d.Users {
 			switch u.ID {
-			case id.eve:
+			case id.Eve:
 				eve = d.UserReport(u).UsageShare
-			case id.ann:
+			case id.Ann:
 				ann = d.UserReport(u).UsageShare
 			}
 		}

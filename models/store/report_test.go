@@ -104,14 +104,14 @@ func checkShares(t *testing.T, d *models.WeekData, ids weekIDs) {
 	if !near(a.ShareBooked, 7.0/15) || !near(a.ShareBusy, 4.0/8) || !near(a.Entitled, 0.25) {
 		t.Errorf("alice shares: booked %v busy %v entitled %v", a.ShareBooked, a.ShareBusy, a.Entitled)
 	}
-	// Decayed usage: charged hours (booked, plus unbooked at weight 1) ×
-	// 2^(−age/7 d), age from each span's middle to the week's end (day i of
-	// the week: 6.5−i days; W48: 10.5 days). bob's half hour ran on
-	// Saturday, carol's hour on Wednesday.
+	// Decayed usage: charged hours (booked, plus unbooked at the default
+	// weight 1.5) × 2^(−age/7 d), age from each span's middle to the week's
+	// end (day i of the week: 6.5−i days; W48: 10.5 days). bob's unbooked
+	// half hour ran on Saturday, carol's unbooked hour on Wednesday.
 	w := func(days float64) float64 { return math.Exp2(-days / 7) }
 	ua := 3*w(6.5) + 4*w(5.5) + 1*w(10.5)
-	ub := 2*w(4.5) + 2*w(3.5) + 0.5*w(1.5)
-	uc := 2*w(2.5) + 2*w(0.5) + 1*w(4.5)
+	ub := 2*w(4.5) + 2*w(3.5) + 1.5*0.5*w(1.5)
+	uc := 2*w(2.5) + 2*w(0.5) + 1.5*1*w(4.5)
 	if wantU := ua / (ua + ub + uc); !near(a.UsageShare, wantU) || !near(a.FairShare, math.Exp2(-wantU/0.25)) {
 		t.Errorf("alice U %v F %v, want U %v F %v", a.UsageShare, a.FairShare, wantU, math.Exp2(-wantU/0.25))
 	}
