@@ -30,6 +30,7 @@ var routeRoles = map[string]string{
 	"GET /healthz":                               public,
 	"GET /readyz":                                public,
 	"GET /static/*":                              public,
+	"GET /favicon.ico":                           public,
 	"POST /lang":                                 public,
 	"GET /login":                                 public,
 	"POST /login/dev":                            public,
