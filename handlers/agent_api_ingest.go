@@ -59,15 +59,14 @@ func (h *AgentAPI) Idle(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	reps, err := h.Store.RecordIdle(ctx, h.node(c), b, h.Now())
+	toWarn, err := h.Store.RecordIdle(ctx, h.node(c), b, h.Now())
 	if err != nil {
 		return err
 	}
-	warned := map[int64]bool{} // booking → its owner was warned in this batch
 	var marked []int64
-	for _, r := range reps {
-		if h.warnIdle(ctx, r, warned) {
-			marked = append(marked, r.ID)
+	for _, w := range toWarn {
+		if h.warnIdle(ctx, w.Report) {
+			marked = append(marked, w.IDs...)
 		}
 	}
 	if err := h.Store.MarkIdleReports(ctx, marked, true, false, h.Now()); err != nil {
@@ -77,13 +76,11 @@ func (h *AgentAPI) Idle(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// warnIdle hands an un-warned report to IdleWarner. Without one (no outbox
-// yet) it only logs, and warned_at stays NULL for the outbox to act on.
-// An owner is warned once per booking and batch: further reports of the
-// same booking in the batch are marked warned with the first (a batch of
-// hundreds of them would otherwise send as many emails). It reports
-// whether r is to be marked warned.
-func (h *AgentAPI) warnIdle(ctx context.Context, r models.IdleReport, warned map[int64]bool) bool {
+// warnIdle hands an un-warned report to IdleWarner, once per booking and
+// batch (RecordIdle groups the reports so). Without a warner (no outbox
+// yet) it only logs, and warned_at stays NULL for the outbox to act on. It
+// reports whether the booking's reports are to be marked warned.
+func (h *AgentAPI) warnIdle(ctx context.Context, r models.IdleReport) bool {
 	if r.WarnedAt != nil || r.ReleasedAt != nil {
 		return false
 	}
@@ -91,12 +88,9 @@ func (h *AgentAPI) warnIdle(ctx context.Context, r models.IdleReport, warned map
 		h.logger().Info("idle booking reported; warning email pending (no outbox wired)", "booking", r.BookingID, "user", r.UserName, "since", r.IdleSince)
 		return false
 	}
-	if !warned[r.BookingID] {
-		if err := h.IdleWarner(ctx, r); err != nil {
-			h.logger().Error("idle warning", "booking", r.BookingID, "err", err)
-			return false
-		}
-		warned[r.BookingID] = true
+	if err := h.IdleWarner(ctx, r); err != nil {
+		h.logger().Error("idle warning", "booking", r.BookingID, "err", err)
+		return false
 	}
 	return true
 }

@@ -28,7 +28,9 @@ type AgentStore interface {
 	// time (the agent API's, decoded from the body as it is stored).
 	IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageStream, retention time.Duration, now time.Time) (UsageResult, error)
 	RecordViolations(ctx context.Context, nodeID int64, b wire.ViolationBatch, now time.Time) error
-	RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, now time.Time) ([]IdleReport, error)
+	// RecordIdle stores idle reports and returns, per booking, those of
+	// the batch nobody has been warned of yet.
+	RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, now time.Time) ([]IdleToWarn, error)
 	RecordHeartbeat(ctx context.Context, nodeID int64, hb wire.Heartbeat, now time.Time) error
 	// IdleReleaseDue lists the node's open idle reports whose booking the
 	// policy says to release at now.
@@ -87,6 +89,15 @@ type ViolationFilter struct {
 	UserNames []string // one of their unix names (either matches)
 	Since     time.Time
 	Limit     int
+}
+
+// IdleToWarn is one booking's reports of an idle batch that no one has been
+// warned of (nor released) yet: the newest in full, for the warning, and the
+// IDs of all of them, to mark warned together. The owner is warned once
+// per booking and batch, however many reports name it.
+type IdleToWarn struct {
+	Report IdleReport
+	IDs    []int64
 }
 
 // IdleReport is an agent's "this booking's GPUs are idle", with what the

@@ -76,9 +76,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (node_id, agent_key) DO UPDATE SET gpu_uuids = excluded.gpu_uuids, reported_at = excluded.reported_at
 WHERE agent_idle_reports.reported_at < excluded.reported_at`
 
-// RecordIdle stores idle reports and returns them as stored. The booking
-// and every GPU must be the node's.
-func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, now time.Time) ([]models.IdleReport, error) {
+// RecordIdle stores idle reports and returns, per booking, the batch's
+// reports nobody was warned of yet (models.IdleToWarn). The booking and
+// every GPU must be the node's. Only the newest report of each booking is
+// read back in full: a batch names one booking hundreds of times at most,
+// and reading every report back cost more memory than the batch itself.
+func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, now time.Time) ([]models.IdleToWarn, error) {
 	if err := models.AgentError(b.Validate()); err != nil {
 		return nil, err
 	}
@@ -115,11 +118,59 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 	if err != nil {
 		return nil, mapErr(err, "idle report")
 	}
-	keys := make([]string, len(b.Reports))
-	for i, r := range b.Reports {
-		keys[i] = r.ID
+	return db.idleToWarn(ctx, nodeID, slices.Compact(slices.Sorted(slices.Values(bookings))))
+}
+
+// idleToWarn groups the node's un-warned, unreleased reports of bookings by
+// booking, newest first, and reads the newest of each in full. It looks
+// them up by booking, not by the batch's keys: a batch's keys are up to
+// 500 texts of 256 bytes, which PostgreSQL's driver encoded again as
+// parameters; a report of an earlier batch the owner was not warned of
+// yet is marked with the rest.
+func (db *DB) idleToWarn(ctx context.Context, nodeID int64, bookings []int64) ([]models.IdleToWarn, error) {
+	rows, err := db.Gorm.WithContext(ctx).Table("agent_idle_reports").Select("id, booking_id").
+		Where("node_id = ? AND warned_at IS NULL AND released_at IS NULL AND booking_id IN ?", nodeID, bookings).
+		Order("reported_at DESC, id DESC").Rows()
+	if err != nil {
+		return nil, fmt.Errorf("store: idle reports to warn: %w", err)
 	}
-	return db.idleReports(ctx, func(q *gorm.DB) *gorm.DB { return q.Where("i.node_id = ? AND i.agent_key IN ?", nodeID, keys) })
+	defer rows.Close()
+	var out []models.IdleToWarn
+	at := map[int64]int{} // booking → its index in out
+	for rows.Next() {
+		var id, booking int64
+		if err := rows.Scan(&id, &booking); err != nil {
+			return nil, fmt.Errorf("store: idle reports to warn: %w", err)
+		}
+		i, ok := at[booking]
+		if !ok {
+			i, at[booking] = len(out), len(out)
+			out = append(out, models.IdleToWarn{Report: models.IdleReport{ID: id}})
+		}
+		out[i].IDs = append(out[i].IDs, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: idle reports to warn: %w", err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	newest := make([]int64, len(out))
+	for i, w := range out {
+		newest[i] = w.Report.ID
+	}
+	full, err := db.idleReports(ctx, func(q *gorm.DB) *gorm.DB { return q.Where("i.id IN ?", newest) })
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]models.IdleReport, len(full))
+	for _, r := range full {
+		byID[r.ID] = r
+	}
+	for i := range out {
+		out[i].Report = byID[out[i].Report.ID]
+	}
+	return out, nil
 }
 
 // MarkIdle records that the owner was warned and/or the booking released.

@@ -62,7 +62,8 @@ func TestAgentIdleAutoRelease(t *testing.T) {
 		rep := wire.IdleReport{ID: "n1:1:x", BookingID: b.ID, User: "ada", GPUUUIDs: []string{realUUID(1, 0), realUUID(1, 1)},
 			IdleSince: at0, ReportedAt: at0.Add(30 * time.Minute)}
 		stored, err := db.RecordIdle(ctx, n1, wire.IdleBatch{Reports: []wire.IdleReport{rep}}, rep.ReportedAt)
-		if err != nil || len(stored) != 1 || stored[0].UserID != u.ID || len(stored[0].GPUIDs) != 2 || stored[0].WarnedAt != nil {
+		if err != nil || len(stored) != 1 || stored[0].Report.UserID != u.ID || len(stored[0].Report.GPUIDs) != 2 ||
+			stored[0].Report.WarnedAt != nil || len(stored[0].IDs) != 1 || stored[0].IDs[0] != stored[0].Report.ID {
 			t.Fatalf("stored = %+v, %v", stored, err)
 		}
 		idle := usageBatch(1, at0.Add(30*time.Minute), 5, 2)
@@ -170,6 +171,47 @@ func TestAgentViolationsInOneBatch(t *testing.T) {
 		}
 		if got, _ := db.Violations(ctx, models.ViolationFilter{}); len(got) != 3 {
 			t.Errorf("after a refused batch: %d violations, want 3", len(got))
+		}
+	})
+}
+
+// TestRecordIdleGroupsByBooking: RecordIdle returns each booking's un-warned
+// reports of the batch once, the newest in full; reports already warned
+// are not returned again.
+func TestRecordIdleGroupsByBooking(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		u, _ := fixture(t, db, 1)
+		n1, _ := enrolled(t, db, "gpu41", 1, 2)
+		node, _ := db.Node(ctx, n1)
+		var bs []*models.Booking
+		for i := range 2 {
+			b, err := db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{node.GPUs[i].ID},
+				StartsAt: at0, EndsAt: at0.Add(2 * time.Hour)}, models.DefaultBookingLimits, at0, models.CLIActor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs = append(bs, b)
+		}
+		rep := func(id string, b int, minute int) wire.IdleReport {
+			return wire.IdleReport{ID: id, BookingID: bs[b].ID, User: "ada", GPUUUIDs: []string{realUUID(1, b)},
+				IdleSince: at0, ReportedAt: at0.Add(time.Duration(minute) * time.Minute)}
+		}
+		batch := wire.IdleBatch{Reports: []wire.IdleReport{rep("a1", 0, 30), rep("a2", 0, 31), rep("b1", 1, 30)}}
+		got, err := db.RecordIdle(ctx, n1, batch, at0.Add(31*time.Minute))
+		if err != nil || len(got) != 2 {
+			t.Fatalf("first batch: %+v, %v", got, err)
+		}
+		if got[0].Report.BookingID != bs[0].ID || got[0].Report.AgentKey != "a2" || len(got[0].IDs) != 2 ||
+			got[1].Report.BookingID != bs[1].ID || len(got[1].IDs) != 1 || got[1].Report.UserID != u.ID {
+			t.Errorf("groups = %+v", got)
+		}
+		if err := db.MarkIdleReports(ctx, got[0].IDs, true, false, at0.Add(31*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		batch.Reports = append(batch.Reports, rep("a3", 0, 32))
+		got, err = db.RecordIdle(ctx, n1, batch, at0.Add(32*time.Minute))
+		if err != nil || len(got) != 2 || got[0].Report.AgentKey != "a3" || len(got[0].IDs) != 1 || got[1].Report.AgentKey != "b1" {
+			t.Errorf("after booking 1's warning: %+v, %v", got, err)
 		}
 	})
 }
