@@ -35,6 +35,7 @@ func upload(t *testing.T, c *webtest.Client, file string, skipBad bool) *webtest
 // in the admin's language and writes nothing; ticked, it imports the good
 // row, a past booking that the week's report then counts.
 func TestAdminImportPage(t *testing.T) {
+	t.Parallel()
 	file := "email,node,gpus,start,end,note\n" +
 		"alice@example.org,n1,1,2026-11-30 10:00,2026-11-30 12:00,from the sheet\n" +
 		"bob@example.org,n1,0,2026-11-30 11:00,2026-11-30 13:00,clash\n" +

@@ -20,6 +20,7 @@ var adminPages = []string{"/admin/nodes", "/admin/agents", "/admin/violations", 
 // Every admin page links every other from its tabs, and a table with no
 // rows says so instead of showing a bare header.
 func TestAdminTabsReachEveryPage(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env := webtest.New(t, d)

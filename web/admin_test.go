@@ -26,6 +26,7 @@ func adminEnv(t *testing.T, dialect string) (*webtest.Env, *webtest.Client, *web
 }
 
 func TestAdminPagesAreAdminOnly(t *testing.T) {
+	t.Parallel()
 	env, admin, user := adminEnv(t, "sqlite")
 	anon := env.Client()
 	for _, path := range []string{"/admin", "/admin/nodes", "/admin/users", "/admin/teams", "/admin/audit"} {
@@ -47,6 +48,7 @@ func TestAdminPagesAreAdminOnly(t *testing.T) {
 }
 
 func TestAdminNodes(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env, admin, _ := adminEnv(t, d)
@@ -111,6 +113,7 @@ func TestAdminNodes(t *testing.T) {
 }
 
 func TestAdminUsersAndTeams(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env, admin, _ := adminEnv(t, d)
@@ -174,6 +177,7 @@ func TestAdminUsersAndTeams(t *testing.T) {
 }
 
 func TestAdminAudit(t *testing.T) {
+	t.Parallel()
 	env, admin, _ := adminEnv(t, "sqlite")
 	admin.Get("/admin/nodes")
 	admin.Post("/admin/nodes", url.Values{"name": {"gpu01"}, "gpus": {"2"}, "model": {"L40S"}, "memory_mib": {"46068"}})
@@ -195,6 +199,7 @@ func TestAdminAudit(t *testing.T) {
 }
 
 func TestAdminPagesInChinese(t *testing.T) {
+	t.Parallel()
 	_, admin, _ := adminEnv(t, "sqlite")
 	admin.Header.Set("Accept-Language", "zh-CN")
 	for path, want := range map[string]string{"/admin/nodes": "添加节点", "/admin/users": "设为管理员", "/admin/teams": "创建团队", "/admin/audit": "审计日志"} {
@@ -209,6 +214,7 @@ func TestAdminPagesInChinese(t *testing.T) {
 // mail under a duplicate warning; its button queues one again and the
 // audit log records who did it.
 func TestAdminRequeueUnconfirmedMail(t *testing.T) {
+	t.Parallel()
 	env, admin, user := adminEnv(t, "sqlite")
 	ctx := t.Context()
 	m := models.OutboxMessage{Kind: "test", DedupKey: "requeue:web", ToEmail: "ada@example.org", Subject: "Your week", TextBody: "t"}

@@ -22,6 +22,7 @@ func statusOfErr(err error) int {
 }
 
 func TestAgentAPIEnrollmentRefusals(t *testing.T) {
+	t.Parallel()
 	x := newE2E(t, "sqlite")
 	ctx := context.Background()
 	tok, _, err := x.env.DB.CreateEnrollToken(ctx, x.nodeID, e2eT0, models.CLIActor)
@@ -51,6 +52,7 @@ func TestAgentAPIEnrollmentRefusals(t *testing.T) {
 // TestAgentAPIForeignGPU: node 2 posting about node 1's GPUs is refused
 // with 403 and writes nothing.
 func TestAgentAPIForeignGPU(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			x := enrolledE2E(t, d)
@@ -102,6 +104,7 @@ func TestAgentAPIForeignGPU(t *testing.T) {
 }
 
 func TestAgentAPIScheduleETag(t *testing.T) {
+	t.Parallel()
 	x := enrolledE2E(t, "sqlite")
 	ctx := context.Background()
 	s, etag, changed, err := x.client.Schedule(ctx, "")
@@ -129,6 +132,7 @@ func TestAgentAPIScheduleETag(t *testing.T) {
 // TestAgentAPIUsageResend: the same batch twice through the router is
 // stored once and answered 204 both times.
 func TestAgentAPIUsageResend(t *testing.T) {
+	t.Parallel()
 	x := enrolledE2E(t, "sqlite")
 	ctx := context.Background()
 	pct := 20.0

@@ -207,6 +207,7 @@ func badAgentInput(t *testing.T, f *agentFix) []badCase {
 // TestAgentAPIBadInput: every refused body gets one short EINVALID answer
 // in the API's error shape, never a 500, and changes nothing stored.
 func TestAgentAPIBadInput(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAgentFix(t, d)
@@ -267,6 +268,7 @@ func (f *agentFix) wantGoodAccepted(t *testing.T) {
 // fields with 422 without spending the token, and bad tokens with 401; the
 // schedule ignores a body and a huge If-None-Match.
 func TestAgentAPIBadEnrollAndSchedule(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAgentFix(t, d)

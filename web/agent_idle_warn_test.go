@@ -16,6 +16,7 @@ import (
 // booking sends its owner one warning, not one per report, and marks every
 // report of the batch warned.
 func TestAgentIdleWarnsOncePerBooking(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			x := newMemFixture(t, d)

@@ -26,6 +26,7 @@ func loginVisible(f cache.File, user string, at time.Time) []string {
 // agent's schedule → `env` for alice lists exactly those UUIDs, bob none;
 // after the booking, none; bob running on GPU 1 → a violation in the portal.
 func TestAgentPortalLoginEnvAndViolations(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			x := enrolledE2E(t, d)
@@ -95,6 +96,7 @@ func TestAgentPortalLoginEnvAndViolations(t *testing.T) {
 // TestAgentPortalOutage: the portal process stops during sampling and a new
 // one starts on the same database and address: every minute arrives once.
 func TestAgentPortalOutage(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			x := enrolledE2E(t, d)

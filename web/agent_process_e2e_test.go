@@ -64,6 +64,7 @@ func agentEnv(extra ...string) []string {
 }
 
 func TestAgentProcessOnSimulatedGPUs(t *testing.T) {
+	t.Parallel()
 	bin := buildAgent(t)
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {

@@ -47,6 +47,7 @@ func newRefusingProxy(t *testing.T, target string) *refusingProxy {
 // data (401, 403, 404, 503) make the agent wait and resend in order; the
 // portal ends with every minute exactly once and nothing is set aside.
 func TestAgentPortalRefusalsLoseNothing(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			x := enrolledE2E(t, d)
@@ -82,6 +83,7 @@ func TestAgentPortalRefusalsLoseNothing(t *testing.T) {
 // TestAgentHealthOnNodePage: what the heartbeat says the agent lost or
 // could not do is shown on the node's page (stored on both databases).
 func TestAgentHealthOnNodePage(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			x := enrolledE2E(t, d)

@@ -15,6 +15,7 @@ import (
 // types, huge numbers and bad ids, deeply nested and oversized bodies. Each
 // answer is a 4xx in the documented error shape, and nothing is stored.
 func TestAPIBadInputEveryRoute(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			// A rate limit high enough that every call reaches its handler.

@@ -12,6 +12,7 @@ import (
 // TestAPIBadBookingInput sends every kind of bad booking request and checks
 // that each gets a clear 4xx, that nothing is written and that none is a 500.
 func TestAPIBadBookingInput(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAPIFixture(t, d)
@@ -89,6 +90,7 @@ func wantNoBookings(t *testing.T, f *apiFixture) {
 // TestAPIBodyOverTheServerLimit checks a body over the server's own 1 MB
 // limit: still a clear JSON error, not a dropped connection or a 500.
 func TestAPIBodyOverTheServerLimit(t *testing.T) {
+	t.Parallel()
 	f := newAPIFixture(t, "sqlite")
 	res := f.adaAPI.Post("/api/v1/bookings", `{"note":"`+strings.Repeat("x", 2<<20)+`"}`)
 	if res.Code >= 500 || res.Code < 400 {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestAPICancel(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAPIFixture(t, d)
@@ -47,6 +48,7 @@ func TestAPICancel(t *testing.T) {
 }
 
 func TestAPIRelease(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAPIFixture(t, d)
@@ -74,6 +76,7 @@ func TestAPIRelease(t *testing.T) {
 }
 
 func TestAPIExtend(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAPIFixture(t, d)
@@ -113,6 +116,7 @@ func TestAPIExtend(t *testing.T) {
 // TestAPIAdminActsOnOthers checks that admins may cancel, release and
 // extend anyone's booking, and that the audit log names both people.
 func TestAPIAdminActsOnOthers(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAPIFixture(t, d)
@@ -149,6 +153,7 @@ func TestAPIAdminActsOnOthers(t *testing.T) {
 }
 
 func TestAPISlots(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAPIFixture(t, d)

@@ -19,6 +19,7 @@ import (
 // same GPUs. Exactly one is told 201, all others 409, and the database holds
 // exactly one booking.
 func TestAPIConcurrentOverlappingBookings(t *testing.T) {
+	t.Parallel()
 	const clients = 100
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {

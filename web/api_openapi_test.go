@@ -121,6 +121,7 @@ var echoParam = regexp.MustCompile(`:([a-z_]+)`)
 // the document and every operation of the document is a route; each path
 // parameter is declared; every schema compiles and every $ref resolves.
 func TestOpenAPIMatchesRouter(t *testing.T) {
+	t.Parallel()
 	o := loadOpenAPI(t)
 	if v := o.doc["openapi"]; v != "3.1.0" {
 		t.Errorf("openapi = %v, want 3.1.0", v)
@@ -170,6 +171,7 @@ func isHTTPMethod(m string) bool {
 // TestOpenAPIServedWithoutToken: the contract is public, byte for byte the
 // embedded document.
 func TestOpenAPIServedWithoutToken(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, "sqlite")
 	c := &webtest.APIClient{}
 	*c = *env.API(env.AddUser("x@example.org", "X", false))
@@ -184,6 +186,7 @@ func TestOpenAPIServedWithoutToken(t *testing.T) {
 }
 
 func TestOpenAPIResponses(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) { testOpenAPIResponses(t, d) })
 	}

@@ -151,6 +151,7 @@ func sameSet(a, b []string) bool {
 }
 
 func TestAPIMe(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAPIFixture(t, d)
@@ -175,6 +176,7 @@ func TestAPIMe(t *testing.T) {
 }
 
 func TestAPIGPUs(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAPIFixture(t, d)
@@ -203,6 +205,7 @@ func TestAPIGPUs(t *testing.T) {
 }
 
 func TestAPICreateAndListBookings(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAPIFixture(t, d)
@@ -268,6 +271,7 @@ func TestAPICreateAndListBookings(t *testing.T) {
 }
 
 func TestAPIListBookingsBadQuery(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAPIFixture(t, d)
@@ -291,6 +295,7 @@ func TestAPIListBookingsBadQuery(t *testing.T) {
 }
 
 func TestAPIConflictInBothLanguages(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newAPIFixture(t, d)

@@ -36,6 +36,7 @@ func auditRows(doc *goquery.Document) (sentences, ips, actions []string) {
 // client's address for cancel, release and extend; the filters and the
 // CSV select the same events.
 func TestAuditLogSentences(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newCalFixture(t, d)
@@ -170,6 +171,7 @@ func TestAuditLogSentences(t *testing.T) {
 // TestAuditLogFilterErrors: a bad filter value gets its field's message
 // and a 422, never a 500 or an empty page that looks like "no events".
 func TestAuditLogFilterErrors(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			_, admin, _ := adminEnv(t, d)
@@ -201,6 +203,7 @@ func TestAuditLogFilterErrors(t *testing.T) {
 // ways; the CSV holds every event the filter selects, not one page, and a
 // name that a spreadsheet would run as a formula reaches it as text.
 func TestAuditLogPagesAndCSVInjection(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env, admin, _ := adminEnv(t, d)
@@ -247,6 +250,7 @@ func TestAuditLogPagesAndCSVInjection(t *testing.T) {
 // a cancel, release or extend is the client's from X-Forwarded-For, as for
 // a sign-in, through the pages and through the API alike.
 func TestAuditIPBehindProxy(t *testing.T) {
+	t.Parallel()
 	_, proxies, _ := net.ParseCIDR("192.0.2.0/28") // httptest's peer 192.0.2.1 is the proxy
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {

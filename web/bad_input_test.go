@@ -108,6 +108,7 @@ func badInputRoutes(f *apiFixture, bookingID int64, teamID int64) []formRoute {
 // that are huge, negative, not finite or not numbers. None may answer 500;
 // every bad text or number is a 4xx that stores nothing.
 func TestBadFormInput(t *testing.T) {
+	t.Parallel() // its own fixtures; hundreds of requests
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			// Sign-in rate limits high enough that every form reaches its handler.

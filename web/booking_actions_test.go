@@ -26,6 +26,7 @@ func htmxPost(c *webtest.Client, path string, form url.Values) *webtest.Response
 }
 
 func TestMyBookings(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newCalFixture(t, d)
@@ -125,6 +126,7 @@ func TestMyBookings(t *testing.T) {
 }
 
 func TestBookingActionsRefused(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	c := f.signedIn(f.bob)
 	theirs := f.book(t, f.alice, []int64{f.gpu(t, "node-a", 0)}, 2, 3, "")
@@ -149,6 +151,7 @@ func TestBookingActionsRefused(t *testing.T) {
 }
 
 func TestPastBookingsPaging(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	f.book(t, f.bob, []int64{f.gpu(t, "node-a", 0)}, -24*40, -24*40+1, "long ago")
 	f.book(t, f.bob, []int64{f.gpu(t, "node-a", 0)}, -48, -47, "recent")
@@ -168,6 +171,7 @@ func TestPastBookingsPaging(t *testing.T) {
 }
 
 func TestFindSlotsPage(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newCalFixture(t, d)
@@ -207,6 +211,7 @@ func TestFindSlotsPage(t *testing.T) {
 }
 
 func TestGPUPage(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	g := f.gpu(t, "node-a", 0)
 	f.book(t, f.alice, []int64{g}, -1, 1, "holding it")

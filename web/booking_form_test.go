@@ -13,6 +13,7 @@ import (
 )
 
 func TestBookingFormPrefilled(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	a1, a2 := f.gpu(t, "node-a", 1), f.gpu(t, "node-a", 2)
 	c := f.signedIn(f.bob)
@@ -49,6 +50,7 @@ func TestBookingFormPrefilled(t *testing.T) {
 }
 
 func TestBookingCreate(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newCalFixture(t, d)
@@ -95,6 +97,7 @@ func TestBookingCreate(t *testing.T) {
 }
 
 func TestBookingCreateShowsEveryProblem(t *testing.T) {
+	t.Parallel()
 	for _, lang := range []struct{ header, gpus, start, end string }{
 		{"en", "Choose at least one GPU.", "Enter a date and time.", ""},
 		{"zh-CN", "", "", ""},
@@ -131,6 +134,7 @@ func TestBookingCreateShowsEveryProblem(t *testing.T) {
 }
 
 func TestBookingCreateRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	c := f.signedIn(f.bob)
 	c.Get("/bookings/new")
@@ -161,6 +165,7 @@ func TestBookingCreateRefusesBadInput(t *testing.T) {
 // A form body that cannot be parsed is a bad request, not an empty form
 // that reports every field missing.
 func TestBookingFormUnreadableBody(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	c := f.signedIn(f.bob)
 	c.Get("/bookings/new")

@@ -20,6 +20,7 @@ const (
 )
 
 func TestCalendarWeekView(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newCalFixture(t, d)
@@ -87,6 +88,7 @@ func TestCalendarWeekView(t *testing.T) {
 }
 
 func TestCalendarChinese(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	c := f.signedIn(f.bob)
 	c.Header.Set("Accept-Language", "zh-CN,zh;q=0.9")
@@ -109,6 +111,7 @@ func TestCalendarChinese(t *testing.T) {
 }
 
 func TestCalendarNavigationAndFilters(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	c := f.signedIn(f.bob)
 	res := c.Get("/calendar?date=2026-06-10&model=NVIDIA+H100+80GB+HBM3")
@@ -136,6 +139,7 @@ func TestCalendarNavigationAndFilters(t *testing.T) {
 }
 
 func TestCalendarNeedsSignIn(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	res := f.env.Client().Get("/calendar")
 	if res.Code != http.StatusSeeOther || !strings.HasPrefix(res.Header().Get("Location"), "/login") {
@@ -144,6 +148,7 @@ func TestCalendarNeedsSignIn(t *testing.T) {
 }
 
 func TestCalendarTimeZones(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	b := f.book(t, f.bob, []int64{f.gpu(t, "node-b", 0)}, 3.8, 5.8, "tz") // 14:00–16:00 UTC
 	for _, tt := range []struct{ zone, want, hint string }{
@@ -174,6 +179,7 @@ func TestCalendarTimeZones(t *testing.T) {
 }
 
 func TestCalendarDSTWeek(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	u := f.env.AddUser("berlin@example.org", "Berta", false)
 	u.TimeZone = "Europe/Berlin"

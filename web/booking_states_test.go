@@ -14,6 +14,7 @@ import (
 // whom and until when, before anything is submitted, and the fragment
 // htmx swaps when the range changes says the same for the new range.
 func TestBookingFormShowsGPUStates(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newCalFixture(t, d)

@@ -15,6 +15,7 @@ import (
 // expand them, ?free=1 keeps the GPUs free now, and the node and model
 // filters combine with them and survive navigation.
 func TestCalendarLargeClusterFilters(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newCalFixture(t, d)

@@ -49,6 +49,7 @@ func forged(i int) string { return fmt.Sprintf("203.0.113.%d", i+1) }
 // TestRateLimitsIgnoreForgedHeaders sends each attempt with a new
 // X-Forwarded-For and X-Real-IP from one peer: the limits still hold.
 func TestRateLimitsIgnoreForgedHeaders(t *testing.T) {
+	t.Parallel()
 	t.Run("sign-in", func(t *testing.T) {
 		env := webtest.New(t, "sqlite", func(c *web.Config) { c.SignInRate = web.Rate{PerMinute: 1, Burst: 2} })
 		var codes []int
@@ -137,6 +138,7 @@ func signInFrom(t *testing.T, env *webtest.Env, email, remote, xff, realIP strin
 }
 
 func TestClientAddress(t *testing.T) {
+	t.Parallel()
 	_, proxies, _ := net.ParseCIDR("192.0.2.0/28")
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
@@ -170,6 +172,7 @@ func TestClientAddress(t *testing.T) {
 // TestRateLimitBehindProxy: behind a trusted proxy each client has its own
 // budget, and forging the left part of X-Forwarded-For does not buy more.
 func TestRateLimitBehindProxy(t *testing.T) {
+	t.Parallel()
 	_, proxies, _ := net.ParseCIDR("192.0.2.0/28")
 	env := webtest.New(t, "sqlite", func(c *web.Config) {
 		c.TrustedProxies = []*net.IPNet{proxies}

@@ -11,6 +11,7 @@ import (
 
 // TestGzipOnlyWhenItPays: small answers go out plain, pages compressed.
 func TestGzipOnlyWhenItPays(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, store.SQLite)
 	c := env.Client()
 	get := func(path string) *webtest.Response {

@@ -23,6 +23,7 @@ import (
 // saves screenshots at 1280×800 and 390×844 in both languages (to
 // GPUBOOK_ARTEFACTS, or the test's temporary folder).
 func TestE2EWeekFitsAndDragStopsAtTaken(t *testing.T) {
+	t.Parallel() // its own server, fixture and browser context
 	ctx, f, srv := startE2ECalendar(t)
 	a0, a1 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1)
 	hour := time.Now().Truncate(time.Hour)

@@ -21,6 +21,7 @@ var feedClock = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 // TestFeedRevokeAndRecreate: a revoked address answers 404 at once; a new
 // address replaces the old one, which then answers 404 too.
 func TestFeedRevokeAndRecreate(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newFeedFixture(t, d, time.UTC, feedClock)
@@ -79,6 +80,7 @@ func TestFeedRevokeAndRecreate(t *testing.T) {
 // else's; a member cannot get it, an admin can get any team's, and a lead
 // who steps down loses it.
 func TestFeedTeam(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			ctx := context.Background()
@@ -199,6 +201,7 @@ func (f *feedFixture) mustBooking(t *testing.T, id int64) *models.Booking {
 // read is a 404 and writes nothing; well-formed but unknown tokens are
 // looked up, malformed ones are not even that.
 func TestFeedBadTokens(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newFeedFixture(t, d, time.UTC, feedClock)
@@ -280,6 +283,7 @@ func (f *feedFixture) snapshot(t *testing.T) string {
 // TestFeedProfileChinese: the feeds section and the new address speak
 // Chinese on a zh-CN profile page.
 func TestFeedProfileChinese(t *testing.T) {
+	t.Parallel()
 	f := newFeedFixture(t, "sqlite", time.UTC, feedClock)
 	c := f.env.Client()
 	c.Header.Set("Accept-Language", "zh-CN")

@@ -16,6 +16,7 @@ import (
 // TestFeedGuessLimit: an address that keeps asking for feeds that do not
 // exist is refused with 429 before any more are looked up.
 func TestFeedGuessLimit(t *testing.T) {
+	t.Parallel()
 	f := newFeedFixture(t, "sqlite", time.UTC, feedClock, func(c *web.Config) { c.APIFailRate = web.Rate{PerMinute: 1, Burst: 3} })
 	c := f.env.Client()
 	c.SignIn("alice@example.org", "Alice")
@@ -37,6 +38,7 @@ func TestFeedGuessLimit(t *testing.T) {
 // TestFeedTokenNotLogged: the access log and the error log never hold a
 // feed's token, which is a credential.
 func TestFeedTokenNotLogged(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	f := newFeedFixture(t, "sqlite", time.UTC, feedClock, func(c *web.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
@@ -55,6 +57,7 @@ func TestFeedTokenNotLogged(t *testing.T) {
 // TestFeedRateLimit: one token's fetches are limited like API calls, and a
 // refusal is a 429 with Retry-After.
 func TestFeedRateLimit(t *testing.T) {
+	t.Parallel()
 	f := newFeedFixture(t, "sqlite", time.UTC, feedClock, func(c *web.Config) { c.APIRate = web.Rate{PerMinute: 1, Burst: 2} })
 	c := f.env.Client()
 	c.SignIn("alice@example.org", "Alice")

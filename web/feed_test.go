@@ -19,6 +19,7 @@ import (
 // across the change lasts 11 hours, not 12, and the feed follows the
 // owner's language.
 func TestFeedDSTWeek(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		zone string
 		// the Thursday before the change, and the Saturday night booking

@@ -19,6 +19,7 @@ import (
 // cancelled, and both are told in the app (each in their language) and by
 // email, with the reason.
 func TestGPUOutOfServiceWithCare(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newPrioWeb(t, d)

@@ -14,6 +14,7 @@ import (
 // left and the login command, my next one, the GPUs free now by node and
 // model with a one-click booking, and for admins what needs attention.
 func TestHomeCanIRunNow(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newCalFixture(t, d)
@@ -72,6 +73,7 @@ func TestHomeCanIRunNow(t *testing.T) {
 // Only those who decide requests (admins and team leads) see the
 // Approvals tab.
 func TestApprovalsTabOnlyForDeciders(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newCalFixture(t, d)

@@ -14,6 +14,7 @@ import (
 // switch in Chromium with scripts off: the form posts, and the visitor is
 // back on the same page in the other language.
 func TestE2ELanguageSwitchWithoutJavaScript(t *testing.T) {
+	t.Parallel() // its own server, fixture and browser context
 	ctx := browser(t)
 	env := webtest.New(t, "sqlite")
 	srv := httptest.NewServer(env.Server.Echo)

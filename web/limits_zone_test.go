@@ -14,6 +14,7 @@ import (
 // the viewer's clock with the cluster's beside them, in both languages,
 // and only the cluster's when the two zones agree.
 func TestLimitsInViewersZone(t *testing.T) {
+	t.Parallel()
 	shanghai, err := time.LoadLocation("Asia/Shanghai")
 	if err != nil {
 		t.Fatal(err)

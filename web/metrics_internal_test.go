@@ -16,6 +16,7 @@ import (
 // TestStateCollectorDatabaseDown: a scrape whose database read fails still
 // answers, with gpubook_metrics_database_up 0 and no stale counts.
 func TestStateCollectorDatabaseDown(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, store.SQLite)
 	db.Close()
 	reg := prometheus.NewRegistry()
@@ -32,6 +33,7 @@ func TestStateCollectorDatabaseDown(t *testing.T) {
 // TestJobCollector: a job that never ran has zero times and no last-run
 // outcome; one that failed says so, keeping its last success.
 func TestJobCollector(t *testing.T) {
+	t.Parallel()
 	ok := time.Unix(1_780_000_000, 0)
 	states := []jobs.RunState{
 		{Name: "fresh", Counts: map[string]int64{jobs.OutcomeSkipped: 3}},

@@ -17,6 +17,7 @@ import (
 // Chromium, see the bell's count, open the notifications and read what
 // happened in their language; marking it read (htmx) clears the bell.
 func TestE2EPreemptedOwnerSeesNotice(t *testing.T) {
+	t.Parallel() // its own server, fixture and browser context
 	bctx := browser(t)
 	f := newPrioWeb(t, "sqlite")
 	*f.now = time.Now()

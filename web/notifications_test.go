@@ -67,6 +67,7 @@ func unreadCount(c *webtest.Client) string {
 // and a link to the booking; the bell counts it; mark read and mark all
 // read clear it; nobody marks another's notice.
 func TestPreemptionNotices(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newPrioWeb(t, d)

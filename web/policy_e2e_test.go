@@ -19,6 +19,7 @@ import (
 // names the broken rule before anything is submitted; unticking one makes
 // it fine, and submitting still works as a plain form.
 func TestE2EPolicyLiveCheck(t *testing.T) {
+	t.Parallel() // its own server, fixture and browser context
 	ctx := browser(t)
 	f := newCalFixture(t, store.SQLite, func(c *web.Config) { c.Now = time.Now })
 	limits := []models.PolicyLimit{{Rule: models.RuleMaxGPUs, Value: 2}}

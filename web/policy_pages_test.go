@@ -24,6 +24,7 @@ func setPeakLimits(t *testing.T, f *calFixture) {
 }
 
 func TestAdminPolicyPage(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newCalFixture(t, d)
@@ -77,6 +78,7 @@ func TestAdminPolicyPage(t *testing.T) {
 }
 
 func TestBookingOutsidePolicy(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newCalFixture(t, d)
@@ -129,6 +131,7 @@ func TestBookingOutsidePolicy(t *testing.T) {
 }
 
 func TestLimitsPage(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, "sqlite")
 	setPeakLimits(t, f)
 	admin := f.signedIn(f.alice)
@@ -166,6 +169,7 @@ func TestLimitsPage(t *testing.T) {
 // draw from it; the limits page counts it and a loan over what is left is
 // refused with 422.
 func TestLendingLedger(t *testing.T) {
+	t.Parallel()
 	f := newPrioWeb(t, "sqlite")
 	admin := f.signedIn(f.alice)
 	admin.Get("/admin/policies")
@@ -208,6 +212,7 @@ func TestLendingLedger(t *testing.T) {
 // A script whose booking is refused with code "policy" files the same
 // values as a priority request through the API.
 func TestAPIPriorityRequest(t *testing.T) {
+	t.Parallel()
 	f := newPrioWeb(t, "sqlite")
 	api := f.env.API(f.bob)
 	body := map[string]any{"gpu_ids": []int64{f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1), f.gpu(t, "node-a", 2)},

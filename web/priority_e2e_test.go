@@ -27,6 +27,7 @@ func devSignIn(ctx context.Context, base, email string) error {
 // pre-empting priority request, his lead Carol approves it from the
 // approvals queue, and Erin, whose booking gave way, has an email queued.
 func TestE2EPriorityRequest(t *testing.T) {
+	t.Parallel() // its own server, fixture and browser context
 	bobCtx := browser(t)
 	f := newPrioWeb(t, "sqlite")
 	*f.now = time.Now()
@@ -96,6 +97,7 @@ func TestE2EPriorityRequest(t *testing.T) {
 // so nothing can move), approves, and each owner finds their booking split
 // in "My bookings": Erin in Chinese, Frank in English.
 func TestE2EPreemptPreview(t *testing.T) {
+	t.Parallel() // its own server, fixture and browser context
 	carolCtx := browser(t)
 	f := newPrioWeb(t, "sqlite")
 	*f.now = time.Now()

@@ -13,6 +13,7 @@ import (
 // A pending request expires when its start passes, by the server's clock;
 // an admin denies another with a comment.
 func TestPriorityExpiryAndDeny(t *testing.T) {
+	t.Parallel()
 	f := newPrioWeb(t, "sqlite")
 	bob := f.signedIn(f.bob)
 	bob.Get("/requests/new")

@@ -50,6 +50,7 @@ func newPrioWeb(t *testing.T, dialect string) *prioWeb {
 }
 
 func TestPriorityApprovalFlow(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newPrioWeb(t, d)

@@ -16,6 +16,7 @@ import (
 // "notify me when this frees", and the watcher is told after a cancel, in
 // their language.
 func TestRemindersAndWatch(t *testing.T) {
+	t.Parallel()
 	f := newPrioWeb(t, "sqlite")
 	ctx := context.Background()
 	bob := f.signedIn(f.bob)

@@ -15,6 +15,7 @@ import (
 // TestRequestTeamAndWithdraw: Bob, in two teams, sends his request to the
 // second team's leads, then withdraws it; nobody else may.
 func TestRequestTeamAndWithdraw(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newPrioWeb(t, d)
@@ -73,6 +74,7 @@ func TestRequestTeamAndWithdraw(t *testing.T) {
 // the preview changes the plan; the approval is refused with "review
 // again" and the page then shows the new plan.
 func TestApprovalRefusesAChangedCalendar(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newPrioWeb(t, d)

@@ -23,6 +23,7 @@ import (
 // days, trend, the fair-share sentence), both team pages as their leads
 // see them, and the cluster page (summary and users) as an admin sees it.
 func TestReportFairWeekPagesAndCSV(t *testing.T) {
+	t.Parallel()
 	for _, c := range fairweek.Weeks {
 		t.Run(c.Week, func(t *testing.T) { fairWeekPages(t, c) })
 	}

@@ -77,6 +77,7 @@ func changeEverything(t *testing.T, env *webtest.Env, team int64) {
 // W49 on any surface, which all show what the email said; a deliberate
 // recompute does change it, shows the diff and is audited.
 func TestReportFrozenAfterSend(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env, root, alice, _, team := reportEnv(t, d)

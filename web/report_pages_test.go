@@ -80,6 +80,7 @@ func figureValue(res *webtest.Response, label string) string {
 }
 
 func TestReportMyUsage(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			_, _, alice, bob, _ := reportEnv(t, d)
@@ -120,6 +121,7 @@ func TestReportMyUsage(t *testing.T) {
 }
 
 func TestReportCSV(t *testing.T) {
+	t.Parallel()
 	_, root, alice, _, team := reportEnv(t, "sqlite")
 	res := alice.Get("/usage?week=2026-W49&format=csv&table=days")
 	if res.Code != http.StatusOK || !strings.HasPrefix(res.Header().Get("Content-Type"), "text/csv") {
@@ -149,6 +151,7 @@ func TestReportCSV(t *testing.T) {
 }
 
 func TestReportTeamAndClusterAccess(t *testing.T) {
+	t.Parallel()
 	_, root, alice, bob, team := reportEnv(t, "sqlite")
 	path := "/usage/team/" + itoa(team) + "?week=2026-W49"
 	for name, tc := range map[string]struct {
@@ -177,6 +180,7 @@ func TestReportTeamAndClusterAccess(t *testing.T) {
 }
 
 func TestReportEmailPreference(t *testing.T) {
+	t.Parallel()
 	env, _, _, bob, _ := reportEnv(t, "sqlite")
 	page := bob.Get("/profile")
 	if _, checked := page.Doc.Find(`[data-testid="report-email"]`).Attr("checked"); !checked {
@@ -202,6 +206,7 @@ func TestReportEmailPreference(t *testing.T) {
 // spreadsheet would run reaches the cluster and team CSVs as text, while
 // the figures stay numbers.
 func TestReportCSVDefusesFormulas(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env, root, alice, _, team := reportEnv(t, d)

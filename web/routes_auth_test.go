@@ -135,6 +135,7 @@ var routeRoles = map[string]string{
 // against the table, as anonymous, as a plain user, as an admin, with the
 // session cookie on the API and with a user's token on the agent API.
 func TestEveryRouteDeclaresWhoMayUseIt(t *testing.T) {
+	t.Parallel()
 	// Every 401 below comes from one address: a failure budget that holds
 	// them all, so that the access rules are what is tested here.
 	env := webtest.New(t, "sqlite", func(c *web.Config) { c.APIFailRate = web.Rate{PerMinute: 6000, Burst: 1000} })
@@ -258,6 +259,7 @@ func expectStatus(t *testing.T, who string, res *webtest.Response, want int) {
 // TestIDSwapping tries other people's ids: a user may read everyone's
 // bookings on the calendar but change only their own, through pages and API.
 func TestIDSwapping(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, "sqlite")
 	owner := env.AddUser("owner@example.org", "Owner", false)
 	thief := env.Client()

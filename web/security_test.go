@@ -22,6 +22,7 @@ func (c *clock) Now() time.Time          { return time.Unix(c.t.Load(), 0) }
 func (c *clock) Advance(d time.Duration) { c.t.Add(int64(d / time.Second)) }
 
 func TestSessionExpiry(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		steps  []time.Duration // time between requests
@@ -54,6 +55,7 @@ func TestSessionExpiry(t *testing.T) {
 }
 
 func TestCSRF(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, "sqlite")
 	c := env.Client()
 	c.SignIn("ann@example.org", "Ann")
@@ -100,6 +102,7 @@ func TestCSRF(t *testing.T) {
 }
 
 func TestTokenLifecycle(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env := webtest.New(t, d)
@@ -149,6 +152,7 @@ func TestTokenLifecycle(t *testing.T) {
 }
 
 func TestAPINeverAcceptsTheCookie(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, "sqlite")
 	c := env.Client()
 	c.SignIn("ann@example.org", "Ann")
@@ -158,6 +162,7 @@ func TestAPINeverAcceptsTheCookie(t *testing.T) {
 }
 
 func TestRateLimits(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, "sqlite", func(c *web.Config) { c.APIRate = web.Rate{PerMinute: 60, Burst: 3} })
 	u := env.AddUser("ann@example.org", "Ann", false)
 	_, plain, _ := env.DB.CreateToken(t.Context(), u.ID, "t", time.Now(), models.CLIActor)

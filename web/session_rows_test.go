@@ -23,6 +23,7 @@ func countSessions(t *testing.T, env *webtest.Env) int {
 // without a token) stores nothing; only something worth keeping, such as a
 // sign-in, creates a session row.
 func TestCookielessRequestsStoreNoSession(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env := webtest.New(t, d)
@@ -60,6 +61,7 @@ func TestCookielessRequestsStoreNoSession(t *testing.T) {
 // session row but does not write it again (scs's idle timeout did, every
 // time); gpubook's own last-seen mark is written at most once a minute.
 func TestPageViewsDoNotRewriteTheSession(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env := webtest.New(t, d)
@@ -90,6 +92,7 @@ func TestPageViewsDoNotRewriteTheSession(t *testing.T) {
 }
 
 func TestCSRFTokenOnlyFromBodyOrHeader(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, "sqlite")
 	c := env.Client()
 	c.SignIn("ann@example.org", "Ann")
@@ -104,6 +107,7 @@ func TestCSRFTokenOnlyFromBodyOrHeader(t *testing.T) {
 }
 
 func TestCSRFTokenRotatesAtSignIn(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, "sqlite")
 	c := env.Client()
 	c.Get("/login")
@@ -127,6 +131,7 @@ func TestCSRFTokenRotatesAtSignIn(t *testing.T) {
 }
 
 func TestLanguageSwitchIsAPost(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, "sqlite")
 	c := env.Client()
 	c.SignIn("ann@example.org", "Ann")
@@ -160,6 +165,7 @@ func TestLanguageSwitchIsAPost(t *testing.T) {
 }
 
 func TestStaticDirectoriesAreNotListed(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, "sqlite")
 	c := env.Client()
 	for _, p := range []string{"/static/", "/static/css/", "/static/css", "/static/js/", "/static/css/../", "/static/nope.css"} {

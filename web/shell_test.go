@@ -17,6 +17,7 @@ import (
 )
 
 func TestProbes(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env := webtest.New(t, d)
@@ -39,6 +40,7 @@ func TestProbes(t *testing.T) {
 }
 
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, store.SQLite)
 	res := env.Client().Get("/")
 	for h, want := range map[string]string{
@@ -72,6 +74,7 @@ func TestSecurityHeaders(t *testing.T) {
 }
 
 func TestErrorPages(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, store.SQLite)
 	env.Server.Echo.GET("/boom", func(c echo.Context) error { panic("kaboom") })
 	c := env.Client()
@@ -98,6 +101,7 @@ func TestErrorPages(t *testing.T) {
 }
 
 func TestStaticAssets(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, store.SQLite)
 	// Files of 1,400 bytes or more go out compressed (app.js is smaller).
 	for _, path := range []string{"/static/css/app.css", "/static/js/htmx.min.js", "/static/js/calendar.js"} {
@@ -111,6 +115,7 @@ func TestStaticAssets(t *testing.T) {
 }
 
 func TestDevLogin(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env := webtest.New(t, d)
@@ -158,6 +163,7 @@ func TestDevLogin(t *testing.T) {
 }
 
 func TestDevLoginOffHasNoRoutes(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, store.SQLite, func(c *web.Config) { c.DevLogin = false })
 	c := env.Client()
 	if res := c.Get("/login"); res.Code != http.StatusNotFound {
@@ -169,6 +175,7 @@ func TestDevLoginOffHasNoRoutes(t *testing.T) {
 }
 
 func TestLanguages(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, store.SQLite)
 	c := env.Client()
 	c.Header.Set("Accept-Language", "zh-CN,zh;q=0.9")

@@ -36,6 +36,7 @@ func wantSSOFailure(t *testing.T, env *webtest.Env, c *webtest.Client, res *webt
 // who typed the admin's email (unverified) must not get the admin account,
 // and the real admin must still get in afterwards, exactly once.
 func TestSSOUnverifiedEmailDoesNotTakeOverAccounts(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			p := startIdP(t)
@@ -92,6 +93,7 @@ func TestSSOUnverifiedEmailDoesNotTakeOverAccounts(t *testing.T) {
 // TestSSOLinkUnverifiedAlways is the operator's way for an IdP that sends
 // no email_verified but owns every address (Entra ID).
 func TestSSOLinkUnverifiedAlways(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t)
 	env := ssoEnv(t, "sqlite", p, func(c *web.Config) { c.SSO.LinkUnverified = models.LinkUnverifiedAlways })
 	admin := env.AddUser("root@example.org", "Root", true)
@@ -108,6 +110,7 @@ func TestSSOLinkUnverifiedAlways(t *testing.T) {
 // with its IdP subject ("gpubook user add --sso-subject") is that subject's,
 // whatever email it presents.
 func TestSSOSubjectSetInAdvance(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t)
 	env := ssoEnv(t, "sqlite", p)
 	u := &models.User{Email: "ops@example.org", Name: "Ops", Subject: "ops-sub"}
@@ -120,6 +123,7 @@ func TestSSOSubjectSetInAdvance(t *testing.T) {
 
 // TestSSOClaimsMeetTheFormRules sends claims no form would accept.
 func TestSSOClaimsMeetTheFormRules(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			p := startIdP(t)

@@ -124,6 +124,7 @@ func signedInAs(c *webtest.Client) string {
 }
 
 func TestSSOSignInMapsGroups(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			p := startIdP(t)
@@ -185,6 +186,7 @@ func teamRoles(t *testing.T, env *webtest.Env, userID int64) map[string]string {
 }
 
 func TestSSOFailures(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t)
 	good := &mockoidc.MockUser{Subject: "u-2", Email: "anna@example.org", PreferredUsername: "anna", Groups: []string{}}
 	failure := func(t *testing.T, env *webtest.Env, c *webtest.Client, res *webtest.Response, status int, reason string) {
@@ -272,6 +274,7 @@ func TestSSOFailures(t *testing.T) {
 }
 
 func TestSSOTurnsOffDevLogin(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t)
 	env := ssoEnv(t, "sqlite", p, func(c *web.Config) { c.DevLogin = true })
 	c := env.Client()
@@ -290,6 +293,7 @@ func TestSSOTurnsOffDevLogin(t *testing.T) {
 }
 
 func TestSSOLogoutEndsTheIdPSession(t *testing.T) {
+	t.Parallel()
 	p := startIdP(t)
 	p.endSession.Store("https://idp.example.org/logout")
 	defer p.endSession.Store("")

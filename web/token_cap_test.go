@@ -14,6 +14,7 @@ import (
 )
 
 func TestTokenCap(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env := webtest.New(t, d)
@@ -57,6 +58,7 @@ func TestTokenCap(t *testing.T) {
 }
 
 func TestTokenCreationRateLimit(t *testing.T) {
+	t.Parallel()
 	env := webtest.New(t, "sqlite", func(c *web.Config) { c.SignInRate = web.Rate{PerMinute: 1, Burst: 2} })
 	c := env.Client()
 	c.SignIn("ann@example.org", "Ann")

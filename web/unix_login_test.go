@@ -94,6 +94,7 @@ func agentSchedule(t *testing.T, env *webtest.Env, cred string) (wire.Schedule, 
 // moves the booking to the new login. Someone else whose IdP claims a
 // login she owns is refused, with a page that says why.
 func TestSSOUnixClaimReachesSchedule(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			p := startIdP(t)
@@ -160,6 +161,7 @@ func TestSSOUnixClaimReachesSchedule(t *testing.T) {
 // person's profile); a name another user owns is refused on the form with
 // a message naming it, in both languages; an invalid name is refused.
 func TestAdminSetsUnixLogin(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env := webtest.New(t, d)
@@ -223,6 +225,7 @@ func TestAdminSetsUnixLogin(t *testing.T) {
 // process's cgroup), and one under a user's extra name is charged to them
 // and listed among their own violations.
 func TestUnknownAndContainerOwners(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			env := webtest.New(t, d)

@@ -17,6 +17,7 @@ import (
 // the container (short id, full id in the title), in English and Chinese;
 // a user's status page shows only the owner.
 func TestStatusNamesTheContainer(t *testing.T) {
+	t.Parallel()
 	const id = "4f2a9c1be0d30123456789abcdef0123456789abcdef0123456789abcdef0123"
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {

@@ -86,13 +86,14 @@ func artefactDir(t *testing.T) string {
 // form fit 1280 px and 390 px without sideways scrolling, in English and
 // Chinese (screenshots kept as artefacts).
 func TestE2EBookingFormAndHome(t *testing.T) {
+	t.Parallel() // its own server, fixture and browser context
 	ctx := browser(t)
 	errs := &consoleErrors{}
 	errs.listen(t, ctx)
 	f := newCalFixture(t, store.SQLite)
 	*f.now = time.Now().UTC().Truncate(time.Minute)
 	srv := httptest.NewServer(f.env.Server.Echo)
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the parallel page sweeps below
 	a1 := f.gpu(t, "node-a", 1)
 	f.book(t, f.alice, []int64{a1}, 1, 3, "")
 	local := func(h float64) string {
@@ -156,19 +157,26 @@ func TestE2EBookingFormAndHome(t *testing.T) {
 	if u, err := f.env.DB.UserByEmail(context.Background(), "bob@example.org"); err != nil || u.TimeZone != "Asia/Tokyo" {
 		t.Fatalf("zone after the offer = %q (%v)", u.TimeZone, err)
 	}
-	checkPages(t, ctx, srv.URL, errs, "bob", "/", "/bookings/new", "/bookings", "/calendar", "/calendar?view=day", "/limits", "/limits/ledger",
-		"/usage", "/usage/definitions", "/requests/new", "/profile", "/status", "/violations/mine", "/notifications")
-	// The admin's pages, in a browser of her own.
-	actx := browser(t)
-	aerrs := &consoleErrors{}
-	aerrs.listen(t, actx)
-	err = chromedp.Do(actx, chromedp.Navigate(srv.URL+"/login"), chromedp.SetValue(chromedp.CSS("#email"), "alice@example.org"),
-		chromedp.Submit(chromedp.CSS("#email")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="whoami"]`)))
-	if err != nil {
-		t.Fatalf("sign in as the admin: %v", err)
-	}
-	checkPages(t, actx, srv.URL, aerrs, "admin", "/approvals", "/admin", "/admin/nodes", "/admin/users", "/admin/users/"+itoa(f.bob.ID),
-		"/admin/teams", "/admin/groups", "/admin/audit", "/admin/policies", "/admin/agents", "/admin/violations", "/admin/usage", "/admin/import")
+	// The researcher's pages and, in a browser context of her own, the
+	// admin's, side by side.
+	t.Run("researcher pages", func(t *testing.T) {
+		t.Parallel()
+		checkPages(t, ctx, srv.URL, errs, "bob", "/", "/bookings/new", "/bookings", "/calendar", "/calendar?view=day", "/limits",
+			"/limits/ledger", "/usage", "/usage/definitions", "/requests/new", "/profile", "/status", "/violations/mine", "/notifications")
+	})
+	t.Run("admin pages", func(t *testing.T) {
+		t.Parallel()
+		actx := browser(t)
+		aerrs := &consoleErrors{}
+		aerrs.listen(t, actx)
+		err := chromedp.Do(actx, chromedp.Navigate(srv.URL+"/login"), chromedp.SetValue(chromedp.CSS("#email"), "alice@example.org"),
+			chromedp.Submit(chromedp.CSS("#email")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="whoami"]`)))
+		if err != nil {
+			t.Fatalf("sign in as the admin: %v", err)
+		}
+		checkPages(t, actx, srv.URL, aerrs, "admin", "/approvals", "/admin", "/admin/nodes", "/admin/users", "/admin/users/"+itoa(f.bob.ID),
+			"/admin/teams", "/admin/groups", "/admin/audit", "/admin/policies", "/admin/agents", "/admin/violations", "/admin/usage", "/admin/import")
+	})
 }
 
 // overflowingJS names the first elements that reach past the page's right

@@ -33,6 +33,7 @@ var (
 
 // The main pages in zh-CN show no English word and no raw catalog key.
 func TestChinesePagesHaveNoEnglish(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	a1 := f.gpu(t, "node-a", 1)
 	b := f.book(t, f.bob, []int64{a1}, 1, 3, "")
@@ -68,6 +69,7 @@ func TestChinesePagesHaveNoEnglish(t *testing.T) {
 // Calendar headings and buttons read naturally in both languages: the
 // year only when it is not this one, paging named by what it pages.
 func TestCalendarTitlesAndPaging(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite) // today is 2026-06-03, a Wednesday
 	c := f.signedIn(f.bob)
 	tests := []struct {
@@ -135,6 +137,7 @@ func check(t *testing.T, page, text string) {
 // The sign-in flash is in the signed-in user's language, not the
 // anonymous visitor's.
 func TestSignInFlashInUsersLanguage(t *testing.T) {
+	t.Parallel()
 	f := newCalFixture(t, store.SQLite)
 	u := *f.bob
 	u.Language = "zh-CN"

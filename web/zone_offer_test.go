@@ -12,6 +12,7 @@ import (
 // A user without a time zone is offered the browser's (the form is filled
 // by app.js); accepting stores only the zone, and the offer goes away.
 func TestZoneOffer(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			f := newCalFixture(t, d)
