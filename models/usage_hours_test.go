@@ -133,3 +133,21 @@ func TestPlanUsageRead(t *testing.T) {
 		})
 	}
 }
+
+func TestRollupRetention(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    time.Duration
+		wantErr bool
+	}{
+		{"", DefaultRollupRetentionDays * 24 * time.Hour, false},
+		{"730", 730 * 24 * time.Hour, false},
+		{"0", 0, true},
+		{"3y", 0, true},
+	} {
+		got, err := RollupRetention(tc.in)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("RollupRetention(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.wantErr)
+		}
+	}
+}

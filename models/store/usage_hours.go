@@ -224,6 +224,16 @@ func (q reportSQL) rollUserHoursSQL() string {
 		" GROUP BY 1, 2, 3, 4"
 }
 
+// UsageRolledTo is the end of the hours rolled so far (the zero time
+// before the first roll): the minutes before it may be pruned.
+func (db *DB) UsageRolledTo(ctx context.Context) (time.Time, error) {
+	st, ok, err := readRollupState(db.Gorm.WithContext(ctx))
+	if err != nil || !ok {
+		return time.Time{}, err
+	}
+	return models.HourStart(st.RolledTo), nil
+}
+
 // PruneUsageHours deletes the hourly sums of hours that began before
 // before (GPUBOOK_USAGE_ROLLUP_RETENTION_DAYS).
 func (db *DB) PruneUsageHours(ctx context.Context, before time.Time) (int64, error) {
