@@ -208,3 +208,45 @@ func subtractHours(a, b []HourRange) []HourRange {
 	}
 	return out
 }
+
+// Time partitions of the per-minute usage on PostgreSQL (migration 00018,
+// models/store/usage_partitions.go): one per UTC day, created ahead.
+
+// PartitionDaysAhead is how many days after today the partitions exist,
+// and PartitionDaysBack how many before today the job makes sure of.
+const (
+	PartitionDaysAhead = 7
+	PartitionDaysBack  = 1
+)
+
+// UTCDay is the start of the UTC day t falls in.
+func UTCDay(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// UsagePartitionName is the name of table's partition of the UTC day.
+func UsagePartitionName(table string, day time.Time) string {
+	return table + "_p" + day.UTC().Format("20060102")
+}
+
+// PartitionDaysDue is the days whose partitions should exist at now:
+// PartitionDaysBack before today to PartitionDaysAhead after it, less the
+// days before notBefore (still held by an older partition).
+func PartitionDaysDue(now, notBefore time.Time) []time.Time {
+	var out []time.Time
+	today := UTCDay(now)
+	for d := -PartitionDaysBack; d <= PartitionDaysAhead; d++ {
+		day := today.AddDate(0, 0, d)
+		if !day.Before(notBefore) {
+			out = append(out, day)
+		}
+	}
+	return out
+}
+
+// PartitionDroppable says whether a partition holding minutes up to end
+// (exclusive) lies wholly before the retention cutoff.
+func PartitionDroppable(end, cutoff time.Time) bool {
+	return !end.IsZero() && !end.After(cutoff)
+}

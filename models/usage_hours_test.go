@@ -151,3 +151,36 @@ func TestRollupRetention(t *testing.T) {
 		}
 	}
 }
+
+func TestPartitionDays(t *testing.T) {
+	now := time.Date(2026, 12, 3, 23, 59, 0, 0, time.UTC)
+	days := PartitionDaysDue(now, time.Time{})
+	if len(days) != PartitionDaysBack+PartitionDaysAhead+1 || !days[0].Equal(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)) ||
+		!days[len(days)-1].Equal(time.Date(2026, 12, 10, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("PartitionDaysDue = %v", days)
+	}
+	if got := PartitionDaysDue(now, time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)); len(got) != PartitionDaysAhead || !got[0].Equal(time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("PartitionDaysDue after a legacy partition up to Dec 4 = %v", got)
+	}
+	tokyo := time.FixedZone("JST", 9*3600)
+	if got := UTCDay(time.Date(2026, 12, 4, 8, 0, 0, 0, tokyo)); !got.Equal(time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("UTCDay of 08:00 JST = %v, want the UTC day before", got)
+	}
+	if got := UsagePartitionName("gpu_usage_minutes", time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)); got != "gpu_usage_minutes_p20260102" {
+		t.Errorf("UsagePartitionName = %q", got)
+	}
+	cut := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		end  time.Time
+		want bool
+	}{
+		{time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC), true},
+		{cut, true},
+		{time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC), false},
+		{time.Time{}, false}, // the default partition: no end
+	} {
+		if got := PartitionDroppable(tc.end, cut); got != tc.want {
+			t.Errorf("PartitionDroppable(%v) = %v, want %v", tc.end, got, tc.want)
+		}
+	}
+}

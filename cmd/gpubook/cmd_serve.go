@@ -100,8 +100,9 @@ func (c *cli) registerJobs(cfg Config, db *store.DB, runner *jobs.Runner, log *s
 	return c.registerUsageJobs(cfg, db, runner, log)
 }
 
-// registerUsageJobs runs the hourly rollups of the usage every five minutes
-// and the retention of the minutes and of the rollups every six hours
+// registerUsageJobs runs the hourly rollups of the usage every five minutes,
+// creates the day partitions ahead every hour (PostgreSQL), and the
+// retention of the minutes and of the rollups every six hours
 // (docs/scaling.md). Minutes are never pruned before they are rolled.
 func (c *cli) registerUsageJobs(cfg Config, db *store.DB, runner *jobs.Runner, log *slog.Logger) error {
 	busy := cfg.Reports.OrDefault().BusyUtilPct
@@ -110,6 +111,16 @@ func (c *cli) registerUsageJobs(cfg Config, db *store.DB, runner *jobs.Runner, l
 		res, err := db.RollUsage(ctx, now, now.Add(-cfg.Agent.Retention), busy)
 		if res.Rolled > 0 || res.Rerolled > 0 {
 			log.Info("usage rollup", "hours", res.Rolled, "rerolled_hours", res.Rerolled, "rolled_to", models.HourStart(res.RolledTo))
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	err = runner.Register("usage-partitions", time.Hour, func(ctx context.Context) error {
+		n, err := db.EnsureUsagePartitions(ctx, c.now())
+		if n > 0 {
+			log.Info("usage partitions created ahead", "partitions", n)
 		}
 		return err
 	})

@@ -1,6 +1,74 @@
 -- +goose Up
--- Hourly rollups of the per-minute usage: see sqlite/00018_usage_hourly.sql
--- for the tables, models/store/usage_hours.go for the job.
+-- 1. The per-minute usage becomes partitioned by time (RANGE on minute):
+-- one partition per UTC day, gpu_usage_minutes_pYYYYMMDD, created ahead by
+-- the job "usage-partitions" (models/store/usage_partitions.go), so that
+-- retention drops whole days instead of deleting rows. The existing table
+-- is not copied: it becomes the partition "legacy" of every minute before
+-- tomorrow (UTC), attached after a check that scans it once; retention
+-- deletes from it as before until its last day is older than the retention,
+-- then drops it. A DEFAULT partition takes any minute no day partition
+-- holds (a job that fell behind, minutes far in the past); the job moves
+-- them into their day when it creates it.
+ALTER TABLE gpu_usage_minutes RENAME TO gpu_usage_minutes_legacy;
+ALTER INDEX gpu_usage_minutes_pkey RENAME TO gpu_usage_minutes_legacy_pkey;
+ALTER INDEX gpu_usage_minutes_minute_idx RENAME TO gpu_usage_minutes_legacy_minute_idx;
+ALTER TABLE gpu_user_usage_minutes RENAME TO gpu_user_usage_minutes_legacy;
+ALTER INDEX gpu_user_usage_minutes_pkey RENAME TO gpu_user_usage_minutes_legacy_pkey;
+ALTER INDEX gpu_user_usage_minutes_user_idx RENAME TO gpu_user_usage_minutes_legacy_user_idx;
+ALTER INDEX gpu_user_usage_minutes_name_idx RENAME TO gpu_user_usage_minutes_legacy_name_idx;
+ALTER INDEX gpu_user_usage_minutes_minute_idx RENAME TO gpu_user_usage_minutes_legacy_minute_idx;
+ALTER INDEX gpu_user_usage_minutes_unbooked_idx RENAME TO gpu_user_usage_minutes_legacy_unbooked_idx;
+
+CREATE TABLE gpu_usage_minutes (
+    gpu_id         BIGINT NOT NULL REFERENCES gpus (id) ON DELETE CASCADE,
+    minute         TIMESTAMPTZ NOT NULL,
+    util_avg_pct   DOUBLE PRECISION CONSTRAINT gpu_usage_minutes_util_avg_pct_check CHECK (util_avg_pct BETWEEN 0 AND 100),
+    util_max_pct   DOUBLE PRECISION CONSTRAINT gpu_usage_minutes_util_max_pct_check CHECK (util_max_pct BETWEEN 0 AND 100),
+    mem_used_mib   BIGINT NOT NULL CONSTRAINT gpu_usage_minutes_mem_used_mib_check CHECK (mem_used_mib >= 0),
+    mem_total_mib  BIGINT NOT NULL CONSTRAINT gpu_usage_minutes_mem_total_mib_check CHECK (mem_total_mib >= 0),
+    samples        INTEGER NOT NULL CONSTRAINT gpu_usage_minutes_samples_check CHECK (samples > 0),
+    booking_id     BIGINT,
+    booker_mem_mib BIGINT NOT NULL DEFAULT 0,
+    top_mem_mib    BIGINT NOT NULL DEFAULT 0,
+    unix_minute    BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (gpu_id, minute)
+) PARTITION BY RANGE (minute);
+CREATE INDEX gpu_usage_minutes_minute_idx ON gpu_usage_minutes (minute);
+
+CREATE TABLE gpu_user_usage_minutes (
+    gpu_id     BIGINT NOT NULL REFERENCES gpus (id) ON DELETE CASCADE,
+    minute     TIMESTAMPTZ NOT NULL,
+    user_name  TEXT NOT NULL CONSTRAINT gpu_user_usage_minutes_user_name_check CHECK (user_name <> ''),
+    user_id    BIGINT REFERENCES users (id) ON DELETE SET NULL,
+    uid        INTEGER NOT NULL DEFAULT -1,
+    memory_mib BIGINT NOT NULL DEFAULT 0,
+    processes  INTEGER NOT NULL DEFAULT 0,
+    busy       BOOLEAN NOT NULL DEFAULT FALSE,
+    booked     BOOLEAN NOT NULL DEFAULT FALSE,
+    PRIMARY KEY (gpu_id, minute, user_name)
+) PARTITION BY RANGE (minute);
+CREATE INDEX gpu_user_usage_minutes_user_idx ON gpu_user_usage_minutes (user_id, minute);
+CREATE INDEX gpu_user_usage_minutes_name_idx ON gpu_user_usage_minutes (user_name, minute);
+CREATE INDEX gpu_user_usage_minutes_minute_idx ON gpu_user_usage_minutes (minute);
+CREATE INDEX gpu_user_usage_minutes_unbooked_idx ON gpu_user_usage_minutes (minute)
+    WHERE NOT booked AND user_id IS NOT NULL;
+
+-- +goose StatementBegin
+DO $$
+DECLARE
+    tomorrow TIMESTAMPTZ := (date_trunc('day', now() AT TIME ZONE 'UTC') + INTERVAL '1 day') AT TIME ZONE 'UTC';
+BEGIN
+    EXECUTE format('ALTER TABLE gpu_usage_minutes ATTACH PARTITION gpu_usage_minutes_legacy FOR VALUES FROM (MINVALUE) TO (%L)', tomorrow);
+    EXECUTE format('ALTER TABLE gpu_user_usage_minutes ATTACH PARTITION gpu_user_usage_minutes_legacy FOR VALUES FROM (MINVALUE) TO (%L)', tomorrow);
+END
+$$;
+-- +goose StatementEnd
+CREATE TABLE gpu_usage_minutes_default PARTITION OF gpu_usage_minutes DEFAULT;
+CREATE TABLE gpu_user_usage_minutes_default PARTITION OF gpu_user_usage_minutes DEFAULT;
+
+-- 2. Hourly rollups of the per-minute usage: see
+-- sqlite/00018_usage_hourly.sql for the tables, models/store/usage_hours.go
+-- for the job.
 CREATE TABLE usage_hours (
     unix_hour  BIGINT NOT NULL,
     gpu_id     BIGINT NOT NULL REFERENCES gpus (id) ON DELETE CASCADE,
@@ -69,3 +137,24 @@ DROP TABLE usage_rollup_dirty;
 DROP TABLE usage_rollup_state;
 DROP TABLE user_usage_hours;
 DROP TABLE usage_hours;
+
+-- Back to plain tables: every partition's rows into one table each.
+CREATE TABLE gpu_usage_minutes_plain (LIKE gpu_usage_minutes INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
+INSERT INTO gpu_usage_minutes_plain SELECT * FROM gpu_usage_minutes;
+CREATE TABLE gpu_user_usage_minutes_plain (LIKE gpu_user_usage_minutes INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
+INSERT INTO gpu_user_usage_minutes_plain SELECT * FROM gpu_user_usage_minutes;
+DROP TABLE gpu_user_usage_minutes;
+DROP TABLE gpu_usage_minutes;
+ALTER TABLE gpu_usage_minutes_plain RENAME TO gpu_usage_minutes;
+ALTER TABLE gpu_usage_minutes ADD PRIMARY KEY (gpu_id, minute);
+ALTER TABLE gpu_usage_minutes ADD FOREIGN KEY (gpu_id) REFERENCES gpus (id) ON DELETE CASCADE;
+CREATE INDEX gpu_usage_minutes_minute_idx ON gpu_usage_minutes (minute);
+ALTER TABLE gpu_user_usage_minutes_plain RENAME TO gpu_user_usage_minutes;
+ALTER TABLE gpu_user_usage_minutes ADD PRIMARY KEY (gpu_id, minute, user_name);
+ALTER TABLE gpu_user_usage_minutes ADD FOREIGN KEY (gpu_id) REFERENCES gpus (id) ON DELETE CASCADE;
+ALTER TABLE gpu_user_usage_minutes ADD FOREIGN KEY (user_id) REFERENCES users (id) ON DELETE SET NULL;
+CREATE INDEX gpu_user_usage_minutes_user_idx ON gpu_user_usage_minutes (user_id, minute);
+CREATE INDEX gpu_user_usage_minutes_name_idx ON gpu_user_usage_minutes (user_name, minute);
+CREATE INDEX gpu_user_usage_minutes_minute_idx ON gpu_user_usage_minutes (minute);
+CREATE INDEX gpu_user_usage_minutes_unbooked_idx ON gpu_user_usage_minutes (minute)
+    WHERE NOT booked AND user_id IS NOT NULL;
