@@ -153,3 +153,42 @@ func TestUsagePartitionsSQLite(t *testing.T) {
 		t.Errorf("prune = %d, %v; want 20", n, err)
 	}
 }
+
+// TestUsagePartitionMigrationKeepsData: migration 00018 on PostgreSQL turns
+// tables with minutes in them into partitioned ones without losing a row,
+// the old rows in the legacy partition, and its down migration puts every
+// row back into plain tables.
+func TestUsagePartitionMigrationKeepsData(t *testing.T) {
+	db := storetest.Open(t, store.Postgres)
+	if _, err := db.MigrateDownOne(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fixture(t, db, 1)
+	node, _ := enrolled(t, db, "gpu11", 1, 4)
+	at := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	if _, err := db.IngestUsage(ctx, node, usageBatch(1, at, 30, 4), 4000*24*time.Hour, at.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.MigrateUp(ctx); err != nil {
+		t.Fatalf("migrate up over data: %v", err)
+	}
+	if got := countWhere(t, db, "gpu_usage_minutes_legacy", "1 = 1"); got != 120 {
+		t.Errorf("legacy partition holds %d GPU-minutes, want 120", got)
+	}
+	if got := countWhere(t, db, "gpu_user_usage_minutes_legacy", "1 = 1"); got != 60 {
+		t.Errorf("legacy partition holds %d user rows, want 60", got)
+	}
+	later := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := db.IngestUsage(ctx, node, usageBatch(1, later, 10, 4), 4000*24*time.Hour, later.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.MigrateDownOne(ctx); err != nil {
+		t.Fatalf("migrate down: %v", err)
+	}
+	if got := count(t, db, "gpu_usage_minutes"); got != 160 {
+		t.Errorf("after down: %d GPU-minutes, want 160", got)
+	}
+	if got := count(t, db, "gpu_user_usage_minutes"); got != 80 {
+		t.Errorf("after down: %d user rows, want 80", got)
+	}
+}
