@@ -37,6 +37,7 @@ type result struct {
 	dialect                        string
 	minuteRows, userRows, bookings int64
 	hourRows, userHourRows         int64
+	hourBytes, userHourBytes       int64 // PostgreSQL: the rollup tables with their indexes
 	scan                           time.Duration // the fastest of three plain scans
 	scan1                          time.Duration // the same with one process (no parallel workers; PostgreSQL)
 	minutes, rolled                timing        // from the minutes alone; from the rollups and the minutes after them
@@ -83,6 +84,10 @@ func measure(ctx context.Context, db *store.DB, w models.Week) (result, error) {
 	r.roll = time.Since(t2)
 	g.Table("usage_hours").Count(&r.hourRows)
 	g.Table("user_usage_hours").Count(&r.userHourRows)
+	if db.Dialect == store.Postgres {
+		g.Raw("SELECT pg_total_relation_size('usage_hours')").Scan(&r.hourBytes)
+		g.Raw("SELECT pg_total_relation_size('user_usage_hours')").Scan(&r.userHourBytes)
+	}
 	if _, err := timeReports(ctx, db, w, &r.rolled); err != nil {
 		return r, err
 	}
@@ -197,6 +202,10 @@ func (r result) print(w io.Writer) {
 		ms(r.minutes.report), scans(r.minutes.report), ms(r.minutes.page), scans(r.minutes.page))
 	fmt.Fprintf(w, "rolling every hour once: %s (%d hourly GPU rows, %d hourly user rows; %.2f µs per GPU-minute)\n",
 		ms(r.roll), r.hourRows, r.userHourRows, float64(r.roll.Microseconds())/float64(max(r.minuteRows, 1)))
+	if r.hourBytes > 0 {
+		fmt.Fprintf(w, "rollup storage with indexes: %.0f B per hourly GPU row, %.0f B per hourly user row\n",
+			float64(r.hourBytes)/float64(max(r.hourRows, 1)), float64(r.userHourBytes)/float64(max(r.userHourRows, 1)))
+	}
 	fmt.Fprintf(w, "from the rollups: report %s = %.2f scans; usage page %s = %.2f scans\n",
 		ms(r.rolled.report), scans(r.rolled.report), ms(r.rolled.page), scans(r.rolled.page))
 	same := "yes"
