@@ -28,8 +28,9 @@ const DefaultRollupRetentionDays = 3 * 365
 const RollupGrace = 10 * time.Minute
 
 // RollupBatchHours is how many hours one roll transaction sums at most,
-// so that catching up on a large history never holds one long transaction.
-const RollupBatchHours = 6
+// so that catching up on a large history never holds one long transaction:
+// on PostgreSQL writers of minutes wait for it (the rollup lock).
+const RollupBatchHours = 1
 
 // UnixHour is the number of the UTC hour t falls in.
 func UnixHour(t time.Time) int64 {

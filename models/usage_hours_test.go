@@ -49,7 +49,7 @@ func TestRollupDue(t *testing.T) {
 		{"hour over but inside the grace", H, true, time.Time{}, h0.Add(time.Hour + RollupGrace - time.Second), HourRange{H, H}},
 		{"hour over and grace passed", H, true, time.Time{}, h0.Add(time.Hour + RollupGrace), HourRange{H, H + 1}},
 		{"a batch at most", H, true, time.Time{}, h0.Add(48 * time.Hour), HourRange{H, H + RollupBatchHours}},
-		{"first run starts at the oldest minute", 0, false, h0.Add(-3*time.Hour + 17*time.Minute), h0.Add(15 * time.Minute), HourRange{H - 3, H}},
+		{"first run starts at the oldest minute", 0, false, h0.Add(-3*time.Hour + 17*time.Minute), h0.Add(15 * time.Minute), HourRange{H - 3, min(H, H-3+RollupBatchHours)}},
 		{"first run with nothing stored starts now", 0, false, time.Time{}, h0.Add(15 * time.Minute), HourRange{H, H}},
 		{"first run with only the current hour stored", 0, false, h0.Add(5 * time.Minute), h0.Add(15 * time.Minute), HourRange{H, H}},
 		{"clock behind the watermark rolls nothing", H + 5, true, time.Time{}, h0, HourRange{H + 5, H + 5}},
