@@ -37,7 +37,7 @@ type result struct {
 	dialect                        string
 	minuteRows, userRows, bookings int64
 	hourRows, userHourRows         int64
-	hourBytes, userHourBytes       int64 // PostgreSQL: the rollup tables with their indexes
+	hourBytes, userHourBytes       int64         // PostgreSQL: the rollup tables with their indexes
 	scan                           time.Duration // the fastest of three plain scans
 	scan1                          time.Duration // the same with one process (no parallel workers; PostgreSQL)
 	minutes, rolled                timing        // from the minutes alone; from the rollups and the minutes after them
