@@ -49,28 +49,34 @@ func BenchmarkReportWeek(b *testing.B) {
 // written.
 func TestGeneratedStamps(t *testing.T) {
 	for _, unordered := range []bool{false, true} {
-		storetest.Each(t, func(t *testing.T, db *store.DB) {
-			ctx := context.Background()
-			sh := shape{gpus: 16, span: 8 * cycle, end: benchWeek().End, unordered: unordered}
-			if err := fill(ctx, db, sh); err != nil {
-				t.Fatal(err)
-			}
-			before := stamps(t, db)
-			if err := db.RestampUsage(ctx, sh.start(), sh.end); err != nil {
-				t.Fatal(err)
-			}
-			after := stamps(t, db)
-			if len(before) != 16*8*cycle+16*8*230 {
-				t.Errorf("%d rows, want %d", len(before), 16*8*cycle+16*8*230)
-			}
-			for k, v := range after {
-				if before[k] != v {
-					t.Errorf("%s: generated %q, store %q", k, before[k], v)
-					break
-				}
-			}
-		})
+		// Named subtests: a repeated name gets "#01", and a '#' in the
+		// SQLite file's path ends the path there.
+		t.Run(fmt.Sprint("unordered=", unordered), func(t *testing.T) { generatedStamps(t, unordered) })
 	}
+}
+
+func generatedStamps(t *testing.T, unordered bool) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		sh := shape{gpus: 16, span: 8 * cycle, end: benchWeek().End, unordered: unordered}
+		if err := fill(ctx, db, sh); err != nil {
+			t.Fatal(err)
+		}
+		before := stamps(t, db)
+		if err := db.RestampUsage(ctx, sh.start(), sh.end); err != nil {
+			t.Fatal(err)
+		}
+		after := stamps(t, db)
+		if len(before) != 16*8*cycle+16*8*230 {
+			t.Errorf("%d rows, want %d", len(before), 16*8*cycle+16*8*230)
+		}
+		for k, v := range after {
+			if before[k] != v {
+				t.Errorf("%s: generated %q, store %q", k, before[k], v)
+				break
+			}
+		}
+	})
 }
 
 // stamps reads every row's stamps, keyed by the row.
