@@ -19,34 +19,20 @@ ALTER INDEX gpu_user_usage_minutes_name_idx RENAME TO gpu_user_usage_minutes_leg
 ALTER INDEX gpu_user_usage_minutes_minute_idx RENAME TO gpu_user_usage_minutes_legacy_minute_idx;
 ALTER INDEX gpu_user_usage_minutes_unbooked_idx RENAME TO gpu_user_usage_minutes_legacy_unbooked_idx;
 
-CREATE TABLE gpu_usage_minutes (
-    gpu_id         BIGINT NOT NULL REFERENCES gpus (id) ON DELETE CASCADE,
-    minute         TIMESTAMPTZ NOT NULL,
-    util_avg_pct   DOUBLE PRECISION CONSTRAINT gpu_usage_minutes_util_avg_pct_check CHECK (util_avg_pct BETWEEN 0 AND 100),
-    util_max_pct   DOUBLE PRECISION CONSTRAINT gpu_usage_minutes_util_max_pct_check CHECK (util_max_pct BETWEEN 0 AND 100),
-    mem_used_mib   BIGINT NOT NULL CONSTRAINT gpu_usage_minutes_mem_used_mib_check CHECK (mem_used_mib >= 0),
-    mem_total_mib  BIGINT NOT NULL CONSTRAINT gpu_usage_minutes_mem_total_mib_check CHECK (mem_total_mib >= 0),
-    samples        INTEGER NOT NULL CONSTRAINT gpu_usage_minutes_samples_check CHECK (samples > 0),
-    booking_id     BIGINT,
-    booker_mem_mib BIGINT NOT NULL DEFAULT 0,
-    top_mem_mib    BIGINT NOT NULL DEFAULT 0,
-    unix_minute    BIGINT NOT NULL DEFAULT 0,
-    PRIMARY KEY (gpu_id, minute)
-) PARTITION BY RANGE (minute);
+-- The new parents copy the old tables' columns, defaults and named CHECK
+-- constraints (LIKE), so that every column an earlier migration added is
+-- there and the old tables can be attached.
+CREATE TABLE gpu_usage_minutes (LIKE gpu_usage_minutes_legacy INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
+    PARTITION BY RANGE (minute);
+ALTER TABLE gpu_usage_minutes ADD PRIMARY KEY (gpu_id, minute);
+ALTER TABLE gpu_usage_minutes ADD FOREIGN KEY (gpu_id) REFERENCES gpus (id) ON DELETE CASCADE;
 CREATE INDEX gpu_usage_minutes_minute_idx ON gpu_usage_minutes (minute);
 
-CREATE TABLE gpu_user_usage_minutes (
-    gpu_id     BIGINT NOT NULL REFERENCES gpus (id) ON DELETE CASCADE,
-    minute     TIMESTAMPTZ NOT NULL,
-    user_name  TEXT NOT NULL CONSTRAINT gpu_user_usage_minutes_user_name_check CHECK (user_name <> ''),
-    user_id    BIGINT REFERENCES users (id) ON DELETE SET NULL,
-    uid        INTEGER NOT NULL DEFAULT -1,
-    memory_mib BIGINT NOT NULL DEFAULT 0,
-    processes  INTEGER NOT NULL DEFAULT 0,
-    busy       BOOLEAN NOT NULL DEFAULT FALSE,
-    booked     BOOLEAN NOT NULL DEFAULT FALSE,
-    PRIMARY KEY (gpu_id, minute, user_name)
-) PARTITION BY RANGE (minute);
+CREATE TABLE gpu_user_usage_minutes (LIKE gpu_user_usage_minutes_legacy INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
+    PARTITION BY RANGE (minute);
+ALTER TABLE gpu_user_usage_minutes ADD PRIMARY KEY (gpu_id, minute, user_name);
+ALTER TABLE gpu_user_usage_minutes ADD FOREIGN KEY (gpu_id) REFERENCES gpus (id) ON DELETE CASCADE;
+ALTER TABLE gpu_user_usage_minutes ADD FOREIGN KEY (user_id) REFERENCES users (id) ON DELETE SET NULL;
 CREATE INDEX gpu_user_usage_minutes_user_idx ON gpu_user_usage_minutes (user_id, minute);
 CREATE INDEX gpu_user_usage_minutes_name_idx ON gpu_user_usage_minutes (user_name, minute);
 CREATE INDEX gpu_user_usage_minutes_minute_idx ON gpu_user_usage_minutes (minute);
