@@ -176,8 +176,19 @@ func CheckUsageRecord(r wire.UsageRecord, now time.Time, retention time.Duration
 // UsageRetention turns GPUBOOK_USAGE_RETENTION_DAYS into a duration; ""
 // means the default. cmd reads the variable and calls this.
 func UsageRetention(days string) (time.Duration, error) {
+	return retentionDays(days, DefaultUsageRetentionDays)
+}
+
+// RollupRetention turns GPUBOOK_USAGE_ROLLUP_RETENTION_DAYS (how long the
+// hourly usage sums are kept) into a duration; "" means the default.
+func RollupRetention(days string) (time.Duration, error) {
+	return retentionDays(days, DefaultRollupRetentionDays)
+}
+
+// retentionDays reads a whole number of days, at least 1; "" is def.
+func retentionDays(days string, def int) (time.Duration, error) {
 	if strings.TrimSpace(days) == "" {
-		return DefaultUsageRetentionDays * 24 * time.Hour, nil
+		return time.Duration(def) * 24 * time.Hour, nil
 	}
 	n := 0
 	for _, c := range strings.TrimSpace(days) {

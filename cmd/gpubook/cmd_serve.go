@@ -15,6 +15,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/handlers"
+	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/jobs"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/web"
@@ -98,10 +99,54 @@ func (c *cli) registerJobs(cfg Config, db *store.DB, runner *jobs.Runner, log *s
 	if err := c.registerPolicyJobs(cfg, db, runner); err != nil {
 		return err
 	}
-	return runner.Register("usage-retention", 6*time.Hour, func(ctx context.Context) error {
-		n, err := db.PruneUsage(ctx, c.now().Add(-cfg.Agent.Retention))
+	return c.registerUsageJobs(cfg, db, runner, log)
+}
+
+// registerUsageJobs runs the hourly rollups of the usage every five minutes,
+// creates the day partitions ahead every hour (PostgreSQL), and the
+// retention of the minutes and of the rollups every six hours
+// (docs/scaling.md). Minutes are never pruned before they are rolled.
+func (c *cli) registerUsageJobs(cfg Config, db *store.DB, runner *jobs.Runner, log *slog.Logger) error {
+	busy := cfg.Reports.OrDefault().BusyUtilPct
+	err := runner.Register("usage-rollup", 5*time.Minute, func(ctx context.Context) error {
+		now := c.now()
+		res, err := db.RollUsage(ctx, now, now.Add(-cfg.Agent.Retention), busy)
+		if res.Rolled > 0 || res.Rerolled > 0 {
+			log.Info("usage rollup", "hours", res.Rolled, "rerolled_hours", res.Rerolled, "rolled_to", models.HourStart(res.RolledTo))
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	err = runner.Register("usage-partitions", time.Hour, func(ctx context.Context) error {
+		n, err := db.EnsureUsagePartitions(ctx, c.now())
 		if n > 0 {
-			log.Info("usage retention: pruned GPU-minutes", "rows", n, "retention_days", int(cfg.Agent.Retention/(24*time.Hour)))
+			log.Info("usage partitions created ahead", "partitions", n)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return runner.Register("usage-retention", 6*time.Hour, func(ctx context.Context) error {
+		now := c.now()
+		before := now.Add(-cfg.Agent.Retention)
+		if rolled, err := db.UsageRolledTo(ctx); err != nil {
+			return err
+		} else if rolled.Before(before) {
+			before = rolled
+		}
+		n, err := db.PruneUsage(ctx, before)
+		if n > 0 {
+			log.Info("usage retention: pruned GPU-minutes", "rows", n, "before", before, "retention_days", int(cfg.Agent.Retention/(24*time.Hour)))
+		}
+		if err != nil {
+			return err
+		}
+		n, err = db.PruneUsageHours(ctx, now.Add(-cfg.Agent.RollupRetention))
+		if n > 0 {
+			log.Info("usage retention: pruned hourly sums", "rows", n, "retention_days", int(cfg.Agent.RollupRetention/(24*time.Hour)))
 		}
 		return err
 	})

@@ -228,15 +228,18 @@ func TestSSOConfig(t *testing.T) {
 }
 
 func TestAgentConfig(t *testing.T) {
-	cfg, err := parseConfig(envOf(map[string]string{"GPUBOOK_IDLE_AUTO_RELEASE": "1", "GPUBOOK_IDLE_GRACE": "45m", "GPUBOOK_USAGE_RETENTION_DAYS": "90"}), nil)
+	cfg, err := parseConfig(envOf(map[string]string{"GPUBOOK_IDLE_AUTO_RELEASE": "1", "GPUBOOK_IDLE_GRACE": "45m", "GPUBOOK_USAGE_RETENTION_DAYS": "90",
+		"GPUBOOK_USAGE_ROLLUP_RETENTION_DAYS": "730"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := cfg.Agent; !a.IdlePolicy.AutoRelease || a.IdlePolicy.Grace != 45*time.Minute || a.IdlePolicy.UtilPct != 5 || a.Retention != 90*24*time.Hour {
+	if a := cfg.Agent; !a.IdlePolicy.AutoRelease || a.IdlePolicy.Grace != 45*time.Minute || a.IdlePolicy.UtilPct != 5 || a.Retention != 90*24*time.Hour ||
+		a.RollupRetention != 730*24*time.Hour {
 		t.Errorf("agent settings = %+v", a)
 	}
 	for _, tt := range []struct{ key, value string }{
 		{"GPUBOOK_IDLE_AUTO_RELEASE", "maybe"}, {"GPUBOOK_IDLE_GRACE", "soon"}, {"GPUBOOK_IDLE_UTIL_PCT", "200"}, {"GPUBOOK_USAGE_RETENTION_DAYS", "-3"},
+		{"GPUBOOK_USAGE_ROLLUP_RETENTION_DAYS", "3y"},
 	} {
 		t.Run(tt.key, func(t *testing.T) {
 			_, err := parseConfig(envOf(map[string]string{tt.key: tt.value}), nil)

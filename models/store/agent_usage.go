@@ -78,7 +78,11 @@ func mapValues(m map[string]int64) []int64 {
 }
 
 // PruneUsage deletes the usage of minutes before before, user rows first.
+// On PostgreSQL it drops whole day partitions instead (usage_partitions.go).
 func (db *DB) PruneUsage(ctx context.Context, before time.Time) (int64, error) {
+	if db.Dialect == Postgres {
+		return db.prunePartitioned(ctx, before)
+	}
 	var n int64
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r := tx.Where("minute < ?", utc(before)).Delete(&userUsageRow{})

@@ -46,6 +46,11 @@ func (db *DB) ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 	d := &models.WeekData{Week: w, AsOf: asOf, Spans: models.ReportSpans(w, asOf), ByUser: map[int64][]models.Figures{}, Rules: rules}
 	q := reportSQL{pg: db.Dialect == Postgres, rules: rules}
 	err := db.reportSnapshot(ctx, func(g *gorm.DB) error {
+		planner, err := reportPlanner(g, rules.BusyUtilPct)
+		if err != nil {
+			return err
+		}
+		q.plan = planner(d.Spans)
 		for _, fq := range figureQueries {
 			if err := figure(g, q, d, fq); err != nil {
 				return err
@@ -54,7 +59,7 @@ func (db *DB) ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 		if err := minutesFigures(g, q, d); err != nil {
 			return err
 		}
-		if err := unbookedFigures(g, q, d); err != nil {
+		if err := unbookedFigures(g, q, planner(d.Spans[:models.ReportDays]), d); err != nil {
 			return err
 		}
 		if err := reportContext(g, d); err != nil {
@@ -62,7 +67,6 @@ func (db *DB) ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 		}
 		// Users and teams from the same snapshot as the figures, so that
 		// a user added mid-run is either in both or in neither.
-		var err error
 		if d.Users, err = listUsers(g); err != nil {
 			return err
 		}
@@ -144,7 +148,7 @@ func comingBookings(g *gorm.DB, d *models.WeekData) error {
 // unbookedFigures reads the cluster's unbooked GPU-minutes (each once) and,
 // per booker, who else used their bookings in the week. Both read the
 // partial index of unbooked user rows, which are few.
-func unbookedFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
+func unbookedFigures(g *gorm.DB, q reportSQL, days *models.UsageReadPlan, d *models.WeekData) error {
 	d.ClusterUnbookedMin = make([]int64, len(d.Spans))
 	d.UsedBy = map[int64][]models.UserMinutes{}
 	lo, hi := bounds(d.Spans)
@@ -164,6 +168,7 @@ func unbookedFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 		return nil
 	}
 	args, rows = map[string]any{}, nil
+	q.plan = days
 	if err := g.Raw(q.usedBySQL(args, wlo, whi), args).Scan(&rows).Error; err != nil {
 		return fmt.Errorf("store: report used by: %w", err)
 	}

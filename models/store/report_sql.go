@@ -16,6 +16,43 @@ import (
 type reportSQL struct {
 	pg    bool
 	rules models.ReportRules
+	// plan, when set, reads the hours it names from the hourly rollups
+	// (usage_hours.go) and only its minute ranges from the minutes; nil
+	// reads every minute of the window.
+	plan *models.UsageReadPlan
+}
+
+// minuteRanges is the predicate on col of the minutes to read: the
+// window (@lo, @hi) without a plan, else the plan's minute ranges.
+func (q reportSQL) minuteRanges(col string, args map[string]any) string {
+	if q.plan == nil {
+		return col + " >= @lo AND " + col + " < @hi"
+	}
+	if len(q.plan.Minutes) == 0 {
+		return "1 = 0"
+	}
+	parts := make([]string, len(q.plan.Minutes))
+	for i, s := range q.plan.Minutes {
+		n := fmt.Sprint(i)
+		args["ma"+n], args["mb"+n] = utc(s.Start), utc(s.End)
+		parts[i] = "(" + col + " >= @ma" + n + " AND " + col + " < @mb" + n + ")"
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
+// hourRanges is the predicate on col (a unix_hour) of the rolled hours to
+// read; "" when the plan reads none.
+func (q reportSQL) hourRanges(col string, args map[string]any) string {
+	if q.plan == nil || len(q.plan.Hours) == 0 {
+		return ""
+	}
+	parts := make([]string, len(q.plan.Hours))
+	for i, h := range q.plan.Hours {
+		n := fmt.Sprint(i)
+		args["ha"+n], args["hb"+n] = h.From, h.To
+		parts[i] = "(" + col + " >= @ha" + n + " AND " + col + " < @hb" + n + ")"
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
 }
 
 // epoch is a time column as whole Unix seconds.
@@ -174,8 +211,14 @@ func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 	count := func(pred string) string { return "SUM(CASE WHEN " + pred + " THEN 1 ELSE 0 END)" }
 	per := "SELECT m.booking_id AS booking_id, m.unix_minute / @bucket AS q, " + count(q.busyMinute(args)) + " AS busy, " +
 		count(q.heldIdleMinute(args)) + " AS held, " + count(q.noUserDataMinute(args)) + " AS nodata, " +
-		count(q.clusterBusyMinute(args)) + " AS anyone FROM gpu_usage_minutes m WHERE m.minute >= @lo AND m.minute < @hi" +
+		count(q.clusterBusyMinute(args)) + " AS anyone FROM gpu_usage_minutes m WHERE " + q.minuteRanges("m.minute", args) +
 		" AND (m.util_avg_pct >= @busy_util OR m.top_mem_mib > 0) GROUP BY 1, 2"
+	if hours := q.hourRanges("h.unix_hour", args); hours != "" {
+		// The rolled hours: each lies in one span, so its first bucket
+		// stands for all of it.
+		per += " UNION ALL SELECT h.booking_id, h.unix_hour * 60 / @bucket, SUM(h.busy), SUM(h.held), SUM(h.nodata), SUM(h.anyone)" +
+			" FROM usage_hours h WHERE " + hours + " AND h.counted > 0 GROUP BY 1, 2"
+	}
 	span := q.spanOfSeconds("per.q * @bucket * 60", spans, args)
 	users := "SELECT 'u' AS kind, b.user_id AS uid, " + span + " AS i, 0 AS h, SUM(per.busy) AS a, 0 AS b, SUM(per.held) AS c, SUM(per.nodata) AS d" +
 		" FROM per JOIN bookings b ON b.id = per.booking_id GROUP BY b.user_id, 3"
@@ -234,27 +277,43 @@ func (q reportSQL) spanOfSeconds(col string, spans []models.Span, args map[strin
 // they had no confirmed booking of at that minute (the row's booked stamp).
 func (q reportSQL) unbookedSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
-	return "SELECT u.user_id AS uid, " + q.spanOf("u.minute", spans, args, false) + " AS i, COUNT(*) AS a, 0 AS b" +
-		" FROM gpu_user_usage_minutes u WHERE u.minute >= @lo AND u.minute < @hi AND u.user_id IS NOT NULL AND NOT u.booked" +
+	sql := "SELECT u.user_id AS uid, " + q.spanOf("u.minute", spans, args, false) + " AS i, COUNT(*) AS a, 0 AS b" +
+		" FROM gpu_user_usage_minutes u WHERE " + q.minuteRanges("u.minute", args) + " AND u.user_id IS NOT NULL AND NOT u.booked" +
 		" GROUP BY u.user_id, 2"
+	if hours := q.hourRanges("r.unix_hour", args); hours != "" {
+		sql = "SELECT uid, i, SUM(a) AS a, SUM(b) AS b FROM (" + sql + " UNION ALL SELECT r.user_id, " +
+			q.spanOfSeconds("r.unix_hour * 3600", spans, args) + ", SUM(r.unbooked), 0 FROM user_usage_hours r WHERE " + hours +
+			" AND r.unbooked > 0 GROUP BY r.user_id, 2) x GROUP BY uid, i"
+	}
+	return sql
 }
 
 // clusterUnbookedSQL: per span the GPU-minutes on which anyone's
 // processes ran without a booking of theirs, each (GPU, minute) once.
 func (q reportSQL) clusterUnbookedSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
-	return "SELECT 0 AS uid, " + q.spanOf("x.minute", spans, args, false) + " AS i, COUNT(*) AS a, 0 AS b FROM" +
-		" (SELECT u.gpu_id, u.minute FROM gpu_user_usage_minutes u WHERE u.minute >= @lo AND u.minute < @hi" +
+	sql := "SELECT 0 AS uid, " + q.spanOf("x.minute", spans, args, false) + " AS i, COUNT(*) AS a, 0 AS b FROM" +
+		" (SELECT u.gpu_id, u.minute FROM gpu_user_usage_minutes u WHERE " + q.minuteRanges("u.minute", args) +
 		" AND u.user_id IS NOT NULL AND NOT u.booked GROUP BY u.gpu_id, u.minute) x GROUP BY 2"
+	if hours := q.hourRanges("h.unix_hour", args); hours != "" {
+		sql += " UNION ALL SELECT 0, " + q.spanOfSeconds("h.unix_hour * 3600", spans, args) + ", SUM(h.unbooked), 0" +
+			" FROM usage_hours h WHERE " + hours + " AND h.unbooked > 0 GROUP BY 2"
+	}
+	return sql
 }
 
 // usedBySQL: per booker (uid) and other user (a) the minutes the other
 // user's processes ran on the booker's bookings inside [@lo, @hi) (b).
 func (q reportSQL) usedBySQL(args map[string]any, lo, hi time.Time) string {
 	args["lo"], args["hi"] = utc(lo), utc(hi)
-	return "SELECT b.user_id AS uid, 0 AS i, u.user_id AS a, COUNT(*) AS b FROM gpu_user_usage_minutes u" +
+	sql := "SELECT b.user_id AS uid, 0 AS i, u.user_id AS a, COUNT(*) AS b FROM gpu_user_usage_minutes u" +
 		" JOIN gpu_usage_minutes m ON m.gpu_id = u.gpu_id AND m.minute = u.minute JOIN bookings b ON b.id = m.booking_id" +
-		" WHERE u.minute >= @lo AND u.minute < @hi AND u.user_id IS NOT NULL AND NOT u.booked GROUP BY b.user_id, u.user_id"
+		" WHERE " + q.minuteRanges("u.minute", args) + " AND u.user_id IS NOT NULL AND NOT u.booked GROUP BY b.user_id, u.user_id"
+	if hours := q.hourRanges("r.unix_hour", args); hours != "" {
+		sql += " UNION ALL SELECT b.user_id, 0, r.user_id, SUM(r.unbooked) FROM user_usage_hours r JOIN bookings b ON b.id = r.booking_id" +
+			" WHERE " + hours + " AND r.unbooked > 0 GROUP BY b.user_id, r.user_id"
+	}
+	return "SELECT uid, i, a, SUM(b) AS b FROM (" + sql + ") x GROUP BY uid, i, a ORDER BY uid, a"
 }
 
 // givenBackSQL: GPU-seconds between the end a booking had and the end its

@@ -70,8 +70,12 @@ func restampSQL(pg bool) []string {
 }
 
 // restampUsage recomputes the stamps of the minutes in [from, to) on
-// gpuIDs (nil: every GPU).
+// gpuIDs (nil: every GPU), and marks the hours dirty where the rollup job
+// has summed them already (usage_hours.go).
 func restampUsage(tx *gorm.DB, gpuIDs []int64, from, to time.Time) error {
+	if err := markRollupDirty(tx, from, to); err != nil {
+		return err
+	}
 	args := map[string]any{"from": utc(from), "to": utc(to)}
 	for _, q := range restampSQL(tx.Dialector.Name() == Postgres) {
 		if gpuIDs != nil {

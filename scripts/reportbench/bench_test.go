@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
@@ -25,7 +27,7 @@ func BenchmarkReportWeek(b *testing.B) {
 	db := storetest.Open(b, store.Postgres) // a fresh database, dropped afterwards
 	ctx := context.Background()
 	w := benchWeek()
-	if err := fill(ctx, db, w.Start); err != nil {
+	if err := fill(ctx, db, newShape(gpus*weekMinutes, w.End, false)); err != nil {
 		b.Fatal(err)
 	}
 	bundle := i18n.MustLoad()
@@ -39,4 +41,74 @@ func BenchmarkReportWeek(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestGeneratedStamps: the stamps the generator writes with the rows are
+// the ones the store computes (store.RestampUsage), in time order and not,
+// on both databases; so the benchmark measures data the store could have
+// written.
+func TestGeneratedStamps(t *testing.T) {
+	for _, unordered := range []bool{false, true} {
+		// Named subtests: a repeated name gets "#01", and a '#' in the
+		// SQLite file's path ends the path there.
+		t.Run(fmt.Sprint("unordered=", unordered), func(t *testing.T) { generatedStamps(t, unordered) })
+	}
+}
+
+func generatedStamps(t *testing.T, unordered bool) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		sh := shape{gpus: 16, span: 8 * cycle, end: benchWeek().End, unordered: unordered}
+		if err := fill(ctx, db, sh); err != nil {
+			t.Fatal(err)
+		}
+		before := stamps(t, db)
+		if err := db.RestampUsage(ctx, sh.start(), sh.end); err != nil {
+			t.Fatal(err)
+		}
+		after := stamps(t, db)
+		if len(before) != 16*8*cycle+16*8*230 {
+			t.Errorf("%d rows, want %d", len(before), 16*8*cycle+16*8*230)
+		}
+		for k, v := range after {
+			if before[k] != v {
+				t.Errorf("%s: generated %q, store %q", k, before[k], v)
+				break
+			}
+		}
+	})
+}
+
+// stamps reads every row's stamps, keyed by the row.
+func stamps(t *testing.T, db *store.DB) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	rows, err := db.SQL.Query(`SELECT gpu_id, unix_minute, COALESCE(booking_id, 0), booker_mem_mib, top_mem_mib FROM gpu_usage_minutes`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var g, m, b, bm, tm int64
+		if err := rows.Scan(&g, &m, &b, &bm, &tm); err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprint("m", g, "/", m)] = fmt.Sprint(b, " ", bm, " ", tm)
+	}
+	rows.Close()
+	rows, err = db.SQL.Query(`SELECT gpu_id, minute, user_name, booked FROM gpu_user_usage_minutes`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g int64
+		var m time.Time
+		var u string
+		var booked bool
+		if err := rows.Scan(&g, &m, &u, &booked); err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprint("u", g, "/", m.Unix(), "/", u)] = fmt.Sprint(booked)
+	}
+	return out
 }

@@ -3,82 +3,140 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 )
 
-// Shape of the generated week: 64 nodes × 8 GPUs, 500 users in 50 teams.
-// Every GPU is booked in 6-hour cycles (4 h booked, 2 h free), 28 bookings
-// a week; the owner's processes run the first 200 minutes of each booking
-// (util 20–99 %), the last 40 are idle, and another user runs unbooked
-// for 30 minutes in each gap. Every 7th booking was released an hour early.
+// Shape of the generated data: 64 nodes × 8 GPUs, 500 users in 50 teams.
+// Every GPU is booked in 6-hour cycles (4 h booked, 2 h free); the owner's
+// processes run the first 200 minutes of each booking (util 20–99 %), the
+// last 40 are idle, and another user runs unbooked for 30 minutes in each
+// gap. Every 7th booking was released an hour early. The data ends with
+// the benchmark's week and reaches back as far as -minutes asks (5.2 M
+// GPU-minutes: the week; 20 M: the week and the three before it, which the
+// report's trend reads too).
 const (
 	nodes       = 64
 	gpusPerNode = 8
+	gpus        = nodes * gpusPerNode
 	users       = 500
 	teams       = 50
 	weekMinutes = 7 * 24 * 60
+	cycle       = 360 // minutes of one booking cycle
 )
 
-// fill writes the week starting at start with set-based INSERT … SELECT
-// generate_series statements: the database makes the rows, none cross the
-// wire. Minutes are written in time order, as agents deliver them, then
-// stamped for the reports.
-func fill(ctx context.Context, db *store.DB, start time.Time) error {
-	t := start.UTC().Format(time.RFC3339)
-	stmts := []string{
-		`INSERT INTO users (id, email, name, created_at, updated_at)
-		 SELECT i, 'u' || i || '@bench.example', 'User ' || i, now(), now() FROM generate_series(1, 500) i`,
-		`INSERT INTO teams (id, name, created_at) SELECT i, 'team ' || i, now() FROM generate_series(1, 50) i`,
-		`INSERT INTO memberships (team_id, user_id, role, created_at)
-		 SELECT (i - 1) % 50 + 1, i, CASE WHEN i <= 50 THEN 'lead' ELSE 'member' END, now() FROM generate_series(1, 500) i`,
-		`INSERT INTO nodes (id, name, created_at, updated_at) SELECT i, 'node' || i, now(), now() FROM generate_series(1, 64) i`,
-		`INSERT INTO gpus (id, node_id, idx, uuid, model, memory_mib, created_at, updated_at)
-		 SELECT g, (g - 1) / 8 + 1, (g - 1) % 8, 'GPU-bench-' || g, 'H100', 81559, now(), now() FROM generate_series(1, 512) g`,
-		// booking id = (gpu-1)*28 + slot + 1; owner = (gpu*7 + slot) % 500 + 1
-		`INSERT INTO bookings (id, user_id, node_id, starts_at, ends_at, released_at, ends_before_release, created_at, updated_at)
-		 SELECT (g - 1) * 28 + s + 1, (g * 7 + s) % 500 + 1, (g - 1) / 8 + 1,
-		        TIMESTAMPTZ '` + t + `' + s * INTERVAL '6 hours',
-		        TIMESTAMPTZ '` + t + `' + s * INTERVAL '6 hours' + CASE WHEN s % 7 = 3 THEN INTERVAL '3 hours' ELSE INTERVAL '4 hours' END,
-		        CASE WHEN s % 7 = 3 THEN TIMESTAMPTZ '` + t + `' + s * INTERVAL '6 hours' + INTERVAL '3 hours' END,
-		        CASE WHEN s % 7 = 3 THEN TIMESTAMPTZ '` + t + `' + s * INTERVAL '6 hours' + INTERVAL '4 hours' END,
-		        now(), now()
-		 FROM generate_series(1, 512) g, generate_series(0, 27) s`,
-		`INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at)
-		 SELECT b.id, (b.id - 1) / 28 + 1, b.starts_at, b.ends_at FROM bookings b`,
-		`INSERT INTO gpu_usage_minutes (gpu_id, minute, util_avg_pct, util_max_pct, mem_used_mib, mem_total_mib, samples)
-		 SELECT g, TIMESTAMPTZ '` + t + `' + m * INTERVAL '1 minute',
-		        CASE WHEN m % 360 < 200 OR m % 360 BETWEEN 300 AND 329 THEN 20 + (g * 31 + m * 17) % 80 ELSE 0 END,
-		        CASE WHEN m % 360 < 200 OR m % 360 BETWEEN 300 AND 329 THEN 99 ELSE 0 END,
-		        CASE WHEN m % 360 < 240 THEN 30000 ELSE 0 END, 81559, 60
-		 FROM generate_series(0, 10079) m, generate_series(1, 512) g`,
-		`INSERT INTO gpu_user_usage_minutes (gpu_id, minute, user_name, user_id, memory_mib, processes, busy)
-		 SELECT g, TIMESTAMPTZ '` + t + `' + m * INTERVAL '1 minute',
-		        'u' || CASE WHEN m % 360 < 200 THEN (g * 7 + m / 360) % 500 + 1 ELSE (g * 13 + m / 360) % 500 + 1 END,
-		        CASE WHEN m % 360 < 200 THEN (g * 7 + m / 360) % 500 + 1 ELSE (g * 13 + m / 360) % 500 + 1 END,
-		        30000, 1, TRUE
-		 FROM generate_series(0, 10079) m, generate_series(1, 512) g WHERE m % 360 < 200 OR m % 360 BETWEEN 300 AND 329`,
-		`SELECT setval(pg_get_serial_sequence('users', 'id'), 500)`,
-		`SELECT setval(pg_get_serial_sequence('bookings', 'id'), 512 * 28)`,
+// shape is one generated data set: span minutes on every GPU up to end,
+// written in time order or not.
+type shape struct {
+	gpus      int // on gpus/8 nodes
+	span      int // minutes per GPU, a multiple of the 6-hour cycle
+	end       time.Time
+	unordered bool
+}
+
+// newShape sizes the data for gpuMinutes GPU-minutes ending at end.
+func newShape(gpuMinutes int, end time.Time, unordered bool) shape {
+	span := (gpuMinutes/gpus + cycle - 1) / cycle * cycle
+	return shape{gpus: gpus, span: max(span, cycle), end: end, unordered: unordered}
+}
+
+func (s shape) start() time.Time { return s.end.Add(-time.Duration(s.span) * time.Minute) }
+func (s shape) slots() int       { return s.span / cycle }
+
+// sqlFor writes the generator's statements for one database. Rows are
+// made by the database from recursive counters (both dialects run them);
+// nothing crosses the wire row by row. The stamps (booking, memories,
+// booked flag, minute number) are written with the rows, from the same
+// formulas that made the bookings; TestGeneratedStamps checks them against
+// store.RestampUsage. unordered writes the minutes in a scrambled order,
+// as many agents' late and resent batches leave them on disk.
+func (s shape) sqlFor(pg bool) []string {
+	t0 := s.start().Unix()
+	ts := func(secs string) string {
+		if pg {
+			return fmt.Sprintf("to_timestamp(%d + (%s))", t0, secs)
+		}
+		return fmt.Sprintf("strftime('%%Y-%%m-%%d %%H:%%M:%%S+00:00', %d + (%s), 'unixepoch')", t0, secs)
 	}
-	for _, s := range stmts {
-		if err := db.Gorm.WithContext(ctx).Exec(s).Error; err != nil {
-			return fmt.Errorf("reportbench: %.60s…: %w", s, err)
+	now := ts("0")
+	counter := func(name string, from, to int) string {
+		return fmt.Sprintf("%s(%s) AS (SELECT %d UNION ALL SELECT %s + 1 FROM %s WHERE %s < %d)", name, name, from, name, name, name, to)
+	}
+	order := ""
+	if s.unordered {
+		order = " ORDER BY (g * 2654435761 + m * 40503) % 1000003"
+	}
+	slots := s.slots()
+	// Per minute m of GPU g: slot sl = m / 360, position r = m % 360; the
+	// booking (g-1)*slots + sl + 1 holds r < 240, or r < 180 when released.
+	r, sl := "(m % 360)", "(m / 360)"
+	held := "(" + r + " < CASE WHEN " + sl + " % 7 = 3 THEN 180 ELSE 240 END)"
+	owner := "((g * 7 + " + sl + ") % 500 + 1)"
+	other := "((g * 13 + " + sl + ") % 500 + 1)"
+	ownerRuns := "(" + r + " < 200)"
+	otherRuns := "(" + r + " BETWEEN 300 AND 329)"
+	return []string{
+		`WITH RECURSIVE ` + counter("i", 1, users) + ` INSERT INTO users (id, email, name, created_at, updated_at)
+		 SELECT i, 'u' || i || '@bench.example', 'User ' || i, ` + now + `, ` + now + ` FROM i`,
+		`WITH RECURSIVE ` + counter("i", 1, teams) + ` INSERT INTO teams (id, name, created_at) SELECT i, 'team ' || i, ` + now + ` FROM i`,
+		`WITH RECURSIVE ` + counter("i", 1, users) + ` INSERT INTO memberships (team_id, user_id, role, created_at)
+		 SELECT (i - 1) % 50 + 1, i, CASE WHEN i <= 50 THEN 'lead' ELSE 'member' END, ` + now + ` FROM i`,
+		`WITH RECURSIVE ` + counter("i", 1, (s.gpus+gpusPerNode-1)/gpusPerNode) + ` INSERT INTO nodes (id, name, created_at, updated_at) SELECT i, 'node' || i, ` + now + `, ` + now + ` FROM i`,
+		`WITH RECURSIVE ` + counter("g", 1, s.gpus) + ` INSERT INTO gpus (id, node_id, idx, uuid, model, memory_mib, created_at, updated_at)
+		 SELECT g, (g - 1) / 8 + 1, (g - 1) % 8, 'GPU-bench-' || g, 'H100', 81559, ` + now + `, ` + now + ` FROM g`,
+		fmt.Sprintf(`WITH RECURSIVE %s, %s INSERT INTO bookings (id, user_id, node_id, starts_at, ends_at, released_at, ends_before_release, created_at, updated_at)
+		 SELECT (g - 1) * %d + s + 1, (g * 7 + s) %% 500 + 1, (g - 1) / 8 + 1, %s, %s,
+		        CASE WHEN s %% 7 = 3 THEN %s END, CASE WHEN s %% 7 = 3 THEN %s END, %s, %s FROM g, s`,
+			counter("g", 1, s.gpus), counter("s", 0, slots-1), slots,
+			ts("s * 21600"), ts("s * 21600 + CASE WHEN s % 7 = 3 THEN 10800 ELSE 14400 END"),
+			ts("s * 21600 + 10800"), ts("s * 21600 + 14400"), ts("s * 21600 - 3600"), ts("s * 21600 - 3600")),
+		`INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at) SELECT b.id, (b.id - 1) / ` + fmt.Sprint(slots) + ` + 1, b.starts_at, b.ends_at FROM bookings b`,
+		fmt.Sprintf(`WITH RECURSIVE %s, %s INSERT INTO gpu_usage_minutes (gpu_id, minute, util_avg_pct, util_max_pct, mem_used_mib, mem_total_mib, samples,
+		        booking_id, booker_mem_mib, top_mem_mib, unix_minute)
+		 SELECT g, %s,
+		        CASE WHEN %s OR %s THEN 20 + (g * 31 + m * 17) %% 80 ELSE 0 END,
+		        CASE WHEN %s OR %s THEN 99 ELSE 0 END,
+		        CASE WHEN %s < 240 THEN 30000 ELSE 0 END, 81559, 60,
+		        CASE WHEN %s THEN (g - 1) * %d + %s + 1 END,
+		        CASE WHEN %s AND %s THEN 30000 ELSE 0 END,
+		        CASE WHEN %s OR %s THEN 30000 ELSE 0 END,
+		        %d + m
+		 FROM m, g%s`,
+			counter("m", 0, s.span-1), counter("g", 1, s.gpus), ts("m * 60"),
+			ownerRuns, otherRuns, ownerRuns, otherRuns, r, held, slots, sl, held, ownerRuns, ownerRuns, otherRuns, t0/60, order),
+		fmt.Sprintf(`WITH RECURSIVE %s, %s INSERT INTO gpu_user_usage_minutes (gpu_id, minute, user_name, user_id, memory_mib, processes, busy, booked)
+		 SELECT g, %s, 'u' || CASE WHEN %s THEN %s ELSE %s END, CASE WHEN %s THEN %s ELSE %s END, 30000, 1, TRUE,
+		        CASE WHEN %s AND %s THEN TRUE ELSE FALSE END
+		 FROM m, g WHERE %s OR %s%s`,
+			counter("m", 0, s.span-1), counter("g", 1, s.gpus), ts("m * 60"),
+			ownerRuns, owner, other, ownerRuns, owner, other, ownerRuns, held, ownerRuns, otherRuns, order),
+	}
+}
+
+// fill writes the data set into db (migrated, empty). On PostgreSQL it
+// first creates the day partitions the data falls in, as the job would
+// have day by day.
+func fill(ctx context.Context, db *store.DB, s shape) error {
+	pg := db.Dialect == store.Postgres
+	if pg {
+		for d := s.start(); d.Before(s.end.Add(24 * time.Hour)); d = d.Add(models.PartitionDaysAhead * 24 * time.Hour) {
+			if _, err := db.EnsureUsagePartitions(ctx, d); err != nil {
+				return err
+			}
 		}
 	}
-	// The rows were written around the store, which stamps usage itself
-	// (IngestUsage): stamp them the way a booking change does, a day at a
-	// time, then compact the tables the updates doubled.
-	for d := range 7 {
-		day := start.Add(time.Duration(d) * 24 * time.Hour)
-		if err := db.RestampUsage(ctx, day, day.Add(24*time.Hour)); err != nil {
-			return fmt.Errorf("reportbench: %w", err)
-		}
+	stmts := s.sqlFor(pg)
+	if pg {
+		stmts = append(stmts, `SELECT setval(pg_get_serial_sequence('users', 'id'), 500)`,
+			`SELECT setval(pg_get_serial_sequence('bookings', 'id'), (SELECT MAX(id) FROM bookings))`)
 	}
-	for _, s := range []string{`VACUUM (FULL) gpu_usage_minutes, gpu_user_usage_minutes`, `ANALYZE`} {
-		if err := db.Gorm.WithContext(ctx).Exec(s).Error; err != nil {
-			return fmt.Errorf("reportbench: %s: %w", s, err)
+	stmts = append(stmts, "ANALYZE")
+	for _, q := range stmts {
+		if err := db.Gorm.WithContext(ctx).Exec(q).Error; err != nil {
+			return fmt.Errorf("reportbench: %.60s…: %w", strings.TrimSpace(q), err)
 		}
 	}
 	return nil

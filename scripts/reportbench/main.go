@@ -1,13 +1,16 @@
-// Command reportbench measures the weekly report run on PostgreSQL: a week
-// of per-minute records for 512 GPUs and 500 users (5.2 million GPU-minutes
-// and 3.3 million user-minutes, made by INSERT … SELECT generate_series),
-// then the time and peak memory of computing and rendering every user's
-// report, beside the time of one plain scan of the per-minute rows.
+// Command reportbench measures the weekly report and the usage page on
+// PostgreSQL or SQLite: per-minute records for 512 GPUs and 500 users
+// (-minutes GPU-minutes, 5.2 million by default: one week; made by the
+// database with INSERT … SELECT, in time order or, with -unordered, not),
+// then the time of the report and of the usage page from the minutes, of
+// the rollup job catching up, and of both again from the hourly rollups,
+// beside the time of one plain scan of the per-minute rows (docs/performance.md).
 //
-//	go run ./scripts/reportbench
+//	go run ./scripts/reportbench [-dialect sqlite] [-minutes 20000000] [-unordered]
 //
 // It only talks to PostgreSQL on 127.0.0.1, in a scratch database that it
-// drops afterwards. The same measurement runs as a Go benchmark with
+// drops afterwards (SQLite: a file in a temporary folder). The same
+// measurement runs as a Go benchmark with
 // GPUBOOK_BENCH_PG=1 go test -run '^$' -bench . ./scripts/reportbench.
 package main
 
@@ -17,6 +20,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"time"
 
@@ -29,6 +33,9 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the scratch database (for EXPLAIN); print its URL")
 	reuse := flag.String("reuse", "", "measure again on a database a -keep run left (its `URL`)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured run to `file`")
+	minutes := flag.Int("minutes", gpus*weekMinutes, "GPU-minutes to generate (512 GPUs, ending with the benchmark's week)")
+	unordered := flag.Bool("unordered", false, "write the minutes in a scrambled order, not in time order")
+	dialect := flag.String("dialect", store.Postgres, "database: postgres or sqlite")
 	flag.Parse()
 	var err error
 	if *cpuprofile != "" {
@@ -44,10 +51,16 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if *reuse != "" {
+	sh := newShape(*minutes, benchWeek().End, *unordered)
+	switch {
+	case *reuse != "":
 		err = remeasure(context.Background(), *reuse)
-	} else {
-		err = run(context.Background(), *admin, *keep)
+	case *dialect == store.SQLite:
+		err = runSQLite(context.Background(), sh, *keep)
+	case *dialect == store.Postgres:
+		err = run(context.Background(), *admin, *keep, sh)
+	default:
+		err = fmt.Errorf("-dialect %q: want postgres or sqlite", *dialect)
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
@@ -56,7 +69,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, adminURL string, keep bool) error {
+func run(ctx context.Context, adminURL string, keep bool, sh shape) error {
 	dbURL, drop, err := scratchDB(adminURL)
 	if err != nil {
 		return err
@@ -66,6 +79,24 @@ func run(ctx context.Context, adminURL string, keep bool) error {
 	} else {
 		defer drop()
 	}
+	return fillAndMeasure(ctx, dbURL, sh)
+}
+
+// runSQLite is run on a SQLite file in a temporary folder.
+func runSQLite(ctx context.Context, sh shape, keep bool) error {
+	dir, err := os.MkdirTemp("", "reportbench")
+	if err != nil {
+		return err
+	}
+	if keep {
+		fmt.Println("keeping", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	return fillAndMeasure(ctx, "sqlite:"+filepath.Join(dir, "gpubook.db"), sh)
+}
+
+func fillAndMeasure(ctx context.Context, dbURL string, sh shape) error {
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {
 		return err
@@ -76,10 +107,14 @@ func run(ctx context.Context, adminURL string, keep bool) error {
 	}
 	start := time.Now()
 	w := benchWeek()
-	if err := fill(ctx, db, w.Start); err != nil {
+	if err := fill(ctx, db, sh); err != nil {
 		return err
 	}
-	fmt.Printf("generated the week in %v\n", time.Since(start).Round(time.Millisecond))
+	order := "in time order"
+	if sh.unordered {
+		order = "not in time order"
+	}
+	fmt.Printf("generated %d days of minutes, %s, in %v\n", sh.span/1440, order, time.Since(start).Round(time.Millisecond))
 	res, err := measure(ctx, db, w)
 	if err != nil {
 		return err
