@@ -76,14 +76,11 @@ func (h *AgentAPI) Idle(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// warnIdle hands an un-warned report to IdleWarner, once per booking and
-// batch (RecordIdle groups the reports so). Without a warner (no outbox
+// warnIdle hands a booking's newest un-warned report (RecordIdle returns
+// only those, one per booking) to IdleWarner. Without a warner (no outbox
 // yet) it only logs, and warned_at stays NULL for the outbox to act on. It
 // reports whether the booking's reports are to be marked warned.
 func (h *AgentAPI) warnIdle(ctx context.Context, r models.IdleReport) bool {
-	if r.WarnedAt != nil || r.ReleasedAt != nil {
-		return false
-	}
 	if h.IdleWarner == nil {
 		h.logger().Info("idle booking reported; warning email pending (no outbox wired)", "booking", r.BookingID, "user", r.UserName, "since", r.IdleSince)
 		return false

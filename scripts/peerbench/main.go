@@ -131,10 +131,7 @@ func measure(ctx context.Context, o options, dialect, dir string, pr *peer, out 
 		return err
 	}
 	defer sqlFloor.close()
-	bare, err := startBareAPI()
-	if err != nil {
-		return err
-	}
+	bare := startBareAPI()
 	defer bare.Close()
 	rows := []row{
 		{"book 1 GPU now + release, one kept-alive client", timed(gpubookBookRelease(ctx, p, api)),
