@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -124,11 +123,8 @@ func (db *DB) FeedOwner(ctx context.Context, plain string, now time.Time) (*mode
 		Select("u.*, f.id AS feed_id, f.team_id AS feed_team_id, f.created_at AS feed_created_at, f.last_used_at AS feed_last_used_at, t.name AS team_name").
 		Joins("JOIN users u ON u.id = f.user_id").Joins("LEFT JOIN teams t ON t.id = f.team_id").
 		Where("f.token_hash = ? AND f.revoked_at IS NULL", hash).Take(&r).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, nil, &models.Error{Code: models.ENOTFOUND, Msg: models.M("err.not_found", "What", "feed"), Err: err}
-	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("store: feed owner: %w", err)
+		return nil, nil, mapErr(err, "feed")
 	}
 	tok := feedTokenRow{ID: r.FeedID, UserID: r.User.ID, TeamID: r.FeedTeam, Hash: hash, CreatedAt: r.FeedMade,
 		LastUsedAt: r.FeedUsed, TeamName: r.TeamName}.model()

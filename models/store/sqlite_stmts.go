@@ -37,7 +37,7 @@ func newStmtCache(db *sql.DB) *stmtCache {
 // it runs without the cache's lock held: a caller waiting for a connection
 // must not keep others from the statements already compiled.
 func (c *stmtCache) stmt(ctx context.Context, query string) *sql.Stmt {
-	if s, ok := c.cached(query); ok || !cacheable(query) {
+	if s, ok := c.cached(query); ok || !c.worthCompiling(query) {
 		return s
 	}
 	s, err := c.db.PrepareContext(context.WithoutCancel(ctx), query)
@@ -62,9 +62,13 @@ func (c *stmtCache) cached(query string) (*sql.Stmt, bool) {
 	return s, ok
 }
 
-// cacheable is false for a text of several statements.
-func cacheable(query string) bool {
-	return !strings.Contains(strings.TrimRight(strings.TrimSpace(query), ";"), ";")
+// worthCompiling is false for a text of several statements and once the
+// cache is full (a text compiled then would be closed and run plainly).
+func (c *stmtCache) worthCompiling(query string) bool {
+	c.mu.RLock()
+	full := len(c.m) >= stmtCacheMax
+	c.mu.RUnlock()
+	return !full && !strings.Contains(strings.TrimRight(strings.TrimSpace(query), ";"), ";")
 }
 
 // ExecContext, QueryContext and QueryRowContext run outside a transaction
@@ -98,7 +102,7 @@ func (p *writerPool) QueryRowContext(ctx context.Context, query string, args ...
 // until busy_timeout failed them all.
 func (t *writerTx) stmt(query string) *sql.Stmt {
 	s, ok := t.stmts.cached(query)
-	if !ok && cacheable(query) {
+	if !ok && t.stmts.worthCompiling(query) {
 		t.missed = append(t.missed, query)
 	}
 	return s
