@@ -75,7 +75,12 @@ func AllowFor(bookings []wire.Booking, user string, t time.Time, gpus []GPU, mig
 		}
 	}
 	for _, m := range migs {
-		if held[m.UUID] || wholeMinors[m.ParentMinor] {
+		// A booked instance opens its parent GPU only when capability files
+		// are known (its own, or the table's for the parent, which the rules
+		// then keep closed): with the driver's table unreadable the rules
+		// close no capability file, and the parent would open every instance.
+		known := len(m.CapMinors) > 0 || len(caps.OfGPU(m.ParentMinor)) > 0
+		if (held[m.UUID] && known) || wholeMinors[m.ParentMinor] {
 			a.GPUMinors = append(a.GPUMinors, m.ParentMinor)
 			a.CapMinors = append(a.CapMinors, m.CapMinors...)
 		}

@@ -14,7 +14,8 @@ func TestAllowFor(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	gpus := []GPU{{"GPU-0", 0, false}, {"GPU-1", 1, false}, {"GPU-2", 2, false}, {"GPU-3", 3, true}, {"GPU-5", 5, false}}
 	migs := []MIGInstance{{UUID: "MIG-a", ParentMinor: 3, CapMinors: []int{12, 13}},
-		{UUID: "MIG-b", ParentMinor: 3, CapMinors: []int{21, 22}}}
+		{UUID: "MIG-b", ParentMinor: 3, CapMinors: []int{21, 22}},
+		{UUID: "MIG-c", ParentMinor: 3}} // not in the driver's table: its capability files unknown
 	bk := func(id int64, user string, from, to time.Duration, uuids ...string) wire.Booking {
 		return wire.Booking{ID: id, User: user, GPUUUIDs: uuids, StartsAt: t0.Add(from), EndsAt: t0.Add(to)}
 	}
@@ -24,6 +25,7 @@ func TestAllowFor(t *testing.T) {
 		bk(3, "bob", -time.Hour, time.Hour, "MIG-a"),
 		bk(4, "carol", 0, time.Hour, "GPU-3"),
 		bk(5, "dave", -time.Hour, time.Hour, "GPU-unknown"),
+		bk(6, "frank", -time.Hour, time.Hour, "MIG-c"),
 	}
 	tests := []struct {
 		name     string
@@ -39,6 +41,9 @@ func TestAllowFor(t *testing.T) {
 		{"start is inclusive", "carol", t0, []int{3}, []int{12, 13, 21, 22}},
 		{"GPU not on this node", "dave", t0, nil, nil},
 		{"no bookings", "erin", t0, nil, nil},
+		// Without its capability files the parent GPU would open every
+		// instance whose files the rules do not know to close.
+		{"MIG instance the table does not list: nothing, not its parent", "frank", t0, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
