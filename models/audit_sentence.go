@@ -61,6 +61,7 @@ type auditDetails struct {
 	BookingID int64     `json:"booking_id"`
 	EndsAt    time.Time `json:"ends_at"`
 	Freed     bool      `json:"freed_whole_range"`
+	TeamID    *int64    `json:"team_id"`
 }
 
 // systemActors turns the actor labels of events without a user into
@@ -174,6 +175,13 @@ func DescribeAudit(e AuditEvent) AuditSentence {
 		return set("token_create", "Name", text(d.Name), "User", user(d.UserID))
 	case AuditTokenRevoke:
 		return set("token_revoke", "Token", text("#"+e.TargetID))
+	case AuditFeedCreate:
+		if d.TeamID != nil {
+			return set("feed_create_team", "User", user(d.UserID), "Team", ref(RefTeam, *d.TeamID))
+		}
+		return set("feed_create", "User", user(d.UserID))
+	case AuditFeedRevoke:
+		return set("feed_revoke", "Feed", text("#"+e.TargetID))
 	case AuditRequestCreate:
 		return set("request_create", "Request", ref(RefRequest, target))
 	case AuditRequestApprove:
@@ -259,6 +267,7 @@ var AuditActionGroups = [][]string{
 	{"gpu.", AuditGPUService, AuditWatchCreate},
 	{"policy.", AuditPolicyLimits, AuditPolicySettings, AuditPolicyModels},
 	{"token.", AuditTokenCreate, AuditTokenRevoke},
+	{"feed.", AuditFeedCreate, AuditFeedRevoke},
 	{"loan.", AuditLoanCreate},
 	{"mail.", AuditMailRequeue},
 	{"report.", AuditReportRecompute},

@@ -50,6 +50,12 @@ func TestDescribeAudit(t *testing.T) {
 			"audit.s.policy_limits_cluster", map[string]models.AuditRef{"Actor": actorRoot}, map[string]any{}},
 		{"unreadable details still read", models.AuditEvent{ActorID: &root, ActorLabel: "root@example.org", Action: models.AuditTeamShareWeight, TargetType: "team", TargetID: "2", Details: `{not json`},
 			"audit.s.team_share_weight", map[string]models.AuditRef{"Actor": actorRoot, "Team": {Kind: models.RefTeam, ID: 2, Text: "#2"}}, map[string]any{"Weight": "0"}},
+		{"own calendar feed", models.AuditEvent{ActorID: &ada, ActorLabel: "ada@example.org", Action: models.AuditFeedCreate, TargetType: "feed", TargetID: "5", Details: `{"user_id":4,"team_id":null}`},
+			"audit.s.feed_create", map[string]models.AuditRef{"Actor": actorAda, "User": user4}, map[string]any{}},
+		{"a team's calendar feed", models.AuditEvent{ActorID: &ada, ActorLabel: "ada@example.org", Action: models.AuditFeedCreate, TargetType: "feed", TargetID: "6", Details: `{"user_id":4,"team_id":2}`},
+			"audit.s.feed_create_team", map[string]models.AuditRef{"Actor": actorAda, "User": user4, "Team": {Kind: models.RefTeam, ID: 2, Text: "#2"}}, map[string]any{}},
+		{"feed revoked", models.AuditEvent{ActorID: &ada, ActorLabel: "ada@example.org", Action: models.AuditFeedRevoke, TargetType: "feed", TargetID: "5"},
+			"audit.s.feed_revoke", map[string]models.AuditRef{"Actor": actorAda, "Feed": {Kind: models.RefText, Text: "#5"}}, map[string]any{}},
 		{"unknown action", models.AuditEvent{ActorLabel: "system", Action: "thing.happened", TargetType: "thing", TargetID: "9"},
 			"audit.s.other", map[string]models.AuditRef{"Actor": {Kind: models.RefSystem, Text: "audit.actor.system"}, "Action": {Kind: models.RefText, Text: "thing.happened"}, "Target": {Kind: models.RefText, Text: "thing 9"}}, map[string]any{}},
 	}
