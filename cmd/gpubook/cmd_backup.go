@@ -48,7 +48,10 @@ func (c *cli) backup(ctx context.Context, args []string) error {
 		os.Remove(tmp)
 		return fmt.Errorf("backup: %w", err)
 	}
-	st, _ := os.Stat(file)
+	st, err := os.Stat(file)
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
 	fmt.Fprintf(c.stdout, "backed up %s to %s (%d bytes)\n", store.RedactURL(cfg.DatabaseURL), file, st.Size())
 	return nil
 }

@@ -230,5 +230,8 @@ func checkPGDump(ctx context.Context, file, kind string) error {
 			return nil
 		}
 	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("restore: reading %s: %w", file, err)
+	}
 	return fmt.Errorf("restore: %s is a %s but not of a gpubook database (no goose_db_version table)", file, kind)
 }
