@@ -100,7 +100,15 @@ func (h *API) gpuUUIDs(ctx context.Context, bookings ...models.Booking) (map[int
 			}
 		}
 	}
-	return h.Store.GPUUUIDs(ctx, ids)
+	gpus, err := h.Store.GPUsByID(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	uuids := make(map[int64]string, len(gpus))
+	for id, g := range gpus {
+		uuids[id] = g.UUID
+	}
+	return uuids, nil
 }
 
 // utcPtr is an optional time in UTC, as every time on the wire is.

@@ -53,13 +53,13 @@ func (h *Feeds) Show(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	all, err := h.Store.GPUs(ctx)
+	var ids []int64
+	for _, e := range events {
+		ids = append(ids, e.GPUIDs...)
+	}
+	gpus, err := h.Store.GPUsByID(ctx, ids) // calendar apps poll this: only the events' GPUs
 	if err != nil {
 		return err
-	}
-	gpus := make(map[int64]models.GPU, len(all))
-	for _, g := range all {
-		gpus[g.ID] = g
 	}
 	t := h.I18n.For(i18n.Match(owner.Language, c.Request().Header.Get("Accept-Language")))
 	body := views.FeedICS(t, views.FeedView{Team: tok.TeamName, Events: events, GPUs: gpus,

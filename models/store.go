@@ -44,8 +44,8 @@ type NodeStore interface {
 	RenameNode(ctx context.Context, id int64, name string, by Actor) error
 	GPU(ctx context.Context, id int64) (*GPU, error)
 	GPUs(ctx context.Context) ([]GPU, error)
-	// GPUUUIDs maps each of ids that exists to its GPU's UUID.
-	GPUUUIDs(ctx context.Context, ids []int64) (map[int64]string, error)
+	// GPUsByID returns the GPUs of ids that exist, by ID.
+	GPUsByID(ctx context.Context, ids []int64) (map[int64]GPU, error)
 	SetGPUService(ctx context.Context, id int64, inService bool, reason string, by Actor) error
 }
 
