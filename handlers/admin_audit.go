@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"encoding/csv"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -160,21 +158,7 @@ func (h *Admin) auditCSV(c echo.Context, p *views.Page, f models.AuditFilter) er
 	}
 	head := []string{p.Tr("admin.when"), p.Tr("audit.event"), p.Tr("admin.action"), "IP",
 		p.Tr("admin.actor"), p.Tr("audit.code"), p.Tr("audit.target_type"), p.Tr("audit.target_id"), p.Tr("admin.details")}
-	hd := c.Response().Header()
-	hd.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	hd.Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", "gpubook-audit.csv"))
-	c.Response().WriteHeader(http.StatusOK)
-	w := csv.NewWriter(c.Response())
-	for _, row := range append([][]string{head}, rows...) {
-		for i := range row {
-			row[i] = csvCell(row[i])
-		}
-		if err := w.Write(row); err != nil {
-			return err
-		}
-	}
-	w.Flush()
-	return w.Error()
+	return sendCSV(c, "gpubook-audit.csv", head, rows)
 }
 
 func parseDay(s, field string, loc *time.Location, fe models.FieldErrors) time.Time {
