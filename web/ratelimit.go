@@ -64,8 +64,10 @@ func retryAfter(r Rate) string {
 // authentication more than r allows, before the credential is looked up:
 // random tokens would otherwise cost one database lookup each, and a limit
 // per token does not hold them back because each guess is a new token.
-// Successful calls cost nothing here.
-func limitAuthFailures(r Rate) echo.MiddlewareFunc {
+// Successful calls cost nothing here. failed is the error code that counts
+// as a failed guess: EUNAUTHORIZED for tokens, ENOTFOUND for the calendar
+// feeds, whose unknown token is a 404.
+func limitAuthFailures(r Rate, failed string) echo.MiddlewareFunc {
 	f := &authFailures{rate: rate.Limit(r.PerMinute / 60), burst: r.Burst, buckets: map[string]*failBucket{}}
 	retry := retryAfter(r)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -76,7 +78,7 @@ func limitAuthFailures(r Rate) echo.MiddlewareFunc {
 				return models.NewError(models.ETOOMANY, models.M("err.rate_limited"))
 			}
 			err := next(c)
-			if models.ErrorCode(err) == models.EUNAUTHORIZED {
+			if models.ErrorCode(err) == failed {
 				f.fail(ip)
 			}
 			return err

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/gpubook/gpubook/handlers"
+	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/wire"
 	"github.com/gpubook/gpubook/static"
 )
@@ -158,7 +159,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config, m *metrics) {
 	// The agent's own body limit: its batches are cut to fit it (wire.MaxBody).
 	// One failure budget per address for both APIs: a guesser is refused
 	// before the credential is looked up.
-	authFails := limitAuthFailures(cfg.APIFailRate)
+	authFails := limitAuthFailures(cfg.APIFailRate, models.EUNAUTHORIZED)
 	agent := e.Group(wire.APIPrefix, middleware.BodyLimit(strconv.Itoa(wire.MaxBody)), authFails, agentAPI.Authenticate)
 	agent.PUT("/inventory", agentAPI.Inventory)
 	agent.GET("/schedule", agentAPI.Schedule)
@@ -171,7 +172,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config, m *metrics) {
 	// never the session; a bad or revoked token is a 404 and spends the
 	// address's failure budget.
 	feeds := &handlers.Feeds{Base: base, BaseURL: cfg.BaseURL}
-	e.GET("/feeds/:file", feeds.Show, limitFeedGuesses(cfg.APIFailRate), rateLimit(cfg.APIRate, byFeedToken))
+	e.GET("/feeds/:file", feeds.Show, limitAuthFailures(cfg.APIFailRate, models.ENOTFOUND), rateLimit(cfg.APIRate, byFeedToken))
 
 	// JSON API v1: personal token only, never the session cookie. Its
 	// contract is public, like this source: reading it needs no token.
