@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
-
 )
 
 // feedPrefix is where the calendar feeds live; the rest of such a path is
