@@ -73,9 +73,4 @@ func (h *AdminAgents) agentNode(c echo.Context) (*models.AgentNode, error) {
 	return h.Store.AgentNode(c.Request().Context(), id)
 }
 
-func (h *AdminAgents) portalURL(c echo.Context) string {
-	if h.PortalURL != "" {
-		return h.PortalURL
-	}
-	return c.Scheme() + "://" + c.Request().Host
-}
+func (h *AdminAgents) portalURL(c echo.Context) string { return PortalURL(c, h.PortalURL) }

@@ -56,10 +56,7 @@ func (h *AgentAPI) Schedule(c echo.Context) error {
 	if etagMatches(c.Request().Header.Get("If-None-Match"), etag) {
 		return c.NoContent(http.StatusNotModified)
 	}
-	s.PortalURL = h.PortalURL
-	if s.PortalURL == "" {
-		s.PortalURL = c.Scheme() + "://" + c.Request().Host
-	}
+	s.PortalURL = PortalURL(c, h.PortalURL)
 	return c.JSON(http.StatusOK, s)
 }
 

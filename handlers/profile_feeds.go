@@ -100,12 +100,3 @@ func (h *Profile) RevokeFeed(c echo.Context) error {
 	h.Flash(c, "ok", h.Translator(c).T("feed.revoked"))
 	return RedirectSeeOther(c, "/profile#feeds")
 }
-
-// PortalURL is the portal's address for links that leave it (feeds,
-// emails): the configured base URL, else the one this request came to.
-func PortalURL(c echo.Context, configured string) string {
-	if configured != "" {
-		return strings.TrimSuffix(configured, "/")
-	}
-	return c.Scheme() + "://" + c.Request().Host
-}
