@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql/driver"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -100,7 +101,7 @@ type usageWriter struct {
 	recs    []pendingMinute
 	users   []wire.UserUsage
 	names   []string
-	named   map[string]bool
+	userIDs map[string]int64 // unix names resolved so far in the batch (0: no gpubook user)
 	stamped []models.StampedUser
 	buf     []byte
 
@@ -109,7 +110,7 @@ type usageWriter struct {
 }
 
 func newUsageWriter(tx *gorm.DB, ids map[string]int64, holders []models.UsageHolder) *usageWriter {
-	return &usageWriter{tx: tx, pg: tx.Dialector.Name() == Postgres, ids: ids, holders: holders, named: map[string]bool{}}
+	return &usageWriter{tx: tx, pg: tx.Dialector.Name() == Postgres, ids: ids, holders: holders, userIDs: map[string]int64{}}
 }
 
 // add gathers one record (copied: the stream reuses it) and stores the
@@ -134,18 +135,23 @@ func (w *usageWriter) flush() error {
 	if len(w.recs) == 0 {
 		return nil
 	}
+	// Names are looked up once per batch, not per chunk: the chunks of a
+	// backlog name the same few users again and again.
 	w.names = w.names[:0]
-	clear(w.named)
 	for _, u := range w.users {
-		if !w.named[u.User] {
-			w.named[u.User] = true
+		if _, known := w.userIDs[u.User]; !known {
+			w.userIDs[u.User] = 0
 			w.names = append(w.names, u.User)
 		}
 	}
-	ids, err := unixNamesIn(w.tx, w.names)
-	if err != nil {
-		return err
+	if len(w.names) > 0 {
+		found, err := unixNamesIn(w.tx, w.names)
+		if err != nil {
+			return err
+		}
+		maps.Copy(w.userIDs, found)
 	}
+	ids := w.userIDs
 	w.buf = append(w.buf[:0], '[')
 	for i := range w.recs {
 		w.appendMinute(i, ids)
