@@ -137,6 +137,7 @@ func (h *Admin) auditLines(c echo.Context, p *views.Page, events []models.AuditE
 func (h *Admin) auditCSV(c echo.Context, p *views.Page, f models.AuditFilter) error {
 	var rows [][]string
 	f.Offset, f.Limit = 0, 500
+	complete := false
 	for len(rows) < auditCSVMax {
 		events, err := h.Store.AuditEvents(c.Request().Context(), f)
 		if err != nil {
@@ -152,9 +153,13 @@ func (h *Admin) auditCSV(c echo.Context, p *views.Page, f models.AuditFilter) er
 				e.ActorLabel, e.Action, e.TargetType, e.TargetID, e.Details})
 		}
 		if len(events) < f.Limit {
+			complete = true
 			break
 		}
 		f.Offset += f.Limit
+	}
+	if !complete { // say so in the file rather than stop without a word
+		rows = append(rows, []string{"", p.Tr("audit.csv_cut", "Max", auditCSVMax)})
 	}
 	head := []string{p.Tr("admin.when"), p.Tr("audit.event"), p.Tr("admin.action"), "IP",
 		p.Tr("admin.actor"), p.Tr("audit.code"), p.Tr("audit.target_type"), p.Tr("audit.target_id"), p.Tr("admin.details")}
