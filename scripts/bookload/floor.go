@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/gpubook/gpubook/models"
@@ -106,29 +105,12 @@ func sqliteFloor(ctx context.Context, db *store.DB, t *target, clients int, d ti
 	start := t.floorStart()
 	conn := sqlfloor.New(db)
 	return drive(clients, 0, d, func(k int) error {
-		found, err := conn.Exists(ctx, fmt.Sprintf(sqlfloor.TokenUserSQL, "?"), hash)
-		if err != nil {
+		if err := conn.Token(ctx, hash); err != nil {
 			return err
 		}
-		if !found {
-			return fmt.Errorf("sql floor: token not found")
-		}
-		uid, g := t.users[k%len(t.users)], t.gpuIDs[k%len(t.gpuIDs)]
+		p := sqlfloor.Pair{UserID: t.users[k%len(t.users)], NodeID: t.nodeID, GPU: t.gpuIDs[k%len(t.gpuIDs)], Note: floorNote}
 		s := start.Add(time.Duration(k/len(t.gpuIDs)) * time.Hour)
-		e, now := s.Add(time.Hour), time.Now().UTC()
-		return conn.InTx(ctx, func(tx sqlfloor.Tx) error {
-			var id int64
-			if err := tx.QueryRowContext(ctx, `INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?) RETURNING id`, uid, t.nodeID, s, e, floorNote, now, now).Scan(&id); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, "INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at, blocking) VALUES (?, ?, ?, ?, TRUE)",
-				id, g, s, e); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
-			VALUES (?, ?, 'load', 'booking.create', 'booking', ?, ?, '127.0.0.1')`, now, uid, strconv.FormatInt(id, 10), floorNote)
-			return err
-		})
+		_, err := conn.Book(ctx, p, s, s.Add(time.Hour), time.Now().UTC())
+		return err
 	})
 }

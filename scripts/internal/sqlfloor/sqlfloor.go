@@ -30,10 +30,30 @@ const TokenUserSQL = `SELECT u.*, t.id AS token_id, t.last_used_at AS token_last
 type Conn struct {
 	pool    gorm.ConnPool
 	dialect string
+	sql     statements
+}
+
+// statements are the floor's SQL texts in the dialect's parameters, made
+// once: building them in the measured loop would add to the floor.
+type statements struct {
+	token, booking, bookingGPU, audit, cancel, free string
 }
 
 // New returns the floor's connection to db.
-func New(db *store.DB) Conn { return Conn{pool: db.Gorm.ConnPool, dialect: db.Dialect} }
+func New(db *store.DB) Conn {
+	c := Conn{pool: db.Gorm.ConnPool, dialect: db.Dialect}
+	c.sql = statements{
+		token: fmt.Sprintf(TokenUserSQL, c.param(1)),
+		booking: c.numbered(`INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?) RETURNING id`),
+		bookingGPU: c.numbered("INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at, blocking) VALUES (?, ?, ?, ?, TRUE)"),
+		audit: c.numbered(`INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
+			VALUES (?, ?, 'load', ?, 'booking', ?, ?, '127.0.0.1')`),
+		cancel: c.numbered("UPDATE bookings SET status = 'cancelled', released_at = ?, updated_at = ? WHERE id = ?"),
+		free:   c.numbered("UPDATE booking_gpus SET blocking = FALSE WHERE booking_id = ?"),
+	}
+	return c
+}
 
 // Tx is a transaction on the store's pool.
 type Tx interface {
@@ -103,57 +123,61 @@ type Pair struct {
 	Note                string // marks the floor's rows, for cleaning up
 }
 
-// BookNowAndRelease does the database work of booking p.GPU from now for
-// an hour and releasing it: the token's user, then the booking, its GPU
-// row and its audit event in one transaction; the token's user again, then
-// the booking cancelled (released in its first second), its GPU row freed
-// and the release's audit event in another.
-func (c Conn) BookNowAndRelease(ctx context.Context, p Pair) error {
-	token := func() error {
-		found, err := c.Exists(ctx, fmt.Sprintf(TokenUserSQL, c.param(1)), p.TokenHash)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return fmt.Errorf("sqlfloor: token not found")
-		}
-		return nil
-	}
-	q := func(sql string) string { return c.numbered(sql) }
-	audit := q(`INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
-		VALUES (?, ?, 'load', ?, 'booking', ?, ?, '127.0.0.1')`)
-	now := time.Now().UTC()
-	s := now.Truncate(time.Second)
-	var id int64
-	if err := token(); err != nil {
-		return err
-	}
-	err := c.InTx(ctx, func(tx Tx) error {
-		if err := tx.QueryRowContext(ctx, q(`INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?) RETURNING id`), p.UserID, p.NodeID, s, s.Add(time.Hour), p.Note, now, now).Scan(&id); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, q("INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at, blocking) VALUES (?, ?, ?, ?, TRUE)"),
-			id, p.GPU, s, s.Add(time.Hour)); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, audit, now, p.UserID, models.AuditBookingCreate, strconv.FormatInt(id, 10), p.Note)
-		return err
-	})
+// Token looks the token's user up, as every API call does.
+func (c Conn) Token(ctx context.Context, hash string) error {
+	found, err := c.Exists(ctx, c.sql.token, hash)
 	if err != nil {
 		return err
 	}
-	if err := token(); err != nil {
+	if !found {
+		return fmt.Errorf("sqlfloor: token not found")
+	}
+	return nil
+}
+
+// Book inserts the booking of p.GPU over [start, end), its GPU row and its
+// audit event in one transaction, and returns its ID.
+func (c Conn) Book(ctx context.Context, p Pair, start, end, now time.Time) (int64, error) {
+	var id int64
+	err := c.InTx(ctx, func(tx Tx) error {
+		if err := tx.QueryRowContext(ctx, c.sql.booking, p.UserID, p.NodeID, start, end, p.Note, now, now).Scan(&id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, c.sql.bookingGPU, id, p.GPU, start, end); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, c.sql.audit, now, p.UserID, models.AuditBookingCreate, strconv.FormatInt(id, 10), p.Note)
+		return err
+	})
+	return id, err
+}
+
+// BookNowAndRelease does the database work of booking p.GPU from now for
+// an hour and releasing it: the token's user, then the booking (Book); the
+// token's user again, then the booking cancelled (released in its first
+// second), its GPU row freed and the release's audit event in another
+// transaction.
+func (c Conn) BookNowAndRelease(ctx context.Context, p Pair) error {
+	now := time.Now().UTC()
+	s := now.Truncate(time.Second)
+	if err := c.Token(ctx, p.TokenHash); err != nil {
+		return err
+	}
+	id, err := c.Book(ctx, p, s, s.Add(time.Hour), now)
+	if err != nil {
+		return err
+	}
+	if err := c.Token(ctx, p.TokenHash); err != nil {
 		return err
 	}
 	return c.InTx(ctx, func(tx Tx) error {
-		if _, err := tx.ExecContext(ctx, q("UPDATE bookings SET status = 'cancelled', released_at = ?, updated_at = ? WHERE id = ?"), now, now, id); err != nil {
+		if _, err := tx.ExecContext(ctx, c.sql.cancel, now, now, id); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, q("UPDATE booking_gpus SET blocking = FALSE WHERE booking_id = ?"), id); err != nil {
+		if _, err := tx.ExecContext(ctx, c.sql.free, id); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, audit, now, p.UserID, models.AuditBookingRelease, strconv.FormatInt(id, 10), p.Note)
+		_, err := tx.ExecContext(ctx, c.sql.audit, now, p.UserID, models.AuditBookingRelease, strconv.FormatInt(id, 10), p.Note)
 		return err
 	})
 }
