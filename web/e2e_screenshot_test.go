@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,7 +13,8 @@ import (
 )
 
 // screenshot fills the calendar with demo-like data and saves a PNG of the
-// week view (for docs/calendar.png: GPUBOOK_SCREENSHOT=../docs/calendar.png).
+// week view and of the home page (for docs/calendar.png and docs/home.png:
+// GPUBOOK_SCREENSHOT=../docs/calendar.png).
 func screenshot(t *testing.T, ctx context.Context, f *calFixture, base, path string) {
 	t.Helper()
 	f.addNode(t, "gpu-h100-01", 8, "NVIDIA H100 80GB HBM3", 81920)
@@ -39,10 +41,18 @@ func screenshot(t *testing.T, ctx context.Context, f *calFixture, base, path str
 		}
 	}
 	_ = f.env.DB.SetGPUService(context.Background(), f.gpu(t, "gpu-l40s-01", 3), false, "fan replacement", models.CLIActor)
-	err = chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/calendar"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="cal-grid"]`)))
+	shot(t, ctx, base+"/calendar", `[data-testid="cal-grid"]`, path)
+	// The home page beside it (docs/home.png): what is free now and the
+	// one-click booking a first-time user meets.
+	shot(t, ctx, base+"/", "body", filepath.Join(filepath.Dir(path), "home.png"))
+}
+
+// shot saves a 1280×800 PNG of url once sel is visible.
+func shot(t *testing.T, ctx context.Context, url, sel, path string) {
+	t.Helper()
+	err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(sel)))
 	if err != nil {
-		t.Fatalf("screenshot page: %v", err)
+		t.Fatalf("screenshot page %s: %v", url, err)
 	}
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
