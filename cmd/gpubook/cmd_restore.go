@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpubook/gpubook/agent/atomicfile"
 	"github.com/gpubook/gpubook/models/store"
 )
 
@@ -135,7 +136,9 @@ func restoreSQLite(ctx context.Context, dbURL, file string) error {
 	return copyFile(file, path)
 }
 
-// copyFile copies src to dst through dst's folder, synced before the rename.
+// copyFile copies src to dst through dst's folder: the copy is synced
+// before the rename and the folder after it, so that a crash leaves either
+// the old file or the whole new one.
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
@@ -162,6 +165,10 @@ func copyFile(src, dst string) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	// The rename is durable only once the folder that holds it is synced.
+	if err := atomicfile.SyncDir(filepath.Dir(dst)); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	return nil

@@ -17,9 +17,7 @@ func SQLitePath(url string) (string, error) {
 	if dialect != SQLite {
 		return "", fmt.Errorf("not a sqlite: URL")
 	}
-	path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
-	path, _, _ = strings.Cut(path, "?")
-	return path, nil
+	return sqliteFile(url), nil
 }
 
 // RedactURL hides a database URL's password, for messages.

@@ -61,17 +61,22 @@ func ParseURL(url string) (dialect, dsn string, err error) {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		return Postgres, url, nil
 	case strings.HasPrefix(url, "sqlite:"):
-		path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
+		path := sqliteFile(url)
 		if path == "" || path == ":memory:" {
 			return "", "", fmt.Errorf("sqlite URL needs a file path, e.g. sqlite:./gpubook.db")
-		}
-		if i := strings.IndexByte(path, '?'); i >= 0 {
-			path = path[:i]
 		}
 		return SQLite, "file:" + path + sqliteParams, nil
 	default:
 		return "", "", fmt.Errorf("must start with postgres://, postgresql:// or sqlite: (got %q)", redact(url))
 	}
+}
+
+// sqliteFile is the file path of a sqlite: URL (sqlite:PATH or
+// sqlite://PATH, parameters after ? dropped).
+func sqliteFile(url string) string {
+	path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
+	path, _, _ = strings.Cut(path, "?")
+	return path
 }
 
 // redact hides a password in a URL, in the user part or as a password=
