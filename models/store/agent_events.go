@@ -29,9 +29,11 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 	if err := models.AgentError(b.Validate()); err != nil {
 		return err
 	}
-	uuids, users := make([]string, len(b.Violations)), make([]string, 0, len(b.Violations))
-	for i, v := range b.Violations {
-		uuids[i] = v.GPUUUID
+	var uuids, users []string // each named once: a batch names at most a node's GPUs, and few users
+	for _, v := range b.Violations {
+		if !slices.Contains(uuids, v.GPUUUID) {
+			uuids = append(uuids, v.GPUUUID)
+		}
 		if v.User != "" && !slices.Contains(users, v.User) {
 			users = append(users, v.User)
 		}
@@ -40,7 +42,7 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 	if err != nil {
 		return err
 	}
-	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = db.bulkTx(ctx, func(tx *gorm.DB, l *rowLoader) error {
 		ids, err := db.nodeGPUIDs(tx, nodeID, uuids)
 		if err != nil {
 			return err
@@ -49,7 +51,7 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 			return err
 		}
 		if !repeatedViolation(b.Violations) {
-			return upsertViolationsJSON(tx, nodeID, b.Violations, ids, names, now)
+			return upsertViolations(l, nodeID, b.Violations, ids, names, now)
 		}
 		for _, v := range b.Violations {
 			var uid, booking *int64
@@ -97,7 +99,7 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 		}
 		bookings[i] = r.BookingID
 	}
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.bulkTx(ctx, func(tx *gorm.DB, l *rowLoader) error {
 		if _, err := db.nodeGPUIDs(tx, nodeID, uuids); err != nil {
 			return err
 		}
@@ -105,7 +107,7 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 			return err
 		}
 		if !repeatedIdle(b.Reports) {
-			return upsertIdleJSON(tx, nodeID, b.Reports, now)
+			return upsertIdleReports(l, nodeID, b.Reports, now)
 		}
 		for _, r := range b.Reports {
 			if err := tx.Exec(upsertIdle, nodeID, clip(r.ID, 256), r.BookingID, clip(r.User, 256), strings.Join(r.GPUUUIDs, ","),
