@@ -22,14 +22,7 @@ var idleTable = newRowTable("agent_idle_reports", idleCols, idlePGTypes, idleCon
 
 // repeatedIdle reports whether a report (agent key) is in rs twice.
 func repeatedIdle(rs []wire.IdleReport) bool {
-	seen := make(map[string]struct{}, len(rs))
-	for _, r := range rs {
-		if _, ok := seen[r.ID]; ok {
-			return true
-		}
-		seen[r.ID] = struct{}{}
-	}
-	return false
+	return repeatedKey(len(rs), func(i int) string { return rs[i].ID })
 }
 
 // upsertIdleReports stores rs, whose agent keys differ.

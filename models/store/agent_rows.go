@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -324,6 +325,23 @@ func (l *rowLoader) done(t *rowTable) (int64, error) {
 		return lt.affected, nil
 	}
 	return 0, nil
+}
+
+// repeatedKey reports whether two of n elements have the same key. It
+// sorts the keys rather than filling a set: n strings cost a third of
+// what a map of them does.
+func repeatedKey(n int, key func(i int) string) bool {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = key(i)
+	}
+	slices.Sort(keys)
+	for i := 1; i < n; i++ {
+		if keys[i] == keys[i-1] {
+			return true
+		}
+	}
+	return false
 }
 
 // appendCopyText appends s as a value of COPY's text format: backslash

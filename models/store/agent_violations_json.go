@@ -30,14 +30,7 @@ var violationTable = newRowTable("agent_violations", violationCols, violationPGT
 
 // repeatedViolation reports whether an episode (agent key) is in vs twice.
 func repeatedViolation(vs []wire.Violation) bool {
-	seen := make(map[string]struct{}, len(vs))
-	for _, v := range vs {
-		if _, ok := seen[v.ID]; ok {
-			return true
-		}
-		seen[v.ID] = struct{}{}
-	}
-	return false
+	return repeatedKey(len(vs), func(i int) string { return vs[i].ID })
 }
 
 // violationBookings lists the bookings of vs, 0 for none.
