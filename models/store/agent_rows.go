@@ -40,11 +40,11 @@ const rowPiece = 64 << 10
 
 // rowTable is how rows reach one table, with its conflict clause.
 type rowTable struct {
-	ncols     int
-	sqlite    string // INSERT … SELECT … FROM json_each(?) …
-	pgCreate  string // CREATE TEMP TABLE IF NOT EXISTS …
-	pgCopy    string // COPY temp (…) FROM STDIN
-	pgMove    string // WITH rows AS (DELETE FROM temp RETURNING *) INSERT INTO table … SELECT … FROM rows …
+	ncols    int
+	sqlite   string // INSERT … SELECT … FROM json_each(?) …
+	pgCreate string // CREATE TEMP TABLE IF NOT EXISTS …
+	pgCopy   string // COPY temp (…) FROM STDIN
+	pgMove   string // WITH rows AS (DELETE FROM temp RETURNING *) INSERT INTO table … SELECT … FROM rows …
 }
 
 // newRowTable describes table's columns cols ("a, b, c"), their
@@ -64,10 +64,10 @@ func newRowTable(table, cols string, pgTypes []string, onConflict string) *rowTa
 	return &rowTable{
 		ncols: len(names),
 		// "WHERE true" keeps SQLite from reading ON CONFLICT as a join's ON.
-		sqlite:    "INSERT INTO " + table + " (" + cols + ") SELECT " + strings.Join(sel, ", ") + " FROM json_each(?) WHERE true " + onConflict,
-		pgCreate:  "CREATE TEMP TABLE IF NOT EXISTS " + temp + " (" + strings.Join(defs, ", ") + ") ON COMMIT DELETE ROWS",
-		pgCopy:    "COPY " + temp + " (" + cols + ") FROM STDIN",
-		pgMove:    "WITH rows AS (DELETE FROM " + temp + " RETURNING *) INSERT INTO " + table + " (" + cols + ") SELECT " + cols + " FROM rows " + onConflict,
+		sqlite:   "INSERT INTO " + table + " (" + cols + ") SELECT " + strings.Join(sel, ", ") + " FROM json_each(?) WHERE true " + onConflict,
+		pgCreate: "CREATE TEMP TABLE IF NOT EXISTS " + temp + " (" + strings.Join(defs, ", ") + ") ON COMMIT DELETE ROWS",
+		pgCopy:   "COPY " + temp + " (" + cols + ") FROM STDIN",
+		pgMove:   "WITH rows AS (DELETE FROM " + temp + " RETURNING *) INSERT INTO " + table + " (" + cols + ") SELECT " + cols + " FROM rows " + onConflict,
 	}
 }
 
