@@ -12,7 +12,7 @@ import (
 )
 
 // The rows of a usage batch go to the database through a rowLoader
-// (agent_rows.go): a piece of about 64 kB at a time, never as bound values.
+// (agent_rows.go): a piece of about 32 kB at a time, never as bound values.
 
 // Columns of the two tables, in the order each row is written.
 const (

@@ -12,7 +12,7 @@ import (
 )
 
 // A violation batch is stored through a rowLoader (agent_rows.go: a piece
-// of about 64 kB at a time, one upsert per piece or, on PostgreSQL, one
+// of about 32 kB at a time, one upsert per piece or, on PostgreSQL, one
 // for the batch), unless it names one episode twice: the upsert keeps the latest sighting, and PostgreSQL refuses to
 // update a row twice in one statement, so such a batch (an escalation
 // within one batch, rare) goes row by row in order.
