@@ -27,9 +27,7 @@ func repeatedIdle(rs []wire.IdleReport) bool {
 
 // upsertIdleReports stores rs, whose agent keys differ.
 func upsertIdleReports(l *rowLoader, nodeID int64, rs []wire.IdleReport, now time.Time) error {
-	if err := l.table(idleTable); err != nil {
-		return err
-	}
+	l.table(idleTable)
 	for _, r := range rs {
 		l.Int(nodeID)
 		l.Str(clip(r.ID, 256))

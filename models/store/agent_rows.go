@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5/stdlib"
@@ -17,26 +16,30 @@ import (
 )
 
 // The rows an agent sends (usage minutes and their users, violations,
-// idle reports) go to the database in pieces of about rowPiece bytes,
-// encoded one after the other in one reused buffer: never as bound values
-// (each value of each row cost the Go heap a boxed copy, a database/sql
-// argument and the driver's conversion, about 40 times the bytes the agent
-// sent for it) and never as one text of the whole batch (pgx copied a JSON
-// text parameter twice more while it sent it). So what storing a batch
-// costs the heap beside its decoded values is one piece, whatever the
-// batch's size.
+// idle reports) go to the database as JSON arrays, one per row, gathered
+// for each table in a buffer of about rowPiece bytes that is sent when it
+// is full and reused: never as bound values (each value of each row cost
+// the Go heap a boxed copy, a database/sql argument and the driver's
+// conversion, about 40 times the bytes the agent sent for it) and never
+// as one text of the whole batch (pgx copied a text parameter twice more
+// while it sent it). So what storing a batch costs the heap beside its
+// decoded values is a piece per table, whatever the batch's size.
 //
-//   - SQLite: a piece is a JSON array of rows (arrays), unpacked by
-//     json_each in one INSERT … SELECT per piece.
-//   - PostgreSQL: a piece is COPY text, sent into a temporary table of the
-//     connection (pgconn.CopyFrom, which sends it through a pooled 64 kB
-//     buffer); one INSERT … SELECT per table then moves every row of the
-//     batch from there to the table, emptying the temporary one. The
-//     temporary tables are created once per connection and emptied at
-//     every commit as well (ON COMMIT DELETE ROWS).
+//   - SQLite: a piece is one JSON array of the rows, unpacked by json_each
+//     in one INSERT … SELECT per piece.
+//   - PostgreSQL: a piece is one row per line. A table whose rows fit in
+//     one piece (the steady state: a minute of a node) gets them in one
+//     INSERT … SELECT, the piece bound as one parameter. A larger one gets
+//     its pieces sent with COPY (pgconn.CopyFrom, through a pooled 64 kB
+//     buffer) into a temporary table of the connection, and one
+//     INSERT … SELECT at the end moves them to the table and empties the
+//     temporary one (created once per connection, and emptied at every
+//     commit as well: ON COMMIT DELETE ROWS). Either way every table is
+//     written when its rows are done, in the order the caller says: the
+//     usage tables must be written GPU-minutes first (usageTables).
 
 // rowPiece is the size a piece is sent at: a few dozen statements (or
-// COPYs) for the largest batch, and a buffer of a tenth of its body.
+// COPYs) for the largest batch, and a buffer of a thirtieth of its body.
 // The longest row, an idle report of 64 GPUs, is under 4 kB.
 const rowPiece = 32 << 10
 
@@ -44,9 +47,10 @@ const rowPiece = 32 << 10
 type rowTable struct {
 	ncols    int
 	sqlite   string // INSERT … SELECT … FROM json_each(?) …
+	pgInsert string // INSERT … SELECT … FROM the lines of one parameter …
 	pgCreate string // CREATE TEMP TABLE IF NOT EXISTS …
-	pgCopy   string // COPY temp (…) FROM STDIN
-	pgMove   string // WITH rows AS (DELETE FROM temp RETURNING *) INSERT INTO table … SELECT … FROM rows …
+	pgCopy   string // COPY temp FROM STDIN
+	pgMove   string // WITH rows AS (DELETE FROM temp RETURNING r) INSERT INTO table … SELECT … FROM rows …
 }
 
 // newRowTable describes table's columns cols ("a, b, c"), their
@@ -57,41 +61,46 @@ func newRowTable(table, cols string, pgTypes []string, onConflict string) *rowTa
 		panic(fmt.Sprintf("store: %s: %d columns, %d types", table, len(names), len(pgTypes)))
 	}
 	sel := make([]string, len(names))
-	defs := make([]string, len(names))
-	for i, n := range names {
+	pgSel := make([]string, len(names))
+	for i := range names {
 		sel[i] = fmt.Sprintf("value->>%d", i)
-		defs[i] = n + " " + pgTypes[i]
+		pgSel[i] = fmt.Sprintf("(r->>%d)::%s", i, pgTypes[i])
 	}
+	insert := "INSERT INTO " + table + " (" + cols + ") SELECT "
 	temp := "agent_rows_in_" + table
 	return &rowTable{
 		ncols: len(names),
 		// "WHERE true" keeps SQLite from reading ON CONFLICT as a join's ON.
-		sqlite:   "INSERT INTO " + table + " (" + cols + ") SELECT " + strings.Join(sel, ", ") + " FROM json_each(?) WHERE true " + onConflict,
-		pgCreate: "CREATE TEMP TABLE IF NOT EXISTS " + temp + " (" + strings.Join(defs, ", ") + ") ON COMMIT DELETE ROWS",
-		pgCopy:   "COPY " + temp + " (" + cols + ") FROM STDIN",
-		pgMove:   "WITH rows AS (DELETE FROM " + temp + " RETURNING *) INSERT INTO " + table + " (" + cols + ") SELECT " + cols + " FROM rows " + onConflict,
+		sqlite:   insert + strings.Join(sel, ", ") + " FROM json_each(?) WHERE true " + onConflict,
+		pgInsert: insert + strings.Join(pgSel, ", ") + " FROM unnest(string_to_array(?::text, E'\\n')::jsonb[]) AS r " + onConflict,
+		pgCreate: "CREATE TEMP TABLE IF NOT EXISTS " + temp + " (r jsonb NOT NULL) ON COMMIT DELETE ROWS",
+		// CSV with a quote and a delimiter that JSON text never holds
+		// raw (control characters are escaped): each line is read as it
+		// is, backslashes and all.
+		pgCopy: "COPY " + temp + " (r) FROM STDIN WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')",
+		pgMove: "WITH rows AS (DELETE FROM " + temp + " RETURNING r) " + insert + strings.Join(pgSel, ", ") + " FROM rows " + onConflict,
 	}
 }
 
-// loadedTable is what a rowLoader knows of a table in its transaction.
+// loadedTable is a table a rowLoader writes in its transaction.
 type loadedTable struct {
 	t        *rowTable
-	affected int64 // SQLite: rows the pieces' INSERTs added or changed
-	copied   int   // PostgreSQL: rows sent to the temporary table
+	buf      []byte // the rows not sent yet
+	rows     int    // how many
+	affected int64  // rows the table took (inserted or updated)
+	copied   bool   // PostgreSQL: rows wait in the temporary table
 }
 
-// rowLoader stores rows of one transaction's tables, a piece at a time:
-// rowLoader.table names the table of the rows that follow, the value
-// methods append a row's columns in order, end closes the row, and done
-// stores the table's last rows and says how many the table took.
+// rowLoader writes rows of one transaction's tables, a piece at a time:
+// table names the table of the rows that follow, the value methods append
+// a row's columns in order, end closes the row, and done writes the
+// table's last rows and says how many the table took.
 type rowLoader struct {
 	tx   *gorm.DB
 	conn *sql.Conn // PostgreSQL: the transaction's connection, for COPY
 	ctx  context.Context
 
-	buf    []byte
-	cur    *loadedTable // the table of the rows in buf
-	rows   int          // rows in buf
+	cur    *loadedTable // the table of the open row
 	col    int          // columns of the open row
 	tables []loadedTable
 }
@@ -119,44 +128,35 @@ func (db *DB) bulkTx(ctx context.Context, fn func(tx *gorm.DB, l *rowLoader) err
 func (l *rowLoader) pg() bool { return l.conn != nil }
 
 // table makes t the table of the rows that follow.
-func (l *rowLoader) table(t *rowTable) error {
+func (l *rowLoader) table(t *rowTable) {
 	if l.cur != nil && l.cur.t == t {
-		return nil
+		return
 	}
-	if err := l.send(); err != nil {
-		return err
+	if l.tables == nil {
+		l.tables = make([]loadedTable, 0, 2) // usage writes two tables
 	}
 	for i := range l.tables {
 		if l.tables[i].t == t {
 			l.cur = &l.tables[i]
-			return nil
+			return
 		}
 	}
-	if l.pg() {
-		if err := l.tx.Exec(t.pgCreate).Error; err != nil {
-			return fmt.Errorf("store: bulk load: %w", err)
-		}
-	}
-	if l.buf == nil {
-		l.buf = make([]byte, 0, rowPiece+4<<10)
-	}
-	l.tables = append(l.tables, loadedTable{t: t})
+	l.tables = append(l.tables, loadedTable{t: t, buf: make([]byte, 0, rowPiece+4<<10)})
 	l.cur = &l.tables[len(l.tables)-1]
-	return nil
 }
 
-// sep starts the next column (and the row and the piece, at their first).
+// sep starts the next column, and the row at its first.
 func (l *rowLoader) sep() {
+	lt := l.cur
 	switch {
-	case l.col > 0 && l.pg():
-		l.buf = append(l.buf, '\t')
 	case l.col > 0:
-		l.buf = append(l.buf, ',')
+		lt.buf = append(lt.buf, ',')
 	case l.pg():
-	case l.rows == 0:
-		l.buf = append(l.buf, '[', '[')
+		lt.buf = append(lt.buf, '[')
+	case lt.rows > 0:
+		lt.buf = append(lt.buf, ',', '[')
 	default:
-		l.buf = append(l.buf, ',', '[')
+		lt.buf = append(lt.buf, '[', '[')
 	}
 	l.col++
 }
@@ -164,7 +164,7 @@ func (l *rowLoader) sep() {
 // Int appends an integer column.
 func (l *rowLoader) Int(n int64) {
 	l.sep()
-	l.buf = strconv.AppendInt(l.buf, n, 10)
+	l.cur.buf = strconv.AppendInt(l.cur.buf, n, 10)
 }
 
 // IntOrNull appends n, or NULL when n is 0 (no booking, no user).
@@ -179,152 +179,145 @@ func (l *rowLoader) IntOrNull(n int64) {
 // Float appends a floating-point column.
 func (l *rowLoader) Float(f float64) {
 	l.sep()
-	l.buf = strconv.AppendFloat(l.buf, f, 'g', -1, 64)
+	l.cur.buf = strconv.AppendFloat(l.cur.buf, f, 'g', -1, 64)
 }
 
-// Bool appends a boolean column (SQLite stores booleans as 0 and 1).
+// Bool appends a boolean column as 0 or 1 (what SQLite stores; PostgreSQL
+// reads both as a boolean).
 func (l *rowLoader) Bool(v bool) {
 	l.sep()
-	switch {
-	case l.pg() && v:
-		l.buf = append(l.buf, 't')
-	case l.pg():
-		l.buf = append(l.buf, 'f')
-	case v:
-		l.buf = append(l.buf, '1')
-	default:
-		l.buf = append(l.buf, '0')
+	if v {
+		l.cur.buf = append(l.cur.buf, '1')
+	} else {
+		l.cur.buf = append(l.cur.buf, '0')
 	}
 }
 
 // Null appends a NULL column.
 func (l *rowLoader) Null() {
 	l.sep()
-	if l.pg() {
-		l.buf = append(l.buf, '\\', 'N')
-	} else {
-		l.buf = append(l.buf, "null"...)
-	}
+	l.cur.buf = append(l.cur.buf, "null"...)
 }
 
 // Time appends a time column in the store's SQLite time format, which
 // PostgreSQL reads as well.
 func (l *rowLoader) Time(t time.Time) {
 	l.sep()
-	if !l.pg() {
-		l.buf = append(l.buf, '"')
-	}
-	l.buf = t.UTC().AppendFormat(l.buf, sqliteTime)
-	if !l.pg() {
-		l.buf = append(l.buf, '"')
-	}
+	l.cur.buf = appendJSONTime(l.cur.buf, t)
 }
 
 // Str appends a text column.
 func (l *rowLoader) Str(s string) {
 	l.sep()
-	if l.pg() {
-		l.buf = appendCopyText(l.buf, s)
-	} else {
-		l.buf = appendJSONString(l.buf, s)
-	}
+	l.cur.buf = appendJSONString(l.cur.buf, s)
 }
 
-// StrJoin appends the text of parts joined by sep, which needs no escaping.
+// StrJoin appends the text of parts joined by sep.
 func (l *rowLoader) StrJoin(parts []string, sep byte) {
 	l.sep()
-	if !l.pg() {
-		l.buf = append(l.buf, '"')
-	}
+	b := append(l.cur.buf, '"')
 	for i, p := range parts {
 		if i > 0 {
-			l.buf = append(l.buf, sep)
+			b = append(b, sep)
 		}
-		if l.pg() {
-			l.buf = appendCopyText(l.buf, p)
-		} else {
-			l.buf = appendJSONChars(l.buf, p)
-		}
+		b = appendJSONChars(b, p)
 	}
-	if !l.pg() {
-		l.buf = append(l.buf, '"')
-	}
+	l.cur.buf = append(b, '"')
 }
 
-// end closes the row, and sends the piece once it is full.
+// end closes the row, and sends the table's piece once it is full.
 func (l *rowLoader) end() error {
-	if l.col != l.cur.t.ncols {
-		return fmt.Errorf("store: bulk load: a row of %d columns, want %d", l.col, l.cur.t.ncols)
+	lt := l.cur
+	if l.col != lt.t.ncols {
+		return fmt.Errorf("store: bulk load: a row of %d columns, want %d", l.col, lt.t.ncols)
 	}
 	if l.pg() {
-		l.buf = append(l.buf, '\n')
+		lt.buf = append(lt.buf, ']', '\n')
 	} else {
-		l.buf = append(l.buf, ']')
+		lt.buf = append(lt.buf, ']')
 	}
 	l.col = 0
-	l.rows++
-	if len(l.buf) >= rowPiece {
-		return l.send()
+	lt.rows++
+	if len(lt.buf) >= rowPiece {
+		return l.send(lt)
 	}
 	return nil
 }
 
-// send stores the rows in buf: on SQLite into their table, on PostgreSQL
-// into its temporary table.
-func (l *rowLoader) send() error {
-	if l.rows == 0 {
+// send writes lt's rows not sent yet: on SQLite into the table, on
+// PostgreSQL into its temporary table.
+func (l *rowLoader) send(lt *loadedTable) error {
+	if lt.rows == 0 {
 		return nil
 	}
 	if l.pg() {
+		if !lt.copied {
+			if err := l.tx.Exec(lt.t.pgCreate).Error; err != nil {
+				return fmt.Errorf("store: bulk load: %w", err)
+			}
+		}
 		err := l.conn.Raw(func(dc any) error {
 			c, ok := dc.(*stdlib.Conn)
 			if !ok {
 				return fmt.Errorf("not a pgx connection (%T)", dc)
 			}
-			_, err := c.Conn().PgConn().CopyFrom(l.ctx, bytes.NewReader(l.buf), l.cur.t.pgCopy)
+			_, err := c.Conn().PgConn().CopyFrom(l.ctx, bytes.NewReader(lt.buf), lt.t.pgCopy)
 			return err
 		})
 		if err != nil {
 			return fmt.Errorf("store: bulk load: copy: %w", err)
 		}
-		l.cur.copied += l.rows
+		lt.copied = true
 	} else {
-		l.buf = append(l.buf, ']')
-		// Bound without a copy: the driver copies the text into SQLite
-		// while it binds it, and buf is not touched until then. SQLite
-		// must get text (it would read a blob as its binary JSONB).
-		r := l.tx.Exec(l.cur.t.sqlite, unsafe.String(unsafe.SliceData(l.buf), len(l.buf)))
-		if r.Error != nil {
-			return r.Error
+		lt.buf = append(lt.buf, ']')
+		n, err := l.exec(lt.t.sqlite, lt.buf)
+		if err != nil {
+			return err
 		}
-		l.cur.affected += r.RowsAffected
+		lt.affected += n
 	}
-	l.buf, l.rows = l.buf[:0], 0
+	lt.buf, lt.rows = lt.buf[:0], 0
 	return nil
 }
 
-// done stores t's last rows and returns how many rows t took (inserted or
-// updated) in this transaction; on PostgreSQL it moves them from the
-// temporary table, so it is called once per table and transaction.
+// exec runs query with text, a piece, as its one parameter, bound without
+// a copy: the drivers copy it while they bind it, and the piece is not
+// touched until then. (SQLite must get text: it reads a blob as JSONB.)
+func (l *rowLoader) exec(query string, text []byte) (int64, error) {
+	r := l.tx.Exec(query, unsafe.String(unsafe.SliceData(text), len(text)))
+	return r.RowsAffected, r.Error
+}
+
+// done writes t's last rows and returns how many rows t took (inserted
+// or updated) in this transaction. It is called once per table, after
+// its last row; the tables are written in the order of these calls.
 func (l *rowLoader) done(t *rowTable) (int64, error) {
-	if l.cur != nil && l.cur.t == t {
-		if err := l.send(); err != nil {
-			return 0, err
-		}
-	}
 	for i := range l.tables {
 		lt := &l.tables[i]
 		if lt.t != t {
 			continue
 		}
-		if l.pg() && lt.copied > 0 {
-			r := l.tx.Exec(t.pgMove)
-			if r.Error != nil {
-				return 0, r.Error
-			}
-			lt.affected, lt.copied = lt.affected+r.RowsAffected, 0
+		if !l.pg() {
+			err := l.send(lt)
+			return lt.affected, err
 		}
-		return lt.affected, nil
+		if !lt.copied { // one piece: one statement
+			if lt.rows == 0 {
+				return 0, nil
+			}
+			n, err := l.exec(t.pgInsert, lt.buf[:len(lt.buf)-1]) // no empty last line
+			lt.buf, lt.rows = lt.buf[:0], 0
+			return n, err
+		}
+		if err := l.send(lt); err != nil {
+			return 0, err
+		}
+		r := l.tx.Exec(t.pgMove)
+		if r.Error != nil {
+			return 0, r.Error
+		}
+		lt.copied = false
+		return r.RowsAffected, nil
 	}
 	return 0, nil
 }
@@ -344,39 +337,4 @@ func repeatedKey(n int, key func(i int) string) bool {
 		}
 	}
 	return false
-}
-
-// appendCopyText appends s as a value of COPY's text format: backslash
-// and the characters that separate values and rows escaped, invalid UTF-8
-// replaced (PostgreSQL refuses it).
-func appendCopyText(b []byte, s string) []byte {
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\\':
-			b = append(b, '\\', '\\')
-			i++
-		case c == '\t':
-			b = append(b, '\\', 't')
-			i++
-		case c == '\n':
-			b = append(b, '\\', 'n')
-			i++
-		case c == '\r':
-			b = append(b, '\\', 'r')
-			i++
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
-		default:
-			r, n := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && n == 1 {
-				b = utf8.AppendRune(b, utf8.RuneError)
-			} else {
-				b = append(b, s[i:i+n]...)
-			}
-			i += n
-		}
-	}
-	return b
 }

@@ -117,18 +117,14 @@ func (w *usageWriter) flush() error {
 		}
 		maps.Copy(w.userIDs, found)
 	}
-	if err := w.l.table(usageTable); err != nil {
-		return err
-	}
+	w.l.table(usageTable)
 	for i := range w.recs {
 		if err := w.writeMinute(i); err != nil {
 			return err
 		}
 	}
 	if len(w.users) > 0 {
-		if err := w.l.table(userUsageTable); err != nil {
-			return err
-		}
+		w.l.table(userUsageTable)
 		for i := range w.recs {
 			if err := w.writeUsers(i); err != nil {
 				return err
@@ -206,6 +202,14 @@ func (w *usageWriter) writeUsers(i int) error {
 		}
 	}
 	return nil
+}
+
+// appendJSONTime appends t as a JSON string in the store's SQLite time
+// format.
+func appendJSONTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, sqliteTime)
+	return append(b, '"')
 }
 
 // appendJSONString appends s as a JSON string. The agent's text is valid

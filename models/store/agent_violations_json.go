@@ -68,9 +68,7 @@ func nodeBookings(tx *gorm.DB, nodeID int64, ids []int64) error {
 
 // upsertViolations stores vs, whose agent keys differ.
 func upsertViolations(l *rowLoader, nodeID int64, vs []wire.Violation, gpus, names map[string]int64, now time.Time) error {
-	if err := l.table(violationTable); err != nil {
-		return err
-	}
+	l.table(violationTable)
 	for _, v := range vs {
 		l.Int(nodeID)
 		l.Str(v.ID)
