@@ -42,7 +42,8 @@ func (h *AgentAPI) Usage(c echo.Context) error {
 // Violations stores violations; an escalation updates the stored one.
 func (h *AgentAPI) Violations(c echo.Context) error {
 	var b wire.ViolationBatch
-	if err := decodeAgent(c, &b, violationShape, wire.MaxBody); err != nil {
+	size := func(body []byte) { b.Violations = sizedList[wire.Violation](body, &violationList{}) }
+	if err := decodeAgentSized(c, &b, violationShape, wire.MaxBody, size); err != nil {
 		return err
 	}
 	if err := h.Store.RecordViolations(c.Request().Context(), h.node(c), b, h.Now()); err != nil {
@@ -55,7 +56,8 @@ func (h *AgentAPI) Violations(c echo.Context) error {
 // and applies the auto-release rule.
 func (h *AgentAPI) Idle(c echo.Context) error {
 	var b wire.IdleBatch
-	if err := decodeAgent(c, &b, idleShape, wire.MaxBody); err != nil {
+	size := func(body []byte) { b.Reports = sizedList[wire.IdleReport](body, &idleList{}) }
+	if err := decodeAgentSized(c, &b, idleShape, wire.MaxBody, size); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,9 +31,11 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 	if err := models.AgentError(b.Validate()); err != nil {
 		return err
 	}
-	uuids, users := make([]string, len(b.Violations)), make([]string, 0, len(b.Violations))
-	for i, v := range b.Violations {
-		uuids[i] = v.GPUUUID
+	var uuids, users []string // each named once: a batch names at most a node's GPUs, and few users
+	for _, v := range b.Violations {
+		if !slices.Contains(uuids, v.GPUUUID) {
+			uuids = append(uuids, v.GPUUUID)
+		}
 		if v.User != "" && !slices.Contains(users, v.User) {
 			users = append(users, v.User)
 		}
@@ -40,7 +44,7 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 	if err != nil {
 		return err
 	}
-	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = db.bulkTx(ctx, func(tx *gorm.DB, l *rowLoader) error {
 		ids, err := db.nodeGPUIDs(tx, nodeID, uuids)
 		if err != nil {
 			return err
@@ -49,7 +53,7 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 			return err
 		}
 		if !repeatedViolation(b.Violations) {
-			return upsertViolationsJSON(tx, nodeID, b.Violations, ids, names, now)
+			return upsertViolations(l, nodeID, b.Violations, ids, names, now)
 		}
 		for _, v := range b.Violations {
 			var uid, booking *int64
@@ -97,7 +101,7 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 		}
 		bookings[i] = r.BookingID
 	}
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.bulkTx(ctx, func(tx *gorm.DB, l *rowLoader) error {
 		if _, err := db.nodeGPUIDs(tx, nodeID, uuids); err != nil {
 			return err
 		}
@@ -105,7 +109,7 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 			return err
 		}
 		if !repeatedIdle(b.Reports) {
-			return upsertIdleJSON(tx, nodeID, b.Reports, now)
+			return upsertIdleReports(l, nodeID, b.Reports, now)
 		}
 		for _, r := range b.Reports {
 			if err := tx.Exec(upsertIdle, nodeID, clip(r.ID, 256), r.BookingID, clip(r.User, 256), strings.Join(r.GPUUUIDs, ","),
@@ -179,18 +183,36 @@ func (db *DB) MarkIdle(ctx context.Context, reportID int64, warned, released boo
 }
 
 // MarkIdleReports is MarkIdle for several reports with one statement.
+// The IDs (up to a batch's 500) are bound as one JSON list, not one
+// parameter each, which cost the heap about 250 bytes per ID.
 func (db *DB) MarkIdleReports(ctx context.Context, reportIDs []int64, warned, released bool, now time.Time) error {
-	up := map[string]any{}
+	var set []string
 	if warned {
-		up["warned_at"] = utc(now)
+		set = append(set, "warned_at = @now")
 	}
 	if released {
-		up["released_at"] = utc(now)
+		set = append(set, "released_at = @now")
 	}
-	if len(up) == 0 || len(reportIDs) == 0 {
+	if len(set) == 0 || len(reportIDs) == 0 {
 		return nil
 	}
-	err := db.Gorm.WithContext(ctx).Table("agent_idle_reports").Where("id IN ?", reportIDs).Updates(up).Error
+	list := make([]byte, 0, 8*len(reportIDs)+2)
+	list = append(list, '[')
+	for i, id := range reportIDs {
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = strconv.AppendInt(list, id, 10)
+	}
+	list = append(list, ']')
+	in := "id IN (SELECT value FROM json_each(@ids))"
+	if db.Dialect == Postgres {
+		// An array, not a subquery, so that the planner looks the IDs up
+		// in the primary key.
+		in = "id = ANY(ARRAY(SELECT json_array_elements_text(CAST(@ids AS json))::bigint))"
+	}
+	err := db.Gorm.WithContext(ctx).Exec("UPDATE agent_idle_reports SET "+strings.Join(set, ", ")+" WHERE "+in,
+		sql.Named("now", utc(now)), sql.Named("ids", string(list))).Error
 	return mapErr(err, "idle report")
 }
 

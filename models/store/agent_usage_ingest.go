@@ -41,8 +41,9 @@ func (s *usageScan) add(r *wire.UsageRecord) {
 // resend, in part or whole, never counts twice. It reads the batch twice
 // and never holds it whole: first to check every record (wire's rules and
 // the future-minute rule) before it touches the database, then, in one
-// transaction, to store the records in chunks of at most insertChunk
-// rows. Refused (an invalid record, a foreign GPU) means nothing written.
+// transaction, to store them a chunk of usageChunk records at a time,
+// through a rowLoader (agent_rows.go). Refused (an invalid record, a
+// foreign GPU) means nothing written.
 func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageStream, retention time.Duration, now time.Time) (models.UsageResult, error) {
 	scan := usageScan{seen: map[string]bool{}}
 	err := s.ValidateEach(func(_ int, r *wire.UsageRecord) error {
@@ -56,7 +57,7 @@ func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageS
 		return models.UsageResult{}, models.AgentError(err)
 	}
 	var res models.UsageResult
-	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = db.bulkTx(ctx, func(tx *gorm.DB, l *rowLoader) error {
 		res = models.UsageResult{}
 		ids, err := db.nodeGPUIDs(tx, nodeID, scan.uuids)
 		if err != nil {
@@ -67,7 +68,7 @@ func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageS
 		if err != nil {
 			return err
 		}
-		w := newUsageWriter(tx, ids, holders)
+		w := newUsageWriter(l, ids, holders)
 		err = s.Each(func(_ int, r *wire.UsageRecord) error {
 			if verdict, _ := models.CheckUsageRecord(*r, now, retention); verdict == models.UsageStale {
 				res.Stale++
@@ -75,14 +76,15 @@ func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageS
 			}
 			return w.add(r)
 		})
-		if err == nil {
-			err = w.flush()
-		}
 		if err != nil {
 			return err
 		}
-		res.Inserted, res.Duplicates = int(w.inserted), int(int64(w.rows)-w.inserted)
-		if w.inserted < int64(w.rows) && w.usersInserted > 0 {
+		inserted, usersInserted, err := w.finish()
+		if err != nil {
+			return err
+		}
+		res.Inserted, res.Duplicates = int(inserted), w.rows-int(inserted)
+		if inserted < int64(w.rows) && usersInserted > 0 {
 			// A resend brought user rows for minutes stored before: their
 			// stamps were taken without them.
 			return restampUsage(tx, mapValues(ids), lo, hi)

@@ -3,7 +3,6 @@ package store
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -12,9 +11,9 @@ import (
 	"github.com/gpubook/gpubook/models/wire"
 )
 
-// A violation batch is stored with one statement, its rows bound as one
-// JSON text (see agent_usage_rows.go for why), unless it names one episode
-// twice: the upsert keeps the latest sighting, and PostgreSQL refuses to
+// A violation batch is stored through a rowLoader (agent_rows.go: a piece
+// of about 32 kB at a time, one upsert per piece or, on PostgreSQL, one
+// for the batch), unless it names one episode twice: the upsert keeps the latest sighting, and PostgreSQL refuses to
 // update a row twice in one statement, so such a batch (an escalation
 // within one batch, rare) goes row by row in order.
 
@@ -27,21 +26,11 @@ const violationConflict = `ON CONFLICT (node_id, agent_key) DO UPDATE SET action
 	memory_mib = excluded.memory_mib, received_at = excluded.received_at
 WHERE agent_violations.last_seen <= excluded.last_seen`
 
-var upsertViolationsSQL = map[bool]string{
-	false: upsertFromJSON(false, "agent_violations", violationCols, violationPGTypes, violationConflict),
-	true:  upsertFromJSON(true, "agent_violations", violationCols, violationPGTypes, violationConflict),
-}
+var violationTable = newRowTable("agent_violations", violationCols, violationPGTypes, violationConflict)
 
 // repeatedViolation reports whether an episode (agent key) is in vs twice.
 func repeatedViolation(vs []wire.Violation) bool {
-	seen := make(map[string]struct{}, len(vs))
-	for _, v := range vs {
-		if _, ok := seen[v.ID]; ok {
-			return true
-		}
-		seen[v.ID] = struct{}{}
-	}
-	return false
+	return repeatedKey(len(vs), func(i int) string { return vs[i].ID })
 }
 
 // violationBookings lists the bookings of vs, 0 for none.
@@ -77,44 +66,34 @@ func nodeBookings(tx *gorm.DB, nodeID int64, ids []int64) error {
 	return nil
 }
 
-// upsertViolationsJSON stores vs, whose agent keys differ, in one statement.
-func upsertViolationsJSON(tx *gorm.DB, nodeID int64, vs []wire.Violation, gpus, names map[string]int64, now time.Time) error {
-	size := 2
-	for _, v := range vs { // the row's text and room for its numbers and times, so that buf never grows
-		size += len(v.ID) + len(v.Kind) + len(v.User) + len(v.Action) + len(v.Container) + 256
-	}
-	buf := make([]byte, 0, size)
-	buf = append(buf, '[')
-	for i, v := range vs {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = strconv.AppendInt(append(buf, '['), nodeID, 10)
-		buf = appendJSONString(append(buf, ','), v.ID)
-		buf = appendJSONString(append(buf, ','), v.Kind)
-		buf = appendInts(buf, gpus[v.GPUUUID])
-		buf = appendJSONString(append(buf, ','), clip(v.User, 256))
-		if id := names[v.User]; id != 0 && v.User != "" {
-			buf = appendInts(buf, id)
+// upsertViolations stores vs, whose agent keys differ.
+func upsertViolations(l *rowLoader, nodeID int64, vs []wire.Violation, gpus, names map[string]int64, now time.Time) error {
+	l.table(violationTable)
+	for _, v := range vs {
+		l.Int(nodeID)
+		l.Str(v.ID)
+		l.Str(v.Kind)
+		l.Int(gpus[v.GPUUUID])
+		l.Str(clip(v.User, 256))
+		if v.User != "" {
+			l.IntOrNull(names[v.User])
 		} else {
-			buf = append(buf, ",null"...)
+			l.Null()
 		}
-		buf = appendInts(buf, int64(v.UID), int64(v.PID), v.MemoryMiB)
-		if v.BookingID != 0 {
-			buf = appendInts(buf, v.BookingID)
-		} else {
-			buf = append(buf, ",null"...)
+		l.Int(int64(v.UID))
+		l.Int(int64(v.PID))
+		l.Int(v.MemoryMiB)
+		l.IntOrNull(v.BookingID)
+		l.Str(v.Action)
+		l.Time(utc(v.FirstSeen))
+		l.Time(utc(v.LastSeen))
+		l.Time(utc(now))
+		l.Str(v.Container)
+		if err := l.end(); err != nil {
+			return fmt.Errorf("store: violations: %w", err)
 		}
-		buf = appendJSONString(append(buf, ','), v.Action)
-		buf = appendJSONTime(buf, utc(v.FirstSeen))
-		buf = appendJSONTime(buf, utc(v.LastSeen))
-		buf = appendJSONTime(buf, utc(now))
-		buf = appendJSONString(append(buf, ','), v.Container)
-		buf = append(buf, ']')
 	}
-	buf = append(buf, ']')
-	pg := tx.Dialector.Name() == Postgres
-	if err := tx.Exec(upsertViolationsSQL[pg], jsonArg(pg, buf)).Error; err != nil {
+	if _, err := l.done(violationTable); err != nil {
 		return fmt.Errorf("store: violations: %w", err)
 	}
 	return nil

@@ -5,20 +5,26 @@
 // just under wire.MaxBody: valid ones (stored) and invalid ones
 // (decoded in full, refused at their last item), and a 16 MB body. It
 // samples the server's resident memory (VmRSS) throughout and reports the
-// peak above idle.
+// peak above idle. Each kind is posted in two rounds of the same size:
+// the first is also the second's warm-up, and the second's peak is taken
+// above the RSS the first left, so that it leaves out what only a first
+// request costs (the heap growing to its working size, the pages of the
+// database's cache, a connection's buffers).
 //
 //	go run ./scripts/agentload -db sqlite,postgres -clients 4 -n 5
 //	go run ./scripts/agentload -db sqlite,postgres -clients 1 -n 1 -fresh
 //
 // With -fresh every kind of body gets a server of its own, so that its
 // figure is what those requests cost, not also the garbage the kinds
-// before it left for the collector.
+// before it left for the collector. -sqlite-cache-pages sets SQLite's page
+// cache, to tell what of a figure is that cache.
 // It only ever talks to 127.0.0.1: the server it starts and the local
 // PostgreSQL, where it creates a scratch database and drops it afterwards.
 package main
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"io"
@@ -35,6 +41,7 @@ import (
 type options struct {
 	clients, n int
 	fresh      bool
+	cachePages int
 	pgAdmin    string
 	bin        string
 }
@@ -52,6 +59,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	clients := fs.Int("clients", 4, "clients posting at once")
 	n := fs.Int("n", 5, "requests per client and kind of body")
 	fresh := fs.Bool("fresh", false, "a new server and database for each kind of body, so that no kind's figure holds what the ones before it left on the heap")
+	cachePages := fs.Int("sqlite-cache-pages", 0, "SQLite: the database's own page cache size, in pages per connection (PRAGMA default_cache_size); 0 leaves SQLite's default (2 MB)")
 	pgAdmin := fs.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (127.0.0.1 only)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -70,7 +78,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("build the server: %w", err)
 	}
-	o := options{clients: *clients, n: *n, fresh: *fresh, pgAdmin: *pgAdmin, bin: bin}
+	o := options{clients: *clients, n: *n, fresh: *fresh, cachePages: *cachePages, pgAdmin: *pgAdmin, bin: bin}
 	for _, d := range strings.Split(*dbs, ",") {
 		if err := measure(ctx, d, dir, o, out); err != nil {
 			return fmt.Errorf("%s: %w", d, err)
@@ -106,6 +114,11 @@ func measureKinds(ctx context.Context, dialect, dir string, o options, out io.Wr
 	}
 	file.Close()
 	dbURL := "sqlite:" + file.Name()
+	if dialect == store.SQLite && o.cachePages > 0 {
+		if err := setCachePages(file.Name(), o.cachePages); err != nil {
+			return err
+		}
+	}
 	if dialect == store.Postgres {
 		u, drop, err := storetest.ScratchPostgres(ctx, o.pgAdmin, "agentload")
 		if err != nil {
@@ -123,30 +136,51 @@ func measureKinds(ctx context.Context, dialect, dir string, o options, out io.Wr
 	if err != nil {
 		return err
 	}
-	kinds, err := buildBodies(o.clients*o.n, booking)
+	round := o.clients * o.n
+	kinds, err := buildBodies(2*round, booking)
 	if err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second) // let start-up garbage settle
 	idle := srv.rssKiB()
 	if pick == nil || pick[0] == 0 {
-		fmt.Fprintf(out, "\n%s: %d clients × %d requests per kind; server idle RSS %.1f MiB", dialect, o.clients, o.n, mib(idle))
+		fmt.Fprintf(out, "\n%s: %d clients × %d requests per kind and round; server idle RSS %.1f MiB", dialect, o.clients, o.n, mib(idle))
 		if o.fresh {
 			fmt.Fprint(out, " (the first server's; a new server for each kind)")
 		}
-		fmt.Fprint(out, "\n\n| body | bytes | answers | wall | peak RSS above idle |\n|---|---|---|---|---|\n")
+		fmt.Fprint(out, "\n\n| body | bytes | answers | wall | first round: peak RSS above idle | second round: peak RSS above the first's |\n|---|---|---|---|---|---|\n")
 	}
 	for i, k := range kinds {
 		if pick != nil && pick[0] != i {
 			continue
 		}
-		res := post(ctx, srv, cred, k, o)
-		fmt.Fprintf(out, "| %s | %d | %s | %.1f s | %.1f MiB |\n", k.name, len(k.bodies[0]), res.answers, res.wall.Seconds(), mib(res.peak-idle))
+		first := post(ctx, srv, cred, k.path, k.bodies[:round], o)
+		time.Sleep(time.Second)
+		// The first round is the second's warm-up: what a request costs
+		// once the heap, the database's page cache and the connections it
+		// touches exist, which the first request of a kind has to make.
+		warm := srv.rssKiB()
+		second := post(ctx, srv, cred, k.path, k.bodies[round:], o)
+		fmt.Fprintf(out, "| %s | %d | %s | %.1f s | %.1f MiB | %.1f MiB |\n", k.name, len(k.bodies[0]), first.answers+"; "+second.answers,
+			(first.wall + second.wall).Seconds(), mib(first.peak-idle), mib(second.peak-warm))
 	}
 	if pick == nil {
 		fmt.Fprintf(out, "\nserver peak RSS over the whole run (VmHWM): %.1f MiB, %.1f MiB above idle\n", mib(srv.hwmKiB()), mib(srv.hwmKiB()-idle))
 	}
 	return nil
+}
+
+// setCachePages writes a page cache size into the header of the SQLite
+// file, which every connection the server opens then uses (the server
+// sets no cache_size of its own).
+func setCachePages(path string, pages int) error {
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.Exec(fmt.Sprintf("PRAGMA default_cache_size = %d; CREATE TABLE agentload_header (x); DROP TABLE agentload_header", pages))
+	return err
 }
 
 func mib(kib int64) float64 { return float64(kib) / 1024 }

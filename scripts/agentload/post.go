@@ -20,9 +20,9 @@ type result struct {
 	peak    int64
 }
 
-// post sends every body of k, o.clients at a time, sampling the server's
-// RSS every 2 ms.
-func post(ctx context.Context, s *server, cred string, k kind, o options) result {
+// post sends every body to path, o.clients at a time, sampling the
+// server's RSS every 2 ms.
+func post(ctx context.Context, s *server, cred, path string, bodies [][]byte, o options) result {
 	stop := make(chan struct{})
 	peak := make(chan int64)
 	go func() {
@@ -47,8 +47,8 @@ func post(ctx context.Context, s *server, cred string, k kind, o options) result
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := c; i < len(k.bodies); i += o.clients {
-				code := send(ctx, s, cred, k.path, k.bodies[i])
+			for i := c; i < len(bodies); i += o.clients {
+				code := send(ctx, s, cred, path, bodies[i])
 				mu.Lock()
 				codes[code]++
 				mu.Unlock()
