@@ -48,12 +48,13 @@ var run struct {
 // each test's time) and waits for those drops before it exits, and makes
 // each fresh SQLite database a copy of one migrated once (see Open).
 func Run(m *testing.M) {
-	os.Exit(run1(m, fmt.Sprint(DefaultParallel)))
+	os.Exit(Main(m, DefaultParallel))
 }
 
-// RunParallel is Run with another default for -parallel.
-func RunParallel(m *testing.M, parallel int) {
-	os.Exit(run1(m, fmt.Sprint(parallel)))
+// Main is Run for a TestMain with more to do: it runs the tests with
+// -parallel defaulting to parallel and returns the exit code.
+func Main(m *testing.M, parallel int) int {
+	return run1(m, fmt.Sprint(parallel))
 }
 
 func run1(m *testing.M, parallel string) int {
