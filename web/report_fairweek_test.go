@@ -25,7 +25,10 @@ import (
 func TestReportFairWeekPagesAndCSV(t *testing.T) {
 	t.Parallel()
 	for _, c := range fairweek.Weeks {
-		t.Run(c.Week, func(t *testing.T) { fairWeekPages(t, c) })
+		t.Run(c.Week, func(t *testing.T) {
+			t.Parallel()
+			fairWeekPages(t, c)
+		})
 	}
 }
 
