@@ -42,6 +42,7 @@ func TestAdminImportPage(t *testing.T) {
 		"nobody@example.org,n1,0,2026-12-01 10:00,2026-12-01 11:00,\n"
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env, root, alice, _, _ := reportEnv(t, d)
 			if res := root.Get("/admin/import"); res.Code != http.StatusOK || res.Doc.Find(`[data-testid="import-form"]`).Length() != 1 {
 				t.Fatalf("import page: %d", res.Code)

@@ -23,6 +23,7 @@ func TestAdminTabsReachEveryPage(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env := webtest.New(t, d)
 			env.AddUser("root@example.org", "Root", true)
 			team := &models.Team{Name: "empty"}

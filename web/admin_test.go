@@ -51,6 +51,7 @@ func TestAdminNodes(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env, admin, _ := adminEnv(t, d)
 			admin.Get("/admin/nodes")
 			bad := []struct {
@@ -116,6 +117,7 @@ func TestAdminUsersAndTeams(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env, admin, _ := adminEnv(t, d)
 			plain, _ := env.DB.UserByEmail(t.Context(), "user@example.org")
 			me, _ := env.DB.UserByEmail(t.Context(), "root@example.org")

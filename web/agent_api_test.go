@@ -55,6 +55,7 @@ func TestAgentAPIForeignGPU(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			x := enrolledE2E(t, d)
 			ctx := context.Background()
 			gpus, _ := models.NewNodeGPUs("n2", 1, "NVIDIA A100-SXM4-40GB", 40960)

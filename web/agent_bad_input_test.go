@@ -210,6 +210,7 @@ func TestAgentAPIBadInput(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAgentFix(t, d)
 			before := f.state()
 			for _, c := range badAgentInput(t, f) {
@@ -271,6 +272,7 @@ func TestAgentAPIBadEnrollAndSchedule(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAgentFix(t, d)
 			cred := f.api.Token
 			f.api.Token = ""

@@ -19,6 +19,7 @@ func TestAgentIdleWarnsOncePerBooking(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			x := newMemFixture(t, d)
 			bt := wire.IdleBatch{Node: "load"}
 			for i := range 3 {

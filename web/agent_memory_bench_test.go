@@ -55,6 +55,7 @@ func BenchmarkAgentBodyMemory(b *testing.B) {
 func TestAgentBodyMemoryBound(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			x := newMemFixture(t, d)
 			for _, c := range memBodies(x.booking) {
 				t.Run(c.name, func(t *testing.T) {

@@ -29,6 +29,7 @@ func TestAgentPortalLoginEnvAndViolations(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			x := enrolledE2E(t, d)
 			ctx := context.Background()
 			alice := x.env.AddUser("alice@example.org", "Alice", false)
@@ -99,6 +100,7 @@ func TestAgentPortalOutage(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			x := enrolledE2E(t, d)
 			x.run(3 * time.Minute)
 			addr := x.srv.Listener.Addr().String()

@@ -50,6 +50,7 @@ func TestAgentPortalRefusalsLoseNothing(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			x := enrolledE2E(t, d)
 			proxy := newRefusingProxy(t, x.srv.URL)
 			x.client.BaseURL = proxy.srv.URL
@@ -86,6 +87,7 @@ func TestAgentHealthOnNodePage(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			x := enrolledE2E(t, d)
 			page := "/admin/nodes/" + strconv.FormatInt(x.nodeID, 10) + "/enroll"
 			admin := x.env.Client()

@@ -18,6 +18,7 @@ func TestAPIBadInputEveryRoute(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			// A rate limit high enough that every call reaches its handler.
 			f := newAPIFixture(t, d, func(c *web.Config) { c.APIRate = web.Rate{PerMinute: 1e6, Burst: 1e6} })
 			var bk bookingBody

@@ -15,6 +15,7 @@ func TestAPIBadBookingInput(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAPIFixture(t, d)
 			g0, g1, h0 := f.gpus[0].ID, f.gpus[1].ID, f.gpus[4].ID
 			ok := func(extra string) string {

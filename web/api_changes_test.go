@@ -17,6 +17,7 @@ func TestAPICancel(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAPIFixture(t, d)
 			b := f.book(t, f.adaAPI, []int64{f.gpus[0].ID, f.gpus[1].ID}, 1, 3, "")
 			path := fmt.Sprintf("/api/v1/bookings/%d", b.ID)
@@ -51,6 +52,7 @@ func TestAPIRelease(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAPIFixture(t, d)
 			b := f.book(t, f.adaAPI, []int64{f.gpus[0].ID}, 1, 5, "")
 			path := fmt.Sprintf("/api/v1/bookings/%d/release", b.ID)
@@ -79,6 +81,7 @@ func TestAPIExtend(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAPIFixture(t, d)
 			b := f.book(t, f.adaAPI, []int64{f.gpus[0].ID, f.gpus[1].ID}, 0, 2, "")
 			f.book(t, f.bobAPI, []int64{f.gpus[1].ID}, 7.5, 9, "")
@@ -119,6 +122,7 @@ func TestAPIAdminActsOnOthers(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAPIFixture(t, d)
 			up := f.book(t, f.adaAPI, []int64{f.gpus[0].ID}, 1, 2, "")
 			act := f.book(t, f.adaAPI, []int64{f.gpus[1].ID}, 0, 2, "")
@@ -156,6 +160,7 @@ func TestAPISlots(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAPIFixture(t, d)
 			f.clock.Set(hoursAfter(0).Add(10 * time.Minute)) // rounds up to 09:30
 			f.book(t, f.bobAPI, []int64{f.gpus[4].ID}, 1, 3, "")

@@ -23,6 +23,7 @@ func TestAPIConcurrentOverlappingBookings(t *testing.T) {
 	const clients = 100
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAPIFixture(t, d)
 			srv := httptest.NewServer(f.env.Server.Echo)
 			defer srv.Close()

@@ -188,7 +188,10 @@ func TestOpenAPIServedWithoutToken(t *testing.T) {
 func TestOpenAPIResponses(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
-		t.Run(d, func(t *testing.T) { testOpenAPIResponses(t, d) })
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			testOpenAPIResponses(t, d)
+		})
 	}
 }
 

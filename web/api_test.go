@@ -154,6 +154,7 @@ func TestAPIMe(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAPIFixture(t, d)
 			res := f.adaAPI.Get("/api/v1/me")
 			var got map[string]any
@@ -179,6 +180,7 @@ func TestAPIGPUs(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAPIFixture(t, d)
 			if err := f.env.DB.SetGPUService(context.Background(), f.gpus[5].ID, false, "fan broken", models.CLIActor); err != nil {
 				t.Fatal(err)
@@ -208,6 +210,7 @@ func TestAPICreateAndListBookings(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAPIFixture(t, d)
 			ids := []int64{f.gpus[1].ID, f.gpus[0].ID}
 			b := f.book(t, f.adaAPI, ids, 1, 3, " fine-tune ")
@@ -274,6 +277,7 @@ func TestAPIListBookingsBadQuery(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAPIFixture(t, d)
 			for _, tt := range []struct {
 				name, query string
@@ -298,6 +302,7 @@ func TestAPIConflictInBothLanguages(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newAPIFixture(t, d)
 			a := f.book(t, f.adaAPI, []int64{f.gpus[0].ID, f.gpus[1].ID}, 1, 3, "")
 			body := map[string]any{"gpu_ids": []int64{f.gpus[1].ID, f.gpus[2].ID}, "starts_at": at(2), "ends_at": at(4)}

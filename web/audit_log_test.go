@@ -39,6 +39,7 @@ func TestAuditLogSentences(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d)
 			a0, a1, a2, b0 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1), f.gpu(t, "node-a", 2), f.gpu(t, "node-b", 0)
 			active := f.book(t, f.bob, []int64{a0}, -1, 2, "")
@@ -174,6 +175,7 @@ func TestAuditLogFilterErrors(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			_, admin, _ := adminEnv(t, d)
 			for q, field := range map[string]string{
 				"since=yesterday":                     "since",
@@ -206,6 +208,7 @@ func TestAuditLogPagesAndCSVInjection(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env, admin, _ := adminEnv(t, d)
 			evil := env.AddUser("evil@example.org", "=HYPERLINK(\"http://x\")", false)
 			for i := range 55 {
@@ -254,6 +257,7 @@ func TestAuditIPBehindProxy(t *testing.T) {
 	_, proxies, _ := net.ParseCIDR("192.0.2.0/28") // httptest's peer 192.0.2.1 is the proxy
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d, func(c *web.Config) { c.TrustedProxies = []*net.IPNet{proxies} })
 			a0, a1, a2 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1), f.gpu(t, "node-a", 2)
 			page := f.book(t, f.bob, []int64{a0}, 5, 6, "")

@@ -29,6 +29,7 @@ func TestMyBookings(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d)
 			a0, a1, a2 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1), f.gpu(t, "node-a", 2)
 			active := f.book(t, f.bob, []int64{a0, a1}, -1, 2, "running")
@@ -174,6 +175,7 @@ func TestFindSlotsPage(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d)
 			c := f.signedIn(f.bob)
 			if res := c.Get("/slots"); res.Code != http.StatusOK || res.Doc.Find(testid("slots-form")).Length() != 1 {

@@ -53,6 +53,7 @@ func TestBookingCreate(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d)
 			a0, a1 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1)
 			c := f.signedIn(f.bob)

@@ -23,6 +23,7 @@ func TestCalendarWeekView(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d)
 			a0, a1, a2 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1), f.gpu(t, "node-a", 2)
 			mine := f.book(t, f.alice, []int64{a0, a1}, -1, 3, "llama finetune")

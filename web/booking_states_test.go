@@ -17,6 +17,7 @@ func TestBookingFormShowsGPUStates(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d)
 			a0, a1, a2 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1), f.gpu(t, "node-a", 2)
 			f.book(t, f.bob, []int64{a1}, 2, 4, "") // 12:12–14:12

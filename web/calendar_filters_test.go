@@ -18,6 +18,7 @@ func TestCalendarLargeClusterFilters(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d)
 			for i := 0; i < 8; i++ { // 6 + 64 GPUs: more than a screenful
 				f.addNode(t, fmt.Sprintf("rack-%d", i), 8, "NVIDIA L40S", 46068)

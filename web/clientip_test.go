@@ -142,6 +142,7 @@ func TestClientAddress(t *testing.T) {
 	_, proxies, _ := net.ParseCIDR("192.0.2.0/28")
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			direct := webtest.New(t, d)
 			behind := webtest.New(t, d, func(c *web.Config) { c.TrustedProxies = []*net.IPNet{proxies} })
 			tests := []struct {

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"flag"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
 	"github.com/gpubook/gpubook/web"
 )
 
@@ -29,6 +29,13 @@ const chromiumPath = "/usr/bin/chromium"
 // CI=true, where that is a failure.
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	return browserFor(t, 90*time.Second)
+}
+
+// browserFor is browser with the context's whole life bounded by limit, or
+// unbounded when 0 (a page sweep bounds each page instead: see checkPages).
+func browserFor(t *testing.T, limit time.Duration) context.Context {
+	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("Chromium is required under CI=true: %v", err)
@@ -40,7 +47,10 @@ func browser(t *testing.T) context.Context {
 		t.Fatalf("start Chromium: %v", shared.err)
 	}
 	ctx, cancelCtx := chromedp.NewContext(shared.ctx, chromedp.WithNewBrowserContext())
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	cancelTimeout := context.CancelFunc(func() {})
+	if limit > 0 {
+		ctx, cancelTimeout = context.WithTimeout(ctx, limit)
+	}
 	t.Cleanup(func() { cancelTimeout(); cancelCtx() })
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900)); err != nil {
 		t.Fatalf("open a browser context: %v", err)
@@ -83,16 +93,10 @@ func sharedChromium() *sharedBrowser {
 // Chromium, on HTTP round trips), not compute: six at a time on a 2-core
 // machine took the package from 104 s to 54 s; the default is the number
 // of cores.
-const testParallel = "6"
+const testParallel = 6
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit {
-		flag.Set("test.parallel", testParallel)
-	}
-	code := m.Run()
+	code := storetest.Main(m, testParallel) // also drops the test databases in the background
 	if chromium.stop != nil {
 		chromium.stop()
 	}

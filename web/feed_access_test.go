@@ -24,6 +24,7 @@ func TestFeedRevokeAndRecreate(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newFeedFixture(t, d, time.UTC, feedClock)
 			c := f.env.Client()
 			c.SignIn("alice@example.org", "Alice")
@@ -83,6 +84,7 @@ func TestFeedTeam(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			f := newFeedFixture(t, d, time.UTC, feedClock)
 			f.env.AddUser("dee@example.org", "Dee", true) // first, so that no signed-in user becomes admin as the first one
@@ -204,6 +206,7 @@ func TestFeedBadTokens(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newFeedFixture(t, d, time.UTC, feedClock)
 			c := f.env.Client()
 			c.SignIn("alice@example.org", "Alice")

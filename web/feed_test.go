@@ -32,6 +32,7 @@ func TestFeedDSTWeek(t *testing.T) {
 	} {
 		for _, d := range storetest.Dialects {
 			t.Run(tc.zone+"/"+d, func(t *testing.T) {
+				t.Parallel()
 				zone, err := time.LoadLocation(tc.zone)
 				if err != nil {
 					t.Fatal(err)

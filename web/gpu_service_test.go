@@ -22,6 +22,7 @@ func TestGPUOutOfServiceWithCare(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newPrioWeb(t, d)
 			ctx := context.Background()
 			g0, g1 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1)

@@ -17,6 +17,7 @@ func TestHomeCanIRunNow(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d)
 			a0, a1 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1)
 			f.book(t, f.bob, []int64{a0, a1}, -1, 2, "") // 09:12–12:12, running
@@ -76,6 +77,7 @@ func TestApprovalsTabOnlyForDeciders(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d)
 			carol := f.env.AddUser("carol@example.org", "Carol Lead", false)
 			team := &models.Team{Name: "vision"}

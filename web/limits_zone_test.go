@@ -21,6 +21,7 @@ func TestLimitsInViewersZone(t *testing.T) {
 	}
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d, func(c *web.Config) { c.Location = shanghai })
 			bob := *f.bob
 			bob.TimeZone = "America/New_York"

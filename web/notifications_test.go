@@ -70,6 +70,7 @@ func TestPreemptionNotices(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newPrioWeb(t, d)
 			r, plan := approvePreempting(t, f)
 			for _, p := range plan {

@@ -27,6 +27,7 @@ func TestAdminPolicyPage(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d)
 			setPeakLimits(t, f)
 			admin := f.signedIn(f.alice)
@@ -81,6 +82,7 @@ func TestBookingOutsidePolicy(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d)
 			setPeakLimits(t, f)
 			bob := f.signedIn(f.bob)

@@ -53,6 +53,7 @@ func TestPriorityApprovalFlow(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newPrioWeb(t, d)
 			erinsBooking := f.book(t, f.erin, []int64{f.gpu(t, "node-a", 2)}, 1.5, 4, "erin's run")
 			bob := f.signedIn(f.bob)

@@ -18,6 +18,7 @@ func TestRequestTeamAndWithdraw(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newPrioWeb(t, d)
 			ctx := context.Background()
 			nlp := &models.Team{Name: "nlp"}
@@ -77,6 +78,7 @@ func TestApprovalRefusesAChangedCalendar(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newPrioWeb(t, d)
 			ctx := context.Background()
 			for _, i := range []int{2, 3} { // nothing can move

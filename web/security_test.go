@@ -105,6 +105,7 @@ func TestTokenLifecycle(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env := webtest.New(t, d)
 			c := env.Client()
 			c.SignIn("ann@example.org", "Ann")

@@ -26,6 +26,7 @@ func TestCookielessRequestsStoreNoSession(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env := webtest.New(t, d)
 			requests := []func(c *webtest.Client) *webtest.Response{
 				func(c *webtest.Client) *webtest.Response { return c.Get("/") },
@@ -64,6 +65,7 @@ func TestPageViewsDoNotRewriteTheSession(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env := webtest.New(t, d)
 			c := env.Client()
 			c.SignIn("ann@example.org", "Ann")

@@ -20,6 +20,7 @@ func TestProbes(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env := webtest.New(t, d)
 			c := env.Client()
 			if res := c.Get("/healthz"); res.Code != http.StatusOK {
@@ -118,6 +119,7 @@ func TestDevLogin(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env := webtest.New(t, d)
 			c := env.Client()
 			res := c.Get("/login")

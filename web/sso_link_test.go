@@ -39,6 +39,7 @@ func TestSSOUnverifiedEmailDoesNotTakeOverAccounts(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			p := startIdP(t)
 			env := ssoEnv(t, d, p)
 			admin := env.AddUser("root@example.org", "Root", true)
@@ -126,6 +127,7 @@ func TestSSOClaimsMeetTheFormRules(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			p := startIdP(t)
 			env := ssoEnv(t, d, p)
 			t.Run("email that is not an email", func(t *testing.T) {

@@ -127,6 +127,7 @@ func TestSSOSignInMapsGroups(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			p := startIdP(t)
 			env := ssoEnv(t, d, p)
 			c := env.Client()

@@ -97,6 +97,7 @@ func TestSSOUnixClaimReachesSchedule(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			p := startIdP(t)
 			env := ssoEnv(t, d, p, withUnixClaim)
 			zs := &uidUser{MockUser: &mockoidc.MockUser{Subject: "zs", Email: "zhangsan@lab.edu.cn", PreferredUsername: "Zhang San",
@@ -164,6 +165,7 @@ func TestAdminSetsUnixLogin(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env := webtest.New(t, d)
 			admin := env.Client()
 			admin.SignIn("root@example.org", "Root")
@@ -228,6 +230,7 @@ func TestUnknownAndContainerOwners(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			env := webtest.New(t, d)
 			admin := env.Client()
 			admin.SignIn("root@example.org", "Root")

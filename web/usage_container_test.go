@@ -21,6 +21,7 @@ func TestStatusNamesTheContainer(t *testing.T) {
 	const id = "4f2a9c1be0d30123456789abcdef0123456789abcdef0123456789abcdef0123"
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			x := enrolledE2E(t, d)
 			x.env.AddUser("bob@example.org", "Bob", false)
 			x.procs.Add(t, 300, agenttest.UIDRoot)

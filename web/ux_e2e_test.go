@@ -157,27 +157,52 @@ func TestE2EBookingFormAndHome(t *testing.T) {
 	if u, err := f.env.DB.UserByEmail(context.Background(), "bob@example.org"); err != nil || u.TimeZone != "Asia/Tokyo" {
 		t.Fatalf("zone after the offer = %q (%v)", u.TimeZone, err)
 	}
-	// The researcher's pages and, in a browser context of her own, the
-	// admin's, side by side.
+	if got := errs.take(); len(got) > 0 {
+		t.Errorf("browser errors: %s", strings.Join(got, "; "))
+	}
+	// The researcher's pages and the admin's, side by side, each in a
+	// browser context of its own whose pages have 30 s each (under load the
+	// researcher's sweep, sharing the form's context and its 90 s, ran out).
 	t.Run("researcher pages", func(t *testing.T) {
 		t.Parallel()
-		checkPages(t, ctx, srv.URL, errs, "bob", "/", "/bookings/new", "/bookings", "/calendar", "/calendar?view=day", "/limits",
+		rctx, rerrs := sweepBrowser(t, srv.URL, "bob@example.org", "Asia/Tokyo")
+		checkPages(t, rctx, srv.URL, rerrs, "bob", "/", "/bookings/new", "/bookings", "/calendar", "/calendar?view=day", "/limits",
 			"/limits/ledger", "/usage", "/usage/definitions", "/requests/new", "/profile", "/status", "/violations/mine", "/notifications")
 	})
 	t.Run("admin pages", func(t *testing.T) {
 		t.Parallel()
-		actx := browser(t)
-		aerrs := &consoleErrors{}
-		aerrs.listen(t, actx)
-		err := chromedp.Do(actx, chromedp.Navigate(srv.URL+"/login"), chromedp.SetValue(chromedp.CSS("#email"), "alice@example.org"),
-			chromedp.Submit(chromedp.CSS("#email")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="whoami"]`)))
-		if err != nil {
-			t.Fatalf("sign in as the admin: %v", err)
-		}
+		actx, aerrs := sweepBrowser(t, srv.URL, "alice@example.org", "")
 		checkPages(t, actx, srv.URL, aerrs, "admin", "/approvals", "/admin", "/admin/nodes", "/admin/users", "/admin/users/"+itoa(f.bob.ID),
 			"/admin/teams", "/admin/groups", "/admin/audit", "/admin/policies", "/admin/agents", "/admin/violations", "/admin/usage", "/admin/import")
 	})
 }
+
+// sweepBrowser is a browser context for checkPages, signed in as email
+// (development sign-in), in the time zone zone unless "".
+func sweepBrowser(t *testing.T, base, email, zone string) (context.Context, *consoleErrors) {
+	ctx := browserFor(t, 0)
+	errs := &consoleErrors{}
+	errs.listen(t, ctx)
+	if zone != "" {
+		if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: zone}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, cancel := context.WithTimeout(ctx, pageTimeout)
+	defer cancel()
+	if _, err := chromedp.Call(page, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Do(page, chromedp.Navigate(base+"/login"), chromedp.SetValue(chromedp.CSS("#email"), email),
+		chromedp.Submit(chromedp.CSS("#email")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="whoami"]`)))
+	if err != nil {
+		t.Fatalf("sign in as %s: %v", email, err)
+	}
+	return ctx, errs
+}
+
+// pageTimeout bounds each page of a sweep.
+const pageTimeout = 30 * time.Second
 
 // overflowingJS names the first elements that reach past the page's right
 // edge, outermost first, for a sideways-scrolling page's failure message.
@@ -206,6 +231,8 @@ func checkPages(t *testing.T, ctx context.Context, base string, errs *consoleErr
 	dir := artefactDir(t)
 	for _, lang := range []string{"en", "zh-CN"} {
 		if lang != "en" { // the browser's default is English
+			ctx, cancel := context.WithTimeout(ctx, pageTimeout)
+			defer cancel()
 			err := chromedp.Do(ctx, chromedp.Navigate(base+"/"), chromedp.Click(chromedp.CSS(`[data-testid="lang-`+lang+`"]`)),
 				chromedp.WaitVisible(chromedp.CSS(`html[lang="`+lang+`"]`)))
 			if err != nil {
@@ -213,6 +240,8 @@ func checkPages(t *testing.T, ctx context.Context, base string, errs *consoleErr
 			}
 		}
 		for _, pg := range pages {
+			ctx, cancel := context.WithTimeout(ctx, pageTimeout)
+			defer cancel()
 			for _, size := range [][2]int64{{1280, 800}, {390, 844}} {
 				err := chromedp.Do(ctx, chromedp.EmulateViewport(size[0], size[1]), chromedp.Navigate(base+pg),
 					chromedp.WaitReady(chromedp.CSS("body")))

@@ -15,6 +15,7 @@ func TestZoneOffer(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			f := newCalFixture(t, d)
 			c := f.signedIn(f.bob)
 			for _, page := range []string{"/", "/profile"} {

@@ -35,6 +35,7 @@ func smtpEnv(url string, port int) map[string]string {
 }
 
 func TestMailTestAgainstARealSMTPServer(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, store.SQLite)
 	srv := smtptest.Start(t, smtptest.Options{Username: "relay", Password: "s3cret"})
 	env := smtpEnv(url, srv.Port)
@@ -86,6 +87,7 @@ func regexpLine(out, status, count string) bool {
 }
 
 func TestMailTestServerDown(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, store.SQLite)
 	_, port := smtptest.FreeAddr(t)
 	_, _, err := gpubookEnv(t, smtpEnv(url, port), "mail", "test", "--to", "ada@example.org", "--now")
@@ -106,6 +108,7 @@ func TestMailTestServerDown(t *testing.T) {
 }
 
 func TestBadSMTPSettingsNameTheVariable(t *testing.T) {
+	t.Parallel()
 	secret := filepath.Join(t.TempDir(), "pw")
 	os.WriteFile(secret, []byte("from-file\n"), 0o600)
 	tests := map[string]map[string]string{
@@ -131,6 +134,7 @@ func TestBadSMTPSettingsNameTheVariable(t *testing.T) {
 }
 
 func TestSMTPSettingsDefaultsAndFile(t *testing.T) {
+	t.Parallel()
 	secret := filepath.Join(t.TempDir(), "pw")
 	os.WriteFile(secret, []byte("from-file\n"), 0o600)
 	cfg, err := parseConfig(envOf(map[string]string{"GPUBOOK_SMTP_HOST": "smtp.example.org", "GPUBOOK_SMTP_FROM": "gpubook <g@example.org>",
@@ -154,6 +158,7 @@ func TestSMTPSettingsDefaultsAndFile(t *testing.T) {
 // TestServeRunsTheOutboxWorker: serve sends queued mail in the background
 // and stops its jobs with the server.
 func TestServeRunsTheOutboxWorker(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, store.SQLite)
 	srv := smtptest.Start(t, smtptest.Options{Username: "relay", Password: "s3cret"})
 	env := smtpEnv(url, srv.Port)
@@ -186,6 +191,7 @@ func TestServeRunsTheOutboxWorker(t *testing.T) {
 // TestMailRequeue: unconfirmed mail goes back to pending only when the
 // operator asks, by ID or all at once, and each re-queue is audited.
 func TestMailRequeue(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, store.SQLite)
 	db := storetest.OpenURL(t, url)
 	if _, err := db.MigrateUp(ctx); err != nil {

@@ -52,10 +52,14 @@ func mustGpubook(t *testing.T, url string, args ...string) string {
 	return out
 }
 
-// eachDialect runs fn on a fresh, empty database of each dialect.
+// eachDialect runs fn on a fresh, empty database of each dialect, side by
+// side (parallel subtests: they run after the caller returns).
 func eachDialect(t *testing.T, fn func(t *testing.T, url string)) {
 	for _, d := range []string{store.SQLite, store.Postgres} {
-		t.Run(d, func(t *testing.T) { fn(t, storetest.URL(t, d)) })
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			fn(t, storetest.URL(t, d))
+		})
 	}
 }
 
@@ -94,6 +98,7 @@ func pendingRows(rows [][]string) int {
 
 // The migrations of other features come and go; the test counts what is there.
 func TestMigrateCommand(t *testing.T) {
+	t.Parallel()
 	eachDialect(t, func(t *testing.T, url string) {
 		rows := statusRows(t, url)
 		n := len(rows)
@@ -139,6 +144,7 @@ func TestMigrateCommand(t *testing.T) {
 }
 
 func TestUserCommands(t *testing.T) {
+	t.Parallel()
 	eachDialect(t, func(t *testing.T, url string) {
 		if out := mustGpubook(t, url, "user", "add", "--email", "Ada@Example.org", "--name", "Ada Lovelace", "--admin"); out != "added admin 1: Ada Lovelace <ada@example.org>\n" {
 			t.Errorf("add: %q", out)
@@ -166,6 +172,7 @@ func TestUserCommands(t *testing.T) {
 
 // Bad input gives one clear message, prints nothing on stdout and writes nothing.
 func TestUserAddBadInput(t *testing.T) {
+	t.Parallel()
 	eachDialect(t, func(t *testing.T, url string) {
 		mustGpubook(t, url, "migrate")
 		tests := []struct {

@@ -11,6 +11,7 @@ import (
 
 // Unknown commands and flags fail with a message and usage on stderr and nothing on stdout.
 func TestUnknownCommandsAndFlags(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, store.SQLite)
 	for args, want := range map[string]string{
 		"":                         "no command given",
@@ -38,6 +39,7 @@ func TestUnknownCommandsAndFlags(t *testing.T) {
 
 // Every command and sub-command answers --help with its usage and exit 0.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, store.SQLite)
 	for _, args := range []string{
 		"--help", "help", "help user", "serve --help", "migrate --help", "migrate status -h", "user --help", "user add --help",
@@ -62,6 +64,7 @@ func TestHelp(t *testing.T) {
 
 // A bad environment stops every configured command with one line naming the variable.
 func TestBadEnvironment(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ key, value, want string }{
 		{"GPUBOOK_TIMEZONE", "Mars/Olympus", `GPUBOOK_TIMEZONE: unknown time zone "Mars/Olympus"`},
 		{"GPUBOOK_LISTEN", "localhost", `GPUBOOK_LISTEN: "localhost" is not host:port`},

@@ -10,6 +10,7 @@ import (
 // clear line and changes nothing; an invalid name is refused before the
 // database is touched; --unix "" goes back to the assumed login.
 func TestUserSetUnix(t *testing.T) {
+	t.Parallel()
 	eachDialect(t, func(t *testing.T, url string) {
 		mustGpubook(t, url, "user", "add", "--email", "zhangsan@lab.edu.cn", "--name", "Zhang San")
 		mustGpubook(t, url, "user", "add", "--email", "bob@lab.edu.cn", "--name", "Bob")

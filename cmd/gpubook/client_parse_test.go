@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseSpan(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in   string
 		want time.Duration
@@ -24,6 +25,7 @@ func TestParseSpan(t *testing.T) {
 }
 
 func TestParseAt(t *testing.T) {
+	t.Parallel()
 	sh, _ := time.LoadLocation("Asia/Shanghai")
 	now := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC) // 14:00 in Shanghai
 	for _, tt := range []struct {
@@ -45,6 +47,7 @@ func TestParseAt(t *testing.T) {
 }
 
 func TestShowSpan(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[time.Duration]string{0: "0m", 45 * time.Minute: "45m", 200 * time.Minute: "3h20m",
 		52 * time.Hour: "2d4h", 7 * 24 * time.Hour: "7d", 24*time.Hour + time.Minute: "1d1m"} {
 		if got := showSpan(in); got != want {
@@ -54,6 +57,7 @@ func TestShowSpan(t *testing.T) {
 }
 
 func TestAPIErrorIsOneLine(t *testing.T) {
+	t.Parallel()
 	e := &apiError{Code: "policy", Message: "This booking is outside the booking policy.",
 		Fields: map[string]string{"max_length": "At most 4 hours.\nYou asked 6.", "max_gpus.peak": "At most 2 GPUs."}}
 	want := "refused (policy): This booking is outside the booking policy. max_gpus.peak: At most 2 GPUs. max_length: At most 4 hours. You asked 6."
@@ -64,6 +68,7 @@ func TestAPIErrorIsOneLine(t *testing.T) {
 
 // TestHelpGroupsCommands: --help lists the server, admin and client commands apart.
 func TestHelpGroupsCommands(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	if err := run(ctx, []string{"gpubook", "--help"}, envOf(nil), &out, &out); err != nil {
 		t.Fatal(err)

@@ -125,8 +125,12 @@ type clientBooking struct {
 }
 
 func TestClient(t *testing.T) {
+	t.Parallel()
 	for _, d := range []string{store.SQLite, store.Postgres} {
-		t.Run(d, func(t *testing.T) { testClient(t, d) })
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			testClient(t, d)
+		})
 	}
 }
 

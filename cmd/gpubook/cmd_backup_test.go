@@ -67,6 +67,7 @@ func fill(t *testing.T, url string) {
 // restores into a fresh path with exactly the backup's rows; a quiet
 // backup restores to exactly the source's data.
 func TestBackupRestoreSQLite(t *testing.T) {
+	t.Parallel()
 	src := storetest.URL(t, store.SQLite)
 	fill(t, src)
 	dir := t.TempDir()
@@ -163,6 +164,7 @@ func equalSnapshots(a, b map[string][]string) bool {
 
 // TestBackupRestoreRefusals: each refusal is one line, and nothing is written.
 func TestBackupRestoreRefusals(t *testing.T) {
+	t.Parallel()
 	src := storetest.URL(t, store.SQLite)
 	fill(t, src)
 	dir := t.TempDir()
@@ -211,6 +213,7 @@ func TestBackupRestoreRefusals(t *testing.T) {
 // restores into a fresh, empty database with the same rows; a database
 // with tables is refused. Needs pg_dump and pg_restore on PATH.
 func TestBackupRestorePostgres(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"pg_dump", "pg_restore"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not on PATH; docs/deploy.md has the commands", tool)
@@ -244,6 +247,7 @@ func TestBackupRestorePostgres(t *testing.T) {
 // TestPGConn: the password leaves the URL (which pg_dump's command line,
 // and so ps, would show) for PGPASSWORD.
 func TestPGConn(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, conn, env string }{
 		{"postgres://gp:s3cret@db:5432/gpubook?sslmode=require", "postgres://gp@db:5432/gpubook?sslmode=require", "PGPASSWORD=s3cret"},
 		{"postgres://gp@db/gpubook?password=p%40ss&sslmode=disable", "postgres://gp@db/gpubook?sslmode=disable", "PGPASSWORD=p@ss"},

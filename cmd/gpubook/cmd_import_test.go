@@ -13,6 +13,7 @@ import (
 // in, prints the diff, and the preview then shows it. The import refuses a
 // file with a bad row unless --skip-bad, naming the line.
 func TestImportAndFrozenWeekCLI(t *testing.T) {
+	t.Parallel()
 	eachDialect(t, func(t *testing.T, url string) {
 		w := reportWeekData(t, url)
 		mustGpubook(t, url, "report", "send", "--week", w.String())

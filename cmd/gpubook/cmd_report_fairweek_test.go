@@ -16,8 +16,12 @@ import (
 // both databases, and checks each cell of its figures, days and trend
 // tables and its fair-share sentence against the hand-worked figures.
 func TestReportPreviewFairWeek(t *testing.T) {
+	t.Parallel()
 	for _, c := range fairweek.Weeks {
-		t.Run(c.Week, func(t *testing.T) { previewFairWeek(t, c) })
+		t.Run(c.Week, func(t *testing.T) {
+			t.Parallel()
+			previewFairWeek(t, c)
+		})
 	}
 }
 

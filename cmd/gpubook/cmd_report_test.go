@@ -44,6 +44,7 @@ func reportWeekData(t *testing.T, url string) models.Week {
 }
 
 func TestReportPreviewAndSend(t *testing.T) {
+	t.Parallel()
 	eachDialect(t, func(t *testing.T, url string) {
 		w := reportWeekData(t, url)
 		out := mustGpubook(t, url, "report", "preview", "--email", "ann@example.org", "--week", w.String())
@@ -86,6 +87,7 @@ func TestReportPreviewAndSend(t *testing.T) {
 }
 
 func TestReportRulesFromEnv(t *testing.T) {
+	t.Parallel()
 	r, err := reportRules(envOf(map[string]string{"GPUBOOK_REPORT_BUSY_UTIL_PCT": "10", "GPUBOOK_REPORT_UNBOOKED_WEIGHT": "1.5", "GPUBOOK_REPORT_SCHEDULE": "tue 09:30"}))
 	if err != nil || r.BusyUtilPct != 10 || r.UnbookedWeight != 1.5 || r.Schedule != (models.Schedule{Weekday: time.Tuesday, Hour: 9, Minute: 30}) {
 		t.Errorf("got %+v, %v", r, err)

@@ -9,6 +9,7 @@ import (
 // bad address, or the portal's own, stops start-up with one line naming
 // the variable or flag.
 func TestMetricsListenConfig(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseConfig(envOf(nil), nil)
 	if err != nil || cfg.MetricsListen != "" {
 		t.Fatalf("default: metrics listen %q, %v; want off", cfg.MetricsListen, err)

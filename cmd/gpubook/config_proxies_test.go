@@ -6,6 +6,7 @@ import (
 )
 
 func TestTrustedProxiesConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		raw     string
 		want    []string // the parsed networks; nil when the value is refused

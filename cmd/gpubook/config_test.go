@@ -17,6 +17,7 @@ func envOf(kv map[string]string) func(string) string {
 }
 
 func TestParseConfigDefaults(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseConfig(envOf(nil), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +47,7 @@ func TestParseConfigDefaults(t *testing.T) {
 }
 
 func TestParseConfigMaxConns(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseConfig(envOf(map[string]string{"GPUBOOK_DATABASE_MAX_CONNS": " 12 "}), nil)
 	if err != nil || cfg.DatabaseMaxConns != 12 {
 		t.Errorf("max conns = %d, %v; want 12", cfg.DatabaseMaxConns, err)
@@ -53,6 +55,7 @@ func TestParseConfigMaxConns(t *testing.T) {
 }
 
 func TestParseConfigValues(t *testing.T) {
+	t.Parallel()
 	full := map[string]string{
 		"GPUBOOK_DATABASE_URL": "postgres://gpubook@db:5432/gpubook", "GPUBOOK_LISTEN": ":9000",
 		"GPUBOOK_BASE_URL": "https://gpu.example.org/", "GPUBOOK_TIMEZONE": "Asia/Shanghai",
@@ -102,6 +105,7 @@ func TestParseConfigValues(t *testing.T) {
 }
 
 func TestParseConfigTimezone(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseConfig(envOf(map[string]string{"GPUBOOK_TIMEZONE": "Europe/Berlin"}), nil)
 	if err != nil || cfg.Location.String() != "Europe/Berlin" {
 		t.Fatalf("location = %v, %v; want Europe/Berlin", cfg.Location, err)
@@ -111,6 +115,7 @@ func TestParseConfigTimezone(t *testing.T) {
 // Every bad value stops start-up with one line that names the variable (or
 // the flag, when the value came from one).
 func TestParseConfigBadValues(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		env  map[string]string
 		args []string
@@ -153,6 +158,7 @@ func TestParseConfigBadValues(t *testing.T) {
 }
 
 func TestSecretFromFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "db_url")
 	if err := os.WriteFile(path, []byte("postgres://gpubook:s3cret@db/gpubook\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -179,6 +185,7 @@ func TestSecretFromFile(t *testing.T) {
 }
 
 func TestSSOConfig(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"GPUBOOK_OIDC_ISSUER": "https://idp.example.org/realms/lab", "GPUBOOK_OIDC_CLIENT_ID": "gpubook",
 		"GPUBOOK_OIDC_CLIENT_SECRET": "s3cret", "GPUBOOK_BASE_URL": "https://gpu.example.org"}
 	env := func(extra map[string]string) func(string) string {
@@ -228,6 +235,7 @@ func TestSSOConfig(t *testing.T) {
 }
 
 func TestAgentConfig(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseConfig(envOf(map[string]string{"GPUBOOK_IDLE_AUTO_RELEASE": "1", "GPUBOOK_IDLE_GRACE": "45m", "GPUBOOK_USAGE_RETENTION_DAYS": "90",
 		"GPUBOOK_USAGE_ROLLUP_RETENTION_DAYS": "730"}), nil)
 	if err != nil {
@@ -251,6 +259,7 @@ func TestAgentConfig(t *testing.T) {
 }
 
 func TestMachineZone(t *testing.T) {
+	t.Parallel()
 	if got := machineZone(envOf(map[string]string{"TZ": "Asia/Shanghai"})).String(); got != "Asia/Shanghai" {
 		t.Errorf("TZ=Asia/Shanghai: got %q", got)
 	}

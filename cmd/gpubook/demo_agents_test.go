@@ -22,6 +22,7 @@ import (
 // reports its heartbeat and its intruder's unbooked use), and on Ctrl-C
 // (the context's end) stops every agent process.
 func TestDemoAgents(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "gpubook-agent")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/gpubook/gpubook/cmd/gpubook-agent").CombinedOutput(); err != nil {
 		t.Fatalf("go build gpubook-agent: %v\n%s", err, out)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestDemoPlan(t *testing.T) {
+	t.Parallel()
 	shanghai, _ := time.LoadLocation("Asia/Shanghai")
 	tests := []struct {
 		name string
@@ -131,6 +132,7 @@ func sharesGPU(a, b []int) bool {
 }
 
 func TestDemoCommand(t *testing.T) {
+	t.Parallel()
 	eachDialect(t, func(t *testing.T, url string) {
 		// One day of agent records, not seven: the same path at a seventh of the time.
 		out := mustGpubook(t, url, "demo", "--usage-days", "1")
@@ -197,6 +199,7 @@ func checkDemoDatabase(t *testing.T, db *store.DB, wantUsers int64) {
 
 // --force adds the demo beside existing data and skips what already exists.
 func TestDemoForce(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, store.SQLite)
 	mustGpubook(t, url, "user", "add", "--email", "ada@example.org", "--name", "Ada")
 	mustGpubook(t, url, "user", "add", "--email", "wang.lei@example.org", "--name", "王磊 (existing)")
@@ -223,6 +226,7 @@ func TestDemoForce(t *testing.T) {
 
 // --usage-days outside 0..7 is refused before the database is even opened.
 func TestDemoUsageDaysBounds(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, store.SQLite)
 	path := strings.TrimPrefix(url, "sqlite:")
 	for _, days := range []string{"-1", "8"} {

@@ -31,8 +31,12 @@ import (
 // parser and checks that the counters moved by exactly the session's
 // requests and that the gauges say what the database holds.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
-		t.Run(d, func(t *testing.T) { testMetrics(t, d) })
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			testMetrics(t, d)
+		})
 	}
 }
 

@@ -39,6 +39,7 @@ func serveInBackground(t *testing.T, env map[string]string, args ...string) (bas
 }
 
 func TestServe(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, store.SQLite)
 	base, done, stop, stderr := serveInBackground(t, map[string]string{"GPUBOOK_DATABASE_URL": url, "GPUBOOK_LOG_FORMAT": "json"})
 	for _, path := range []string{"/healthz", "/readyz", "/login"} {
@@ -83,6 +84,7 @@ func TestServe(t *testing.T) {
 }
 
 func TestServeNoMigrateRefusesPending(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, store.SQLite)
 	err := run(ctx, []string{"gpubook", "serve", "--no-migrate", "--listen", "127.0.0.1:0"}, envOf(map[string]string{"GPUBOOK_DATABASE_URL": url}), &syncBuffer{}, &syncBuffer{})
 	if err == nil || !strings.Contains(err.Error(), "pending and --no-migrate given; run 'gpubook migrate up' first") {
@@ -91,6 +93,7 @@ func TestServeNoMigrateRefusesPending(t *testing.T) {
 }
 
 func TestServePostgres(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, store.Postgres)
 	base, done, stop, _ := serveInBackground(t, map[string]string{"GPUBOOK_DATABASE_URL": url})
 	resp, err := http.Get(base + "/readyz")

@@ -8,6 +8,7 @@ import (
 // Columns line up by terminal width, also after a Chinese name (two
 // columns per character).
 func TestTableAlignsCJK(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	if err := table(&b, []string{"ID", "NAME", "ADMIN"}, [][]string{{"1", "陈伟", "yes"}, {"22", "Bob", "no"}}); err != nil {
 		t.Fatal(err)

@@ -27,7 +27,10 @@ import (
 // tables and its per-day chart ("busy / booked" beside each day's bars).
 func TestReportEmailFairWeek(t *testing.T) {
 	for _, c := range fairweek.Weeks {
-		t.Run(c.Week, func(t *testing.T) { emailFairWeek(t, c) })
+		t.Run(c.Week, func(t *testing.T) {
+			t.Parallel()
+			emailFairWeek(t, c)
+		})
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 )
 
 func TestAgentViolationsKeepTheLatestAction(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1)
 		n1, _ := enrolled(t, db, "gpu21", 1, 2)
@@ -50,6 +51,7 @@ type releaser interface {
 }
 
 func TestAgentIdleAutoRelease(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1)
 		n1, _ := enrolled(t, db, "gpu31", 1, 2)
@@ -101,6 +103,7 @@ func TestAgentIdleAutoRelease(t *testing.T) {
 // whole (nothing stored), one of 256 bytes of multi-byte characters is
 // stored as it is on both databases.
 func TestAgentViolationLongUserName(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		n1, _ := enrolled(t, db, "gpu21", 1, 1)
 		v := wire.Violation{ID: "n1:unbooked:long", Kind: wire.ViolationUnbooked, GPUUUID: realUUID(1, 0),
@@ -127,6 +130,7 @@ func TestAgentViolationLongUserName(t *testing.T) {
 // (one statement), keeps the latest sighting of an episode it names twice
 // (row by row), and stores nothing when one names another node's booking.
 func TestAgentViolationsInOneBatch(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1)
 		n1, _ := enrolled(t, db, "gpu22", 1, 2)
@@ -179,6 +183,7 @@ func TestAgentViolationsInOneBatch(t *testing.T) {
 // reports of the batch once, the newest in full; reports already warned
 // are not returned again.
 func TestRecordIdleGroupsByBooking(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1)
 		n1, _ := enrolled(t, db, "gpu41", 1, 2)

@@ -52,6 +52,7 @@ func inventory(nodeNo, n int) wire.Inventory {
 }
 
 func TestAgentEnrollment(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		_, node := fixture(t, db, 2)
 		tok, exp, err := db.CreateEnrollToken(ctx, node.ID, at0, models.CLIActor)
@@ -96,6 +97,7 @@ func TestAgentEnrollment(t *testing.T) {
 }
 
 func TestAgentInventory(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		id, _ := enrolled(t, db, "gpu01", 1, 4)
 		other, _ := enrolled(t, db, "gpu02", 2, 2)
@@ -157,6 +159,7 @@ func count(t *testing.T, db *store.DB, table string) int64 {
 }
 
 func TestAgentUsageIdempotent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1) // ada@example.org
 		n1, _ := enrolled(t, db, "gpu11", 1, 4)

@@ -15,6 +15,7 @@ import (
 // user by the local part of the email, a name two users share names
 // nobody, and a LIKE wildcard in a name matches only itself.
 func TestIngestUsageUnixNames(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		want := map[string]int64{}
 		for _, e := range []string{"ada@example.org", "bob@a.org", "bob@b.org", "axb@example.org", "a_b@example.org"} {
@@ -60,6 +61,7 @@ func TestIngestUsageUnixNames(t *testing.T) {
 // whole and stamped as RestampUsage would stamp it, its minutes compare
 // with bound times, and a resend stores nothing twice.
 func TestIngestUsageInChunks(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ada, _ := fixture(t, db, 1)
 		n, _ := enrolled(t, db, "gpu12", 2, 8)
@@ -131,6 +133,7 @@ func TestIngestUsageInChunks(t *testing.T) {
 // as for an older agent's record, which has no container field; a
 // container id with a control character refuses the batch.
 func TestIngestUsageContainer(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		n, _ := enrolled(t, db, "gpu17", 1, 1)
 		id := "4f2a9c1be0d3" + "0123456789abcdef0123456789abcdef0123456789abcdef0123"

@@ -88,6 +88,7 @@ func lastAudit(t *testing.T, db *store.DB, action string) models.AuditEvent {
 }
 
 func TestCancelBooking(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newChangeFixture(t, db)
 		b := f.book(t, f.owner, []int{0, 1}, 1, 3)
@@ -122,6 +123,7 @@ func TestCancelBooking(t *testing.T) {
 }
 
 func TestReleaseBooking(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newChangeFixture(t, db)
 		b := f.book(t, f.owner, []int{2}, 1, 5)
@@ -159,6 +161,7 @@ func TestReleaseBooking(t *testing.T) {
 // the GPU can be booked again from that same second (a one-second stub used
 // to refuse it).
 func TestReleaseInTheFirstSecond(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newChangeFixture(t, db)
 		gpu := []int64{f.node.GPUs[1].ID}
@@ -192,6 +195,7 @@ func TestReleaseInTheFirstSecond(t *testing.T) {
 }
 
 func TestExtendBooking(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newChangeFixture(t, db)
 		lim := models.DefaultBookingLimits
@@ -229,6 +233,7 @@ func TestExtendBooking(t *testing.T) {
 }
 
 func TestUpdateBookingNote(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newChangeFixture(t, db)
 		lim := models.DefaultBookingLimits

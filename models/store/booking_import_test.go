@@ -89,6 +89,7 @@ func countRows(t *testing.T, db *store.DB, table string) (n int64) {
 // all or nothing writes nothing; --skip-bad writes exactly the good rows,
 // with one audit event, on both databases.
 func TestImportBookings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		importFixture(t, db)

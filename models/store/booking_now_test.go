@@ -41,6 +41,7 @@ func usageWrites(t *testing.T, db *store.DB) func() int {
 // row. The release answers the booking as committed, as a read gives it.
 // Minutes that are stored are restamped: TestUsageStampsFollowBookings.
 func TestBookNowAndReleaseWithoutStoredUsage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1)
 		n1, _ := enrolled(t, db, "gpu31", 1, 2)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestFeedTokens(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1)
 		other := &models.User{Email: "bo@example.org", Name: "Bo"}
@@ -99,6 +100,7 @@ func TestFeedTokens(t *testing.T) {
 }
 
 func TestFeedEvents(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ada, node := fixture(t, db, 2)
 		bo := &models.User{Email: "bo@example.org", Name: "Bo"}

@@ -12,6 +12,7 @@ import (
 )
 
 func TestTryLease(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		steps := []struct {
 			owner string
@@ -49,8 +50,10 @@ func TestTryLease(t *testing.T) {
 // TestClaimPeriodConcurrent: ten processes' claimers race for one week;
 // exactly one wins, on both databases.
 func TestClaimPeriodConcurrent(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
 			url := storetest.URL(t, dialect)
 			first := at(storetest.OpenURL(t, url), t0)
 			if _, err := first.MigrateUp(ctx); err != nil {
@@ -85,6 +88,7 @@ func TestClaimPeriodConcurrent(t *testing.T) {
 }
 
 func TestClaimPeriodLifecycle(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		claim := func(period, owner string, after time.Duration) bool {
 			t.Helper()

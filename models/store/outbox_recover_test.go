@@ -15,6 +15,7 @@ import (
 // unconfirmed and never claimed again, though their owner may still
 // confirm them.
 func TestRecoverStaleSends(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		enqueue(t, db, 3)
 		batch, err := at(db, t0).ClaimMail(ctx, "w1", 3, time.Minute)
@@ -71,6 +72,7 @@ func TestRecoverStaleSends(t *testing.T) {
 // TestStartAttemptNeedsTheLease: a message whose lease is gone or nearly
 // gone is not started, and can be released back to pending.
 func TestStartAttemptNeedsTheLease(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		enqueue(t, db, 1)
 		m := claimOne(t, db, "w1", t0) // leased for a minute
@@ -92,6 +94,7 @@ func TestStartAttemptNeedsTheLease(t *testing.T) {
 // TestRequeueUnconfirmed: an admin re-queues an unconfirmed message; it is
 // pending and due again, and the audit log says who did it.
 func TestRequeueUnconfirmed(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		enqueue(t, db, 2)
 		for range 2 {
@@ -133,6 +136,7 @@ func TestRequeueUnconfirmed(t *testing.T) {
 }
 
 func TestDeleteSentBeforeAndStats(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		enqueue(t, db, 3)
 		for _, at := range []time.Time{t0, t0.Add(40 * 24 * time.Hour)} {

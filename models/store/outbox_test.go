@@ -30,6 +30,7 @@ func enqueue(t *testing.T, db *store.DB, n int) {
 }
 
 func TestEnqueueMailDedup(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1)
 		m := mail("preempted:booking:42")
@@ -64,6 +65,7 @@ func TestEnqueueMailDedup(t *testing.T) {
 }
 
 func TestClaimMailOnlyDue(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		later := mail("later")
 		later.NextAttemptAt = t0.Add(time.Hour)
@@ -91,8 +93,10 @@ func TestClaimMailOnlyDue(t *testing.T) {
 // TestClaimMailConcurrent has two workers on their own database handles
 // (their own connections) drain 200 messages: each is claimed exactly once.
 func TestClaimMailConcurrent(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
 			url := storetest.URL(t, dialect)
 			dbs := [2]*store.DB{at(storetest.OpenURL(t, url), t0), at(storetest.OpenURL(t, url), t0)}
 			if _, err := dbs[0].MigrateUp(ctx); err != nil {
@@ -136,6 +140,7 @@ func TestClaimMailConcurrent(t *testing.T) {
 }
 
 func TestMarkFailedBackoffAndGiveUp(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		enqueue(t, db, 1)
 		m := startOne(t, db, "w1", t0)
@@ -210,6 +215,7 @@ func message(t *testing.T, db *store.DB, id int64) *models.OutboxMessage {
 // cut at a character boundary, so that recording the failure never fails
 // on PostgreSQL's UTF-8 check and the message stays retryable.
 func TestMarkFailedLongError(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		enqueue(t, db, 1)
 		m := claimOne(t, db, "w1", t0)

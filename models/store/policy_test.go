@@ -12,6 +12,7 @@ import (
 )
 
 func TestCreateBookingEnforcesPolicy(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		by := models.CLIActor
@@ -50,6 +51,7 @@ func TestCreateBookingEnforcesPolicy(t *testing.T) {
 }
 
 func TestModelRestrictionAndSettings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		other := &models.Team{Name: "nlp"}
@@ -86,6 +88,7 @@ func TestModelRestrictionAndSettings(t *testing.T) {
 }
 
 func TestLoans(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		if err := db.SaveScopeLimits(ctx, models.ScopeGlobal, 0, []models.PolicyLimit{{Rule: models.RuleMaxGPUHours, Value: 600}}, changeClock, models.CLIActor); err != nil {
@@ -122,6 +125,7 @@ func TestLoans(t *testing.T) {
 // An extension is judged by the policy too, without the rules about the
 // start, and without counting the booking itself twice.
 func TestExtendEnforcesPolicy(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		limits := []models.PolicyLimit{{Rule: models.RuleMaxLength, Value: 180}, {Rule: models.RuleMinNotice, Value: 24 * 60}, {Rule: models.RuleMaxGPUs, Value: 1}}
@@ -143,6 +147,7 @@ func TestExtendEnforcesPolicy(t *testing.T) {
 // TestPolicyInputReadsWhatThePartsRead checks the one-statement read of the
 // policy (policy_input.go) against the store's separate readers.
 func TestPolicyInputReadsWhatThePartsRead(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		other := &models.Team{Name: "nlp"}
@@ -208,6 +213,7 @@ func TestPolicyInputReadsWhatThePartsRead(t *testing.T) {
 // once against a limit of one GPU at a time: the user's lock (PostgreSQL) or
 // the single writer (SQLite) lets exactly one through.
 func TestQuotaUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		const n = 8
 		u, node := fixture(t, db, n)
@@ -236,6 +242,7 @@ func TestQuotaUnderConcurrency(t *testing.T) {
 // room for one more GPU-hour: exactly one extension may pass. The owner's
 // lock (PostgreSQL) or the single writer (SQLite) serialises the checks.
 func TestExtendQuotaUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		const n = 8
 		u, node := fixture(t, db, n)

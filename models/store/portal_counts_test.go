@@ -13,6 +13,7 @@ import (
 // them at now, requests by status with every status present, and enrolled
 // agents split by the 2-minute offline rule; a node never enrolled is no agent.
 func TestPortalCounts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, node := fixture(t, db, 2)
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)

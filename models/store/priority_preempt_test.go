@@ -50,6 +50,7 @@ func checkApplied(t *testing.T, db *store.DB, plan []models.Preemption) {
 // booking and cancels, exactly as the preview said, tells each owner what
 // happened, and audits it.
 func TestPreemptAppliesThePlan(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		moved := f.book(t, f.admin, []int{0}, 1, 9)      // another team's, not started: moves to GPU 3
@@ -112,6 +113,7 @@ func TestPreemptAppliesThePlan(t *testing.T) {
 // the plan; the approval with the old fingerprint is refused and changes
 // nothing, and the new preview can be approved.
 func TestPreemptRefusesAChangedPlan(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		f.book(t, f.admin, []int{2, 3}, 0, 30) // nothing can move
@@ -150,6 +152,7 @@ func TestPreemptRefusesAChangedPlan(t *testing.T) {
 // request never costs anyone more than 3 h × its GPUs, and nothing when a
 // GPU is free to move to.
 func TestPreemptDemoStories(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		blockOut bool       // GPUs 2 and 3 busy: nothing can move
@@ -163,6 +166,7 @@ func TestPreemptDemoStories(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			storetest.Each(t, func(t *testing.T, db *store.DB) {
 				f := newPrioFixture(t, db)
 				if tt.blockOut {
@@ -200,6 +204,7 @@ func TestPreemptDemoStories(t *testing.T) {
 // pre-empting requests at once, on both databases: one wins, the other is
 // refused with a conflict, and the calendar holds one priority booking.
 func TestConcurrentPreemptingApprovals(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		f.book(t, f.admin, []int{3}, 0, 100)
@@ -249,6 +254,7 @@ func TestConcurrentPreemptingApprovals(t *testing.T) {
 // TestWithdrawAndTeamChoice: a requester in two teams sends the request to
 // the second; only they may withdraw it, once.
 func TestWithdrawAndTeamChoice(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		nlp := &models.Team{Name: "nlp"}

@@ -20,6 +20,7 @@ func recordingMailer(sent *[]models.Notice) models.Mailer {
 }
 
 func TestReminders(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newChangeFixture(t, db)
 		starting := f.book(t, f.owner, []int{0}, 1.1, 3) // starts in 6 minutes after hours(1)
@@ -72,6 +73,7 @@ func TestReminders(t *testing.T) {
 }
 
 func TestWatchFreed(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newChangeFixture(t, db)
 		b := f.book(t, f.other, []int{0}, 2, 4)
@@ -115,6 +117,7 @@ func TestWatchFreed(t *testing.T) {
 // TestWatchFreedMailFails: a notice that cannot be rendered rolls its watch
 // back, and NotifyFreed counts only what committed.
 func TestWatchFreedMailFails(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newChangeFixture(t, db)
 		w := &models.Watch{UserID: f.owner.ID, GPUID: f.node.GPUs[0].ID, StartsAt: hours(2), EndsAt: hours(3)}

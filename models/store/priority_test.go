@@ -61,6 +61,7 @@ func (f prioFixture) request(t *testing.T, u *models.User, idx []int, start, end
 }
 
 func TestApproveRequest(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		r := f.request(t, f.owner, []int{0, 1}, 2, 6, false)
@@ -106,6 +107,7 @@ func TestApproveRequest(t *testing.T) {
 }
 
 func TestApproveNeedsFreeSlotWithoutPreempt(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		f.book(t, f.other, []int{1}, 3, 5)
@@ -125,6 +127,7 @@ func TestApproveNeedsFreeSlotWithoutPreempt(t *testing.T) {
 }
 
 func TestPreemptSplitsAndCancels(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		early := f.book(t, f.other, []int{0}, 1, 4)  // begins before: keeps 1–2
@@ -174,6 +177,7 @@ func TestPreemptSplitsAndCancels(t *testing.T) {
 // A priority booking in the way makes an approval fail after the first
 // standard booking was already planned: nothing may stay changed.
 func TestPreemptIsAtomic(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		std := f.book(t, f.other, []int{0}, 1, 4)
@@ -240,6 +244,7 @@ func TestPreemptIsAtomic(t *testing.T) {
 }
 
 func TestExpireRequests(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newPrioFixture(t, db)
 		soon := f.request(t, f.owner, []int{0}, 1, 2, false)
@@ -264,6 +269,7 @@ func TestExpireRequests(t *testing.T) {
 // Two leads approve two conflicting requests at the same moment on
 // PostgreSQL: exactly one booking results, the other request stays pending.
 func TestConcurrentApprovalsPostgres(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, store.Postgres)
 	f := newPrioFixture(t, db)
 	for round := 0; round < 5; round++ {

@@ -32,8 +32,10 @@ func fairReport(t *testing.T, db *store.DB, week string, rules models.ReportRule
 // a normal one: the store's numbers, and the tables every surface prints
 // from them (the web, cmd and reports tests check those surfaces).
 func TestReportFairnessWeek(t *testing.T) {
+	t.Parallel()
 	for _, fw := range fairweek.Weeks {
 		t.Run(fw.Week, func(t *testing.T) {
+			t.Parallel()
 			storetest.Each(t, func(t *testing.T, db *store.DB) {
 				id := fairweek.Build(t, db, fw.Parse())
 				d := fairReport(t, db, fw.Week, models.DefaultReportRules)
@@ -181,6 +183,7 @@ func checkFairShares(t *testing.T, d *models.WeekData, id fairweek.IDs, dst bool
 // TestReportTeamShareWeight: T1 at weight 2 takes 2/4 of the cluster, T2
 // and the teamless part 1/4 each, split among their active members.
 func TestReportTeamShareWeight(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		w := fairweek.Weeks[1].Parse()
 		id := fairweek.Build(t, db, w)
@@ -203,6 +206,7 @@ func TestReportTeamShareWeight(t *testing.T) {
 // TestReportUnbookedWeight: at weight 2 eve's 3 unbooked GPU-hours count
 // as 6 in her usage.
 func TestReportUnbookedWeight(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		w := fairweek.Weeks[1].Parse()
 		id := fairweek.Build(t, db, w)

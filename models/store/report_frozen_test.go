@@ -14,6 +14,7 @@ import (
 // afresh (not stored) until FreezeAfter has passed; then its first read
 // freezes it, in the cluster's zone (a DST week keeps its 169 hours).
 func TestReportWeekAtFreezesLazily(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		berlin, _ := time.LoadLocation("Europe/Berlin")

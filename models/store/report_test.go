@@ -29,6 +29,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 // TestReportSyntheticWeek checks every figure of the fixture's table on
 // both databases.
 func TestReportSyntheticWeek(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ids := syntheticWeek(t, db)
 		d := reportWeek(t, db, "2026-W49")
@@ -143,6 +144,7 @@ func checkHeat(t *testing.T, d *models.WeekData) {
 // 25 h. alice books g1 Sat 22:00 CEST (20:00 UTC) to Sun 06:00 CET (05:00
 // UTC), 9 real hours, all busy: 2 h on Saturday, 7 h on Sunday.
 func TestReportDSTWeek(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := &reportFixture{t: t, db: db}
 		f.node(4)
@@ -177,6 +179,7 @@ func TestReportDSTWeek(t *testing.T) {
 // local, all busy: the minutes must split 60/60 between Tuesday and
 // Wednesday, not by the UTC hour they fall in.
 func TestReportZoneOffHours(t *testing.T) {
+	t.Parallel()
 	kathmandu := mustZone("Asia/Kathmandu")
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := &reportFixture{t: t, db: db}
@@ -208,6 +211,7 @@ func TestReportZoneOffHours(t *testing.T) {
 // that ends on Friday has not been missed yet (no no-show), and the minutes
 // the agent delivered for the rest of the hour do not count.
 func TestReportWeekInProgress(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := &reportFixture{t: t, db: db}
 		f.node(2)

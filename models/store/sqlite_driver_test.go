@@ -21,6 +21,7 @@ const oldText = "2006-01-02 15:04:05-07:00"
 // (the overlap triggers and every range query do); and a booking that
 // overlaps one written by the earlier driver is still refused.
 func TestSQLiteReadsEarlierDriversDatabase(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, store.SQLite)
 	u, node := fixture(t, db, 1)
 	g := node.GPUs[0].ID
@@ -77,6 +78,7 @@ func TestSQLiteReadsEarlierDriversDatabase(t *testing.T) {
 // transactions that take the write lock at BEGIN (BEGIN IMMEDIATE), which
 // the booking's check-then-insert relies on.
 func TestSQLiteConnectionSettings(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, store.SQLite)
 	for _, c := range []struct{ pragma, want string }{
 		{"foreign_keys", "1"}, {"journal_mode", "wal"}, {"busy_timeout", "10000"}, {"synchronous", "1"},

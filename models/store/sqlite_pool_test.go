@@ -16,6 +16,7 @@ import (
 // second transaction waits for the first, gives up with its context, and
 // gets its turn once the first ends (commit or rollback).
 func TestSQLiteWritersTakeTurns(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, store.SQLite)
 	first := db.Gorm.Begin()
 	if first.Error != nil {
@@ -61,6 +62,7 @@ func TestSQLiteWritersTakeTurns(t *testing.T) {
 // writers with "database is locked" (seen as a serve whose eight jobs all
 // started together and none finished for ten seconds).
 func TestSQLiteNewStatementInABusyTransaction(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, store.SQLite)
 	if err := db.Gorm.Exec("CREATE TABLE busy (v INTEGER)").Error; err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestSignInSSO(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 		vision := &models.Team{Name: "Vision"}

@@ -34,8 +34,10 @@ func fixture(t testing.TB, db *store.DB, n int) (*models.User, *models.Node) {
 }
 
 func TestMigrations(t *testing.T) {
+	t.Parallel()
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			db := storetest.OpenEmpty(t, d)
 			pending, err := db.Pending(ctx)
 			if err != nil || pending == 0 {
@@ -62,6 +64,7 @@ func TestMigrations(t *testing.T) {
 }
 
 func TestUsers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1)
 		got, err := db.UserByEmail(ctx, " ADA@example.org ")
@@ -96,6 +99,7 @@ func TestUsers(t *testing.T) {
 }
 
 func TestTeams(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1)
 		team := &models.Team{Name: "Vision"}
@@ -130,6 +134,7 @@ func TestTeams(t *testing.T) {
 }
 
 func TestNodes(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		_, node := fixture(t, db, 8)
 		nodes, err := db.Nodes(ctx)
@@ -162,6 +167,7 @@ func TestNodes(t *testing.T) {
 }
 
 func TestBookingOverlapUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, node := fixture(t, db, 2)
 		now := time.Now()
@@ -204,6 +210,7 @@ func TestBookingOverlapUnderConcurrency(t *testing.T) {
 }
 
 func TestBookingRules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, node := fixture(t, db, 2)
 		now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
@@ -238,6 +245,7 @@ func TestBookingRules(t *testing.T) {
 }
 
 func TestTimeZoneRoundTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, node := fixture(t, db, 1)
 		shanghai := time.FixedZone("+08:00", 8*3600)
@@ -264,6 +272,7 @@ func TestTimeZoneRoundTrip(t *testing.T) {
 }
 
 func TestDeletionsNeverOrphanBookings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, node := fixture(t, db, 1)
 		now := time.Now()
@@ -284,6 +293,7 @@ func TestDeletionsNeverOrphanBookings(t *testing.T) {
 }
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1)
 		now := time.Now()
@@ -320,6 +330,7 @@ func TestTokens(t *testing.T) {
 }
 
 func TestAudit(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		fixture(t, db, 1)
 		all, err := db.AuditEvents(ctx, models.AuditFilter{})
@@ -334,6 +345,7 @@ func TestAudit(t *testing.T) {
 }
 
 func TestParseURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		url, dialect string
 		wantErr      bool
@@ -360,6 +372,7 @@ func TestParseURL(t *testing.T) {
 }
 
 func TestAllMemberships(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1)
 		b := &models.User{Email: "bo@example.org", Name: "Bo"}
@@ -391,6 +404,7 @@ func TestAllMemberships(t *testing.T) {
 // TestOpenSQLiteMissingFolder: SQLite's own words for a file in a folder
 // that does not exist are "out of memory (14)"; Open names the folder.
 func TestOpenSQLiteMissingFolder(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "no", "such")
 	_, err := store.Open(ctx, "sqlite:"+filepath.Join(dir, "gpubook.db"))
 	if err == nil || !strings.Contains(err.Error(), "the folder "+dir+" for the SQLite file does not exist") {

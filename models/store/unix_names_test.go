@@ -15,6 +15,7 @@ import (
 // cannot take any of them (primary or extra); every change is audited once;
 // clearing goes back to the assumed name.
 func TestSetUnixLogin(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		zs := &models.User{Email: "zhangsan@lab.edu.cn", Name: "Zhang San"}
 		bob := &models.User{Email: "bob@lab.edu.cn", Name: "Bob"}
@@ -76,6 +77,7 @@ func TestSetUnixLogin(t *testing.T) {
 // name is charged to its owner; a user whose assumed name another user owns
 // explicitly gets neither that user's usage nor a booking on their login.
 func TestUnixLoginsReachScheduleAndUsage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		n1, _ := enrolled(t, db, "gpu31", 1, 3)
 		node, err := db.Node(ctx, n1)

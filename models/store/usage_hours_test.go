@@ -36,6 +36,7 @@ type hourSums struct{ minutes, counted, busy, held, nodata, anyone, unbooked int
 // with docs/reports.md's definitions, and compares every row of the
 // rollups with them.
 func TestUsageRollupsEqualMinuteSums(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		syntheticWeek(t, db)
 		res := roll(t, db, 5)
@@ -262,8 +263,10 @@ func lateMinute(t *testing.T, db *store.DB, ids weekIDs) {
 // minutes after them (database A), before and after a late minute and a
 // restamp of rolled hours, and before and after the job re-rolls them.
 func TestReportSameWithRollups(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
 			a, b := storetest.Open(t, dialect), storetest.Open(t, dialect)
 			ids := syntheticWeek(t, a)
 			if syntheticWeek(t, b) != ids {
@@ -305,6 +308,7 @@ func TestReportSameWithRollups(t *testing.T) {
 // TestReportReadsRollupsAfterMinutesPruned: once the minutes of rolled
 // hours are pruned, the report still has their figures.
 func TestReportReadsRollupsAfterMinutesPruned(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		syntheticWeek(t, db)
 		want := reportWeek(t, db, "2026-W49")

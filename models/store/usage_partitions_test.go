@@ -34,6 +34,7 @@ func countWhere(t *testing.T, db *store.DB, table, where string, args ...any) in
 // dropped days is left, and a minute that landed in the default partition
 // moves into its day when that is created.
 func TestUsagePartitionsUnderIngest(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, store.Postgres)
 	fixture(t, db, 1)
 	node, _ := enrolled(t, db, "gpu11", 1, 4)
@@ -139,6 +140,7 @@ func TestUsagePartitionsUnderIngest(t *testing.T) {
 // TestUsagePartitionsSQLite: the same calls on SQLite create nothing and
 // prune with a DELETE.
 func TestUsagePartitionsSQLite(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, store.SQLite)
 	fixture(t, db, 1)
 	node, _ := enrolled(t, db, "gpu11", 1, 4)
@@ -159,6 +161,7 @@ func TestUsagePartitionsSQLite(t *testing.T) {
 // the old rows in the legacy partition, and its down migration puts every
 // row back into plain tables.
 func TestUsagePartitionMigrationKeepsData(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, store.Postgres)
 	if _, err := db.MigrateDownOne(ctx); err != nil {
 		t.Fatal(err)

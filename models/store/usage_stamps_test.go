@@ -84,6 +84,7 @@ func checkStamps(t *testing.T, db *store.DB, step string, want map[string]string
 // cancels the second. After each step every stored minute names the
 // booking that held it, and a full restamp agrees.
 func TestUsageStampsFollowBookings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		u, _ := fixture(t, db, 1) // ada, whose processes hold 1000 MiB on GPU 0; "ghost" maps to nobody
 		n1, _ := enrolled(t, db, "gpu21", 1, 2)
@@ -130,6 +131,7 @@ func TestUsageStampsFollowBookings(t *testing.T) {
 // TestUsageStampsResendWithMoreUsers: a resend of stored minutes that
 // brings a process row the first delivery lacked restamps those minutes.
 func TestUsageStampsResendWithMoreUsers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		fixture(t, db, 1)
 		n1, _ := enrolled(t, db, "gpu22", 1, 1)

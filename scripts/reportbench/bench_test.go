@@ -51,7 +51,10 @@ func TestGeneratedStamps(t *testing.T) {
 	for _, unordered := range []bool{false, true} {
 		// Named subtests: a repeated name gets "#01", and a '#' in the
 		// SQLite file's path ends the path there.
-		t.Run(fmt.Sprint("unordered=", unordered), func(t *testing.T) { generatedStamps(t, unordered) })
+		t.Run(fmt.Sprint("unordered=", unordered), func(t *testing.T) {
+			t.Parallel()
+			generatedStamps(t, unordered)
+		})
 	}
 }
 

@@ -35,11 +35,14 @@ func AdminURL() string {
 var Dialects = []string{store.SQLite, store.Postgres}
 
 // Each runs fn once per database, as subtests named "sqlite" and "postgres",
-// each on a fresh, migrated database.
+// each on a fresh, migrated database. The two run side by side (parallel
+// subtests: they share nothing), so Each must be the last thing its test
+// does: the subtests run after the calling function has returned.
 func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	t.Helper()
 	for _, d := range Dialects {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			fn(t, Open(t, d))
 		})
 	}
@@ -48,14 +51,16 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 // Open returns a fresh, migrated database of the dialect, closed (and for
 // PostgreSQL dropped) when the test ends. A PostgreSQL one is a copy of a
 // template migrated once (see migratedTemplate): migrating took 0.2 s of
-// every test, the copy none; MigrateUp then finds nothing left to apply.
+// every test, the copy none; under Run a SQLite one is a copy of a file
+// migrated once per process (see migratedSQLite). MigrateUp then finds
+// nothing left to apply.
 func Open(t testing.TB, dialect string) *store.DB {
 	t.Helper()
 	var db *store.DB
 	if dialect == store.Postgres {
 		db = OpenURL(t, freshPostgres(t, true))
 	} else {
-		db = OpenEmpty(t, dialect)
+		db = OpenURL(t, freshSQLite(t))
 	}
 	if _, err := db.MigrateUp(context.Background()); err != nil {
 		t.Fatalf("migrate up: %v", err)
@@ -77,9 +82,15 @@ func OpenURL(t testing.TB, url string) *store.DB {
 	if err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}
+	db.SetMaxConns(testMaxConns)
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// testMaxConns caps each test handle's PostgreSQL pool: tests run side by
+// side (Run), packages too, and the server's max_connections (100 by
+// default) is shared by them all; eight concurrent transactions still race.
+const testMaxConns = 8
 
 // URL returns a GPUBOOK_DATABASE_URL for a fresh database of the dialect.
 func URL(t testing.TB, dialect string) string {
@@ -104,6 +115,13 @@ func freshPostgres(t testing.TB, migrated bool) string {
 	var drop func() error
 	if err == nil {
 		url, drop, err = scratchPostgres(ctx, AdminURL(), "gpubook_test", template, true)
+		if template != "" && isMissingDatabase(err) {
+			// Another checkout's run under CI=true dropped the template
+			// (dropOtherTemplates): build it again, once, and copy that.
+			if template, err = rebuildTemplate(ctx, template); err == nil {
+				url, drop, err = scratchPostgres(ctx, AdminURL(), "gpubook_test", template, true)
+			}
+		}
 	}
 	if errors.Is(err, ErrNoPostgres) {
 		if os.Getenv("CI") == "true" {
@@ -115,6 +133,9 @@ func freshPostgres(t testing.TB, migrated bool) string {
 		t.Fatalf("postgres: %v", err)
 	}
 	t.Cleanup(func() {
+		if dropLater(drop) {
+			return
+		}
 		if err := drop(); err != nil {
 			t.Log(err)
 		}
@@ -127,8 +148,8 @@ var ErrNoPostgres = errors.New("PostgreSQL not reachable")
 
 // ScratchPostgres creates a database named prefix_<random> (prefix: a
 // constant of lower-case letters and underscores) on the server
-// at adminURL and returns its URL and drop, which removes it (and closes
-// the admin connection). Tests and the load scripts under scripts/ use it.
+// at adminURL and returns its URL and drop, which removes it (on a
+// connection of its own). Tests and the load scripts under scripts/ use it.
 func ScratchPostgres(ctx context.Context, adminURL, prefix string) (url string, drop func() error, err error) {
 	return scratchPostgres(ctx, adminURL, prefix, "", false)
 }
@@ -168,7 +189,12 @@ func scratchPostgres(ctx context.Context, adminURL, prefix, template string, laz
 			return "", nil, fmt.Errorf("create database: %w", err)
 		}
 	}
+	admin.Close() // drop connects again: a test holds no admin connection, nor a drop waiting in Run's queue
 	drop = func() error {
+		admin, err := sql.Open("pgx", adminURL)
+		if err != nil {
+			return fmt.Errorf("drop database %s: %w", name, err)
+		}
 		defer admin.Close()
 		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
 			return fmt.Errorf("drop database %s: %w", name, err)
