@@ -38,8 +38,12 @@ const (
 	// UsageFutureSkew is how far past now a usage minute may lie (clock skew).
 	UsageFutureSkew = 5 * time.Minute
 	// DefaultUsageRetentionDays is GPUBOOK_USAGE_RETENTION_DAYS' default:
-	// a bit more than a year, so that year-on-year reports work.
-	DefaultUsageRetentionDays = 400
+	// five weeks, a report's four weeks and the week after in which a
+	// closed week may still be recomputed from its minutes. Reports of
+	// older weeks read the hourly sums, kept for
+	// DefaultRollupRetentionDays; at 10,000 GPUs a year of minutes would
+	// be 1.6–2 TB (docs/scaling.md).
+	DefaultUsageRetentionDays = 35
 	// NotReportedReason marks a GPU that the node's agent stopped reporting.
 	NotReportedReason = "not reported by agent"
 )

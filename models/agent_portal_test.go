@@ -86,7 +86,7 @@ func TestCheckUsageRecord(t *testing.T) {
 }
 
 func TestUsageRetention(t *testing.T) {
-	if d, err := UsageRetention(""); err != nil || d != 400*24*time.Hour {
+	if d, err := UsageRetention(""); err != nil || d != 35*24*time.Hour {
 		t.Errorf("default = %v, %v", d, err)
 	}
 	if d, err := UsageRetention("30"); err != nil || d != 30*24*time.Hour {

@@ -44,6 +44,10 @@ func TestParseConfigDefaults(t *testing.T) {
 	if cfg.DatabaseMaxConns != 25 {
 		t.Errorf("database max conns = %d, want 25", cfg.DatabaseMaxConns)
 	}
+	// Five weeks of minutes, three years of hourly sums (docs/scaling.md).
+	if cfg.Agent.Retention != 35*24*time.Hour || cfg.Agent.RollupRetention != 1095*24*time.Hour {
+		t.Errorf("retention = %v, rollups %v; want 35 days, 1095 days", cfg.Agent.Retention, cfg.Agent.RollupRetention)
+	}
 }
 
 func TestParseConfigMaxConns(t *testing.T) {

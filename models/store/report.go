@@ -38,48 +38,88 @@ var figureQueries = []figureQuery{
 }
 
 // ReportWeek computes week w for every user as of asOf (the end of the
-// week for a finished one, now for the week in progress). The work is a
-// handful of aggregate queries whatever the number of users; no per-minute
-// row leaves the database.
+// week for a finished one, now for the week in progress), every span from
+// the usage: the trend weeks too, whether frozen or not (a recompute). The
+// work is a handful of aggregate queries whatever the number of users; no
+// per-minute row leaves the database.
 func (db *DB) ReportWeek(ctx context.Context, w models.Week, asOf time.Time, rules models.ReportRules) (*models.WeekData, error) {
+	return db.reportWeek(ctx, w, asOf, rules, false)
+}
+
+// reportWeek is ReportWeek; with snapshots, the trend weeks that are
+// frozen are read from their snapshots (frozenTrend) and only the rest is
+// computed from the usage.
+func (db *DB) reportWeek(ctx context.Context, w models.Week, asOf time.Time, rules models.ReportRules, snapshots bool) (*models.WeekData, error) {
 	rules = rules.OrDefault()
-	d := &models.WeekData{Week: w, AsOf: asOf, Spans: models.ReportSpans(w, asOf), ByUser: map[int64][]models.Figures{}, Rules: rules}
+	spans := models.ReportSpans(w, asOf)
+	d := &models.WeekData{Week: w, AsOf: asOf, Spans: spans, ByUser: map[int64][]models.Figures{}, Rules: rules}
 	q := reportSQL{pg: db.Dialect == Postgres, rules: rules}
 	err := db.reportSnapshot(ctx, func(g *gorm.DB) error {
-		planner, err := reportPlanner(g, rules.BusyUtilPct)
+		planner, rolledTo, err := reportPlanner(g, rules.BusyUtilPct)
 		if err != nil {
 			return err
 		}
-		q.plan = planner(d.Spans)
-		for _, fq := range figureQueries {
-			if err := figure(g, q, d, fq); err != nil {
+		var frozen map[int]*models.WeekData
+		if snapshots {
+			if frozen, err = frozenTrend(g, w, rolledTo); err != nil {
 				return err
 			}
 		}
-		if err := minutesFigures(g, q, d); err != nil {
+		d.Spans = models.SkipSpans(spans, frozen)
+		var skipped []models.Span
+		for i := range frozen {
+			skipped = append(skipped, spans[i])
+		}
+		plan := func(s []models.Span) *models.UsageReadPlan {
+			p := planner(s).Without(skipped)
+			return &p
+		}
+		if len(frozen) > 0 {
+			q.noShowsFrom, _ = bounds(spans)
+		}
+		q.plan = plan(d.Spans)
+		if err := reportFigures(g, q, d, plan); err != nil {
 			return err
 		}
-		if err := unbookedFigures(g, q, planner(d.Spans[:models.ReportDays]), d); err != nil {
-			return err
+		d.Spans = spans
+		for i, f := range frozen {
+			d.FillTrendWeek(i, f)
 		}
-		if err := reportContext(g, d); err != nil {
-			return err
-		}
-		// Users and teams from the same snapshot as the figures, so that
-		// a user added mid-run is either in both or in neither.
-		if d.Users, err = listUsers(g); err != nil {
-			return err
-		}
-		if d.Memberships, err = listMemberships(g, "m.team_id > ?", 0); err != nil {
-			return err
-		}
-		d.NameUsedBy()
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// reportFigures runs the report's queries for d.Spans, in g's snapshot.
+func reportFigures(g *gorm.DB, q reportSQL, d *models.WeekData, plan func([]models.Span) *models.UsageReadPlan) error {
+	for _, fq := range figureQueries {
+		if err := figure(g, q, d, fq); err != nil {
+			return err
+		}
+	}
+	if err := minutesFigures(g, q, d); err != nil {
+		return err
+	}
+	if err := unbookedFigures(g, q, plan(d.Spans[:models.ReportDays]), d); err != nil {
+		return err
+	}
+	if err := reportContext(g, d); err != nil {
+		return err
+	}
+	// Users and teams from the same snapshot as the figures, so that
+	// a user added mid-run is either in both or in neither.
+	var err error
+	if d.Users, err = listUsers(g); err != nil {
+		return err
+	}
+	if d.Memberships, err = listMemberships(g, "m.team_id > ?", 0); err != nil {
+		return err
+	}
+	d.NameUsedBy()
+	return nil
 }
 
 // reportSnapshot runs the report's queries. On PostgreSQL they share one

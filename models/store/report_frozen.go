@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"gorm.io/gorm"
@@ -42,12 +43,12 @@ func frozenRow(f models.FrozenWeek) reportWeekRow {
 // insert-or-ignore and then read the one row that won, so they agree.
 func (db *DB) ReportWeekAt(ctx context.Context, w models.Week, now time.Time, rules models.ReportRules, freeze bool) (*models.WeekData, error) {
 	if now.Before(w.End) {
-		return db.ReportWeek(ctx, w, now, rules)
+		return db.reportWeek(ctx, w, now, rules, true)
 	}
 	if d, err := db.frozenWeek(ctx, w); err == nil || !errors.Is(err, gorm.ErrRecordNotFound) {
 		return d, err
 	}
-	d, err := db.ReportWeek(ctx, w, w.End, rules)
+	d, err := db.reportWeek(ctx, w, w.End, rules, true)
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +78,42 @@ func (db *DB) frozenWeek(ctx context.Context, w models.Week) (*models.WeekData, 
 		return nil, fmt.Errorf("store: frozen week %s: %w", w, err)
 	}
 	return row.model().Thaw(w)
+}
+
+// frozenTrend reads the snapshots of w's trend weeks, by span index
+// (models.TrendSpan). A week is left to be computed when it has no
+// snapshot, when its snapshot cannot be read (another layout, damaged:
+// logged), or when the hours up to its end are not all rolled (rolledTo):
+// the no-shows of bookings that began in it are told from the rollups.
+func frozenTrend(g *gorm.DB, w models.Week, rolledTo int64) (map[int]*models.WeekData, error) {
+	names := map[string]int{}
+	for k := 1; k < models.TrendWeeks; k++ {
+		if p := w.Prev(k); !models.HourStart(rolledTo).Before(p.End) {
+			names[p.String()] = k
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(names))
+	for n := range names {
+		keys = append(keys, n)
+	}
+	var rows []reportWeekRow
+	if err := g.Where("week IN ?", keys).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: frozen trend of %s: %w", w, err)
+	}
+	out := map[int]*models.WeekData{}
+	for _, r := range rows {
+		k := names[r.Week]
+		d, err := r.model().Thaw(w.Prev(k))
+		if err != nil {
+			slog.Warn("report: trend week computed from the usage: its snapshot cannot be read", "week", r.Week, "err", err)
+			continue
+		}
+		out[models.TrendSpan(k)] = d
+	}
+	return out, nil
 }
 
 // RecomputeWeek computes the ended week w afresh from today's bookings,

@@ -257,21 +257,21 @@ func (db *DB) PruneUsageHours(ctx context.Context, before time.Time) (int64, err
 // cover, and returns the planner of any window: the rollups of the hours
 // rolled at the rules' busy threshold and not dirty, the minutes of the
 // rest (all minutes when the threshold differs from the rolled one).
-func reportPlanner(g *gorm.DB, busyUtil float64) (func([]models.Span) *models.UsageReadPlan, error) {
+// rolledTo is the end of the hours rolled at that threshold (0: none).
+func reportPlanner(g *gorm.DB, busyUtil float64) (planner func([]models.Span) models.UsageReadPlan, rolledTo int64, err error) {
 	st, ok, err := readRollupState(g)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var dirty []models.HourRange
 	if ok && st.BusyUtilPct == busyUtil {
 		if dirty, err = readDirtyHours(g); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	} else {
 		st.RolledTo = 0
 	}
-	return func(spans []models.Span) *models.UsageReadPlan {
-		p := models.PlanUsageRead(spans, st.RolledTo, dirty)
-		return &p
-	}, nil
+	return func(spans []models.Span) models.UsageReadPlan {
+		return models.PlanUsageRead(spans, st.RolledTo, dirty)
+	}, st.RolledTo, nil
 }

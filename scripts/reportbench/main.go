@@ -1,12 +1,18 @@
 // Command reportbench measures the weekly report and the usage page on
 // PostgreSQL or SQLite: per-minute records for 512 GPUs and 500 users
 // (-minutes GPU-minutes, 5.2 million by default: one week; made by the
-// database with INSERT … SELECT, in time order or, with -unordered, not),
-// then the time of the report and of the usage page from the minutes, of
-// the rollup job catching up, and of both again from the hourly rollups,
-// beside the time of one plain scan of the per-minute rows (docs/performance.md).
+// database with INSERT … SELECT generate_series, in time order or, with
+// -unordered, not), then, the way production gets there: the report and
+// the usage page from the minutes alone, the roll job (store.RollUsage)
+// catching up, the weekly send freezing the weeks before the benchmark's
+// week (store.ReportWeekAt with freeze), and the usage page of the week in
+// progress, of the same week computed over four weeks without snapshots,
+// and of the just-ended week; each with its wall time and CPU time (this
+// process and the PostgreSQL backend), beside one plain scan of the
+// per-minute rows (docs/performance.md).
 //
 //	go run ./scripts/reportbench [-dialect sqlite] [-minutes 20000000] [-unordered]
+//	go run ./scripts/reportbench -reuse URL -sql   # the page's statements, for EXPLAIN
 //
 // It only talks to PostgreSQL on 127.0.0.1, in a scratch database that it
 // drops afterwards (SQLite: a file in a temporary folder). The same
@@ -24,6 +30,9 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"gorm.io/gorm/logger"
+
+	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
 )
@@ -36,6 +45,7 @@ func main() {
 	minutes := flag.Int("minutes", gpus*weekMinutes, "GPU-minutes to generate (512 GPUs, ending with the benchmark's week)")
 	unordered := flag.Bool("unordered", false, "write the minutes in a scrambled order, not in time order")
 	dialect := flag.String("dialect", store.Postgres, "database: postgres or sqlite")
+	printSQL := flag.Bool("sql", false, "with -reuse: print the statements of one usage-page view (week in progress) instead of measuring")
 	flag.Parse()
 	var err error
 	if *cpuprofile != "" {
@@ -54,7 +64,7 @@ func main() {
 	sh := newShape(*minutes, benchWeek().End, *unordered)
 	switch {
 	case *reuse != "":
-		err = remeasure(context.Background(), *reuse)
+		err = remeasure(context.Background(), *reuse, *printSQL)
 	case *dialect == store.SQLite:
 		err = runSQLite(context.Background(), sh, *keep)
 	case *dialect == store.Postgres:
@@ -123,7 +133,7 @@ func fillAndMeasure(ctx context.Context, dbURL string, sh shape) error {
 	return nil
 }
 
-func remeasure(ctx context.Context, dbURL string) error {
+func remeasure(ctx context.Context, dbURL string, printSQL bool) error {
 	if u, err := url.Parse(dbURL); err != nil || u.Hostname() != "127.0.0.1" {
 		return fmt.Errorf("refusing %q: the benchmark runs against 127.0.0.1 only", dbURL)
 	}
@@ -132,6 +142,11 @@ func remeasure(ctx context.Context, dbURL string) error {
 		return err
 	}
 	defer db.Close()
+	if printSQL {
+		db.Gorm.Logger = logger.Default.LogMode(logger.Info)
+		_, err := db.ReportWeekAt(ctx, benchWeek(), pageAsOf(benchWeek()), models.DefaultReportRules, false)
+		return err
+	}
 	res, err := measure(ctx, db, benchWeek())
 	if err != nil {
 		return err

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -27,10 +31,24 @@ func benchWeek() models.Week {
 // before its end.
 func pageAsOf(w models.Week) time.Time { return w.End.Add(-36 * time.Hour) }
 
-type timing struct {
-	report, page time.Duration // ReportWeek of the week; best of 3 of the week in progress
-	busy         int64         // the cluster's busy minutes in the week
-	figures      string        // every figure of the report, printed, to compare the two ways
+// endedAsOf is "now" for the just-ended week: an hour after its end,
+// before the weekly send has frozen it.
+func endedAsOf(w models.Week) time.Time { return w.End.Add(time.Hour) }
+
+// cost is one view's time: wall is the best of 3 runs (the server's
+// default settings, parallel workers allowed); client and server are the
+// CPU time of one run, averaged over cpuRuns runs, of this process and of
+// the PostgreSQL backend (one connection, no parallel workers, so that the
+// backend's CPU is all of the server's; SQLite: all in client).
+type cost struct {
+	wall, client, server time.Duration
+}
+
+const cpuRuns = 5
+
+func (c cost) String() string {
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
+	return fmt.Sprintf("%s wall (best of 3), CPU %s client + %s server", ms(c.wall), ms(c.client), ms(c.server))
 }
 
 type result struct {
@@ -40,23 +58,34 @@ type result struct {
 	hourBytes, userHourBytes       int64         // PostgreSQL: the rollup tables with their indexes
 	scan                           time.Duration // the fastest of three plain scans
 	scan1                          time.Duration // the same with one process (no parallel workers; PostgreSQL)
-	minutes, rolled                timing        // from the minutes alone; from the rollups and the minutes after them
-	roll                           time.Duration // rolling every hour of the data once
+	report                         time.Duration // ReportWeek of the finished week from the minutes alone
+	before                         cost          // the usage page of the week in progress, from the minutes alone
+	roll                           time.Duration // the roll job catching up on every hour up to the page's now
+	freeze                         time.Duration // the weekly send freezing the three weeks before
+	page                           cost          // the week in progress: its week from rollups + minutes, trend from snapshots
+	fourWeeks                      cost          // the same page with no snapshot: four weeks from rollups + minutes
+	ended                          cost          // the just-ended week (not yet frozen): its week from rollups, trend from snapshots
+	same                           bool          // the page from snapshots has the figures of the four weeks computed
 	render                         time.Duration // building and rendering every user's email
 	reports                        int
 	peakHeap                       uint64 // sampled during the run
 	maxRSS                         int64  // KiB, getrusage over the whole process
 }
 
-// measure times three plain scans, the report and the usage page from the
-// minutes alone, the roll job catching up on every hour, then the report
-// and the page again from the rollups.
+// measure times, as production gets there: the report and the usage page
+// from the minutes alone (no roll job yet), the roll job catching up to
+// the page's now, the weekly send freezing the three weeks before the
+// benchmark's week (ReportWeekAt with freeze, oldest first), then the
+// usage page of the week in progress, the same page computed over four
+// weeks without snapshots, and the just-ended week after the job rolled
+// its last hours.
 func measure(ctx context.Context, db *store.DB, w models.Week) (result, error) {
 	r := result{dialect: db.Dialect}
 	g := db.Gorm.WithContext(ctx)
 	g.Table("gpu_usage_minutes").Count(&r.minuteRows)
 	g.Table("gpu_user_usage_minutes").Count(&r.userRows)
 	g.Table("bookings").Count(&r.bookings)
+	db.SQL.SetMaxOpenConns(1) // one backend, whose CPU time cpuOf reads
 	var err error
 	if r.scan, err = plainScan(ctx, db, ""); err != nil {
 		return r, err
@@ -67,18 +96,27 @@ func measure(ctx context.Context, db *store.DB, w models.Week) (result, error) {
 		}
 	}
 	stop := sampleHeap(&r.peakHeap)
-	d, err := timeReports(ctx, db, w, &r.minutes)
+	t0 := time.Now()
+	d, err := db.ReportWeek(ctx, w, w.End, models.DefaultReportRules)
 	if err != nil {
 		return r, err
 	}
+	r.report = time.Since(t0)
+	stop()
 	bundle := i18n.MustLoad() // loaded once per process, as in the server
 	t1 := time.Now()
 	if r.reports, err = renderAll(d, bundle); err != nil {
 		return r, err
 	}
 	r.render = time.Since(t1)
+	rules := models.DefaultReportRules
+	inProgress := func() error { _, err := db.ReportWeekAt(ctx, w, pageAsOf(w), rules, false); return err }
+	if r.before, err = timeView(ctx, db, inProgress); err != nil {
+		return r, err
+	}
+	keep := time.Unix(0, 0)
 	t2 := time.Now()
-	if _, err := db.RollUsage(ctx, w.End.Add(time.Hour), time.Time{}, models.DefaultReportRules.BusyUtilPct); err != nil {
+	if _, err := db.RollUsage(ctx, pageAsOf(w), keep, rules.BusyUtilPct); err != nil {
 		return r, err
 	}
 	r.roll = time.Since(t2)
@@ -88,39 +126,118 @@ func measure(ctx context.Context, db *store.DB, w models.Week) (result, error) {
 		g.Raw("SELECT pg_total_relation_size('usage_hours')").Scan(&r.hourBytes)
 		g.Raw("SELECT pg_total_relation_size('user_usage_hours')").Scan(&r.userHourBytes)
 	}
-	if _, err := timeReports(ctx, db, w, &r.rolled); err != nil {
+	t3 := time.Now()
+	for k := models.TrendWeeks - 1; k >= 1; k-- {
+		if _, err := db.ReportWeekAt(ctx, w.Prev(k), w.Start, rules, true); err != nil {
+			return r, err
+		}
+	}
+	r.freeze = time.Since(t3)
+	if r.page, err = timeView(ctx, db, inProgress); err != nil {
 		return r, err
 	}
-	stop()
+	computed := func() error { _, err := db.ReportWeek(ctx, w, pageAsOf(w), rules); return err }
+	if r.fourWeeks, err = timeView(ctx, db, computed); err != nil {
+		return r, err
+	}
+	if r.same, err = samePage(ctx, db, w); err != nil {
+		return r, err
+	}
+	if _, err := db.RollUsage(ctx, endedAsOf(w), keep, rules.BusyUtilPct); err != nil {
+		return r, err
+	}
+	ended := func() error { _, err := db.ReportWeekAt(ctx, w, endedAsOf(w), rules, false); return err }
+	if r.ended, err = timeView(ctx, db, ended); err != nil {
+		return r, err
+	}
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	r.maxRSS = ru.Maxrss
 	return r, nil
 }
 
-// timeReports times the week's report (once) and the usage page's
-// ReportWeekAt of the week in progress (best of 3).
-func timeReports(ctx context.Context, db *store.DB, w models.Week, t *timing) (*models.WeekData, error) {
-	t0 := time.Now()
-	d, err := db.ReportWeek(ctx, w, w.End, models.DefaultReportRules)
+// samePage compares the usage page of the week in progress (trend from the
+// snapshots) with the same week computed from the usage: every figure.
+func samePage(ctx context.Context, db *store.DB, w models.Week) (bool, error) {
+	page, err := db.ReportWeekAt(ctx, w, pageAsOf(w), models.DefaultReportRules, false)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	t.report = time.Since(t0)
-	for _, b := range d.ClusterBusyMin {
-		t.busy += b
+	d, err := db.ReportWeek(ctx, w, pageAsOf(w), models.DefaultReportRules)
+	if err != nil {
+		return false, err
 	}
-	t.figures = fmt.Sprint(d.ByUser, d.ClusterBusyMin, d.ClusterUnbookedMin, d.HourBusyMin, d.UsedBy)
+	figures := func(d *models.WeekData) string {
+		return fmt.Sprint(d.ByUser, d.ClusterBusyMin, d.ClusterUnbookedMin, d.HourBusyMin, d.UsedBy)
+	}
+	return figures(page) == figures(d), nil
+}
+
+// timeView times view: the best of 3 runs, then the CPU time of cpuRuns
+// runs without parallel workers (PostgreSQL), averaged.
+func timeView(ctx context.Context, db *store.DB, view func() error) (cost, error) {
+	var c cost
 	for range 3 {
 		t0 := time.Now()
-		if _, err := db.ReportWeekAt(ctx, w, pageAsOf(w), models.DefaultReportRules, false); err != nil {
-			return nil, err
+		if err := view(); err != nil {
+			return c, err
 		}
-		if p := time.Since(t0); t.page == 0 || p < t.page {
-			t.page = p
+		if d := time.Since(t0); c.wall == 0 || d < c.wall {
+			c.wall = d
 		}
 	}
-	return d, nil
+	pg := db.Dialect == store.Postgres
+	var pid int
+	if pg {
+		if err := db.Gorm.WithContext(ctx).Raw("SELECT pg_backend_pid()").Scan(&pid).Error; err != nil {
+			return c, err
+		}
+		if err := db.Gorm.WithContext(ctx).Exec("SET max_parallel_workers_per_gather = 0").Error; err != nil {
+			return c, err
+		}
+		defer db.Gorm.WithContext(ctx).Exec("RESET max_parallel_workers_per_gather")
+	}
+	client0, server0 := selfCPU(), procCPU(pid)
+	for range cpuRuns {
+		if err := view(); err != nil {
+			return c, err
+		}
+	}
+	if pg {
+		var again int
+		if err := db.Gorm.WithContext(ctx).Raw("SELECT pg_backend_pid()").Scan(&again).Error; err != nil || again != pid {
+			return c, fmt.Errorf("reportbench: the backend changed (%d, %d) during the CPU runs: %v", pid, again, err)
+		}
+	}
+	c.client = (selfCPU() - client0) / cpuRuns
+	c.server = (procCPU(pid) - server0) / cpuRuns
+	return c, nil
+}
+
+// selfCPU is this process's user + system time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU is process pid's user + system time from /proc (0 for pid 0 or
+// when unreadable), in clock ticks of 10 ms.
+func procCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 // plainScan is the fastest of three SELECT count(*), sum(util_avg_pct)
@@ -191,28 +308,24 @@ func sampleHeap(peak *uint64) func() {
 
 func (r result) print(w io.Writer) {
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
-	scans := func(d time.Duration) float64 { return float64(d) / float64(r.scan) }
 	fmt.Fprintf(w, "%s: %d GPU-minutes, %d user-minutes, %d bookings\n", r.dialect, r.minuteRows, r.userRows, r.bookings)
 	fmt.Fprintf(w, "plain scan (count, sum of util over gpu_usage_minutes), best of 3: %s", ms(r.scan))
 	if r.scan1 > 0 {
 		fmt.Fprintf(w, "; without parallel workers: %s", ms(r.scan1))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "from the minutes: report %s = %.2f scans; usage page (week in progress, best of 3) %s = %.2f scans\n",
-		ms(r.minutes.report), scans(r.minutes.report), ms(r.minutes.page), scans(r.minutes.page))
-	fmt.Fprintf(w, "rolling every hour once: %s (%d hourly GPU rows, %d hourly user rows; %.2f µs per GPU-minute)\n",
+	fmt.Fprintf(w, "from the minutes alone: report of the week %s; usage page (week in progress) %v\n", ms(r.report), r.before)
+	fmt.Fprintf(w, "roll job catching up: %s (%d hourly GPU rows, %d hourly user rows; %.2f µs per GPU-minute)\n",
 		ms(r.roll), r.hourRows, r.userHourRows, float64(r.roll.Microseconds())/float64(max(r.minuteRows, 1)))
 	if r.hourBytes > 0 {
 		fmt.Fprintf(w, "rollup storage with indexes: %.0f B per hourly GPU row, %.0f B per hourly user row\n",
 			float64(r.hourBytes)/float64(max(r.hourRows, 1)), float64(r.userHourBytes)/float64(max(r.userHourRows, 1)))
 	}
-	fmt.Fprintf(w, "from the rollups: report %s = %.2f scans; usage page %s = %.2f scans\n",
-		ms(r.rolled.report), scans(r.rolled.report), ms(r.rolled.page), scans(r.rolled.page))
-	same := "yes"
-	if r.minutes.figures != r.rolled.figures {
-		same = fmt.Sprintf("NO (%d vs %d busy minutes)", r.minutes.busy, r.rolled.busy)
-	}
-	fmt.Fprintf(w, "same figures both ways: %s\n", same)
+	fmt.Fprintf(w, "freezing the three weeks before (weekly send): %s\n", ms(r.freeze))
+	fmt.Fprintf(w, "usage page, week in progress (rollups + snapshots): %v\n", r.page)
+	fmt.Fprintf(w, "usage page, four weeks computed (rollups, no snapshot): %v\n", r.fourWeeks)
+	fmt.Fprintf(w, "usage page, just-ended week (not frozen yet): %v\n", r.ended)
+	fmt.Fprintf(w, "page from snapshots has the computed figures: %v\n", r.same)
 	fmt.Fprintf(w, "building and rendering %d reports: %s\n", r.reports, ms(r.render))
-	fmt.Fprintf(w, "peak Go heap in use during the run: %.1f MiB; max RSS of the process: %.1f MiB\n", float64(r.peakHeap)/(1<<20), float64(r.maxRSS)/1024)
+	fmt.Fprintf(w, "peak Go heap in use during the report: %.1f MiB; max RSS of the process: %.1f MiB\n", float64(r.peakHeap)/(1<<20), float64(r.maxRSS)/1024)
 }
