@@ -34,8 +34,12 @@ var releaseRead = rawSQL{sqlite: releaseReadSQL, postgres: dollarParams(releaseR
 // blocking, or ending now) and the audit event. On PostgreSQL they are one
 // statement, one round trip.
 var (
-	releaseBookingSQL = newRawSQL(`UPDATE bookings SET status = ?, ends_at = ?, released_at = ?, updated_at = ? WHERE id = ?`)
-	releaseGPUsSQL    = newRawSQL(`UPDATE booking_gpus SET blocking = ?, ends_at = ? WHERE booking_id = ?`)
+	releaseBookingSQL = newRawSQL(`UPDATE bookings SET ends_at = ?, released_at = ?, updated_at = ? WHERE id = ?`)
+	releaseGPUsSQL    = newRawSQL(`UPDATE booking_gpus SET ends_at = ? WHERE booking_id = ?`)
+	// Released in its first second: the end stays, so that SQLite need not
+	// rewrite the three indexes on it.
+	cancelBookingSQL = newRawSQL(`UPDATE bookings SET status = 'cancelled', released_at = ?, updated_at = ? WHERE id = ?`)
+	cancelGPUsSQL    = newRawSQL(`UPDATE booking_gpus SET blocking = FALSE WHERE booking_id = ?`)
 	auditInsertSQL    = newRawSQL(`INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	releasePG = newRawSQL(`WITH b AS (
@@ -148,9 +152,15 @@ func writeRelease(conn raw, b *models.Booking, actor *models.User, now time.Time
 		_, err = conn.exec(releasePG, status, end, at, at, b.ID, blocking, end, b.ID,
 			ev.At, ev.ActorID, ev.ActorLabel, ev.Action, ev.TargetType, target, ev.Details, ev.IP)
 	} else {
-		_, err = conn.exec(releaseBookingSQL, status, end, at, at, b.ID)
-		if err == nil {
-			_, err = conn.exec(releaseGPUsSQL, blocking, end, b.ID)
+		if whole {
+			_, err = conn.exec(cancelBookingSQL, at, at, b.ID)
+		} else {
+			_, err = conn.exec(releaseBookingSQL, end, at, at, b.ID)
+		}
+		if err == nil && whole {
+			_, err = conn.exec(cancelGPUsSQL, b.ID)
+		} else if err == nil {
+			_, err = conn.exec(releaseGPUsSQL, end, b.ID)
 		}
 		if err == nil {
 			_, err = conn.exec(auditInsertSQL, ev.At, ev.ActorID, ev.ActorLabel, ev.Action, ev.TargetType, target, ev.Details, ev.IP)
