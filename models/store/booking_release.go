@@ -40,7 +40,7 @@ var (
 	// rewrite the three indexes on it.
 	cancelBookingSQL = newRawSQL(`UPDATE bookings SET status = 'cancelled', released_at = ?, updated_at = ? WHERE id = ?`)
 	cancelGPUsSQL    = newRawSQL(`UPDATE booking_gpus SET blocking = FALSE WHERE booking_id = ?`)
-	auditInsertSQL    = newRawSQL(`INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
+	auditInsertSQL   = newRawSQL(`INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	releasePG = newRawSQL(`WITH b AS (
 	UPDATE bookings SET status = ?, ends_at = ?, released_at = ?, updated_at = ? WHERE id = ?
