@@ -61,7 +61,11 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 // so no rule judged against what the owner holds can be passed wrongly.
 func (db *DB) ReleaseBooking(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.Booking, error) {
 	var done *models.Booking
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	ctx, err := uncancelled(ctx)
+	if err != nil {
+		return nil, mapErr(err, "booking")
+	}
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		conn := rawTx(tx)
 		b, usage, err := readForRelease(conn, id, now)
 		if err != nil {

@@ -42,7 +42,11 @@ func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim mode
 // database's error, unexplained.
 func (db *DB) createBooking(ctx context.Context, req models.NewBooking, lim models.BookingLimits, now time.Time, by models.Actor) (*models.Booking, error) {
 	var b *models.Booking
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	ctx, err := uncancelled(ctx)
+	if err != nil {
+		return nil, mapErr(err, "booking")
+	}
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// One statement reads the GPUs, the user (locking their row on
 		// PostgreSQL) and the policy; what they hold is read after it.
 		r, err := readPolicy(tx, req.UserID, req.GPUIDs, lim, true)

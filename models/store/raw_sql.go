@@ -75,3 +75,20 @@ func (r raw) query(s rawSQL, args ...any) (*sql.Rows, error) {
 func (r raw) queryRow(s rawSQL, args ...any) *sql.Row {
 	return r.conn.QueryRowContext(r.ctx, r.text(s), args...)
 }
+
+// uncancelled is ctx without its end, for the few short statements of what
+// API users do most (a token's look-up, a booking, a release), or ctx's
+// error when it has ended already. With a context that can end,
+// database/sql starts a goroutine to watch it for every transaction and
+// every result set, and the SQLite driver another for every statement,
+// commit included (and sets a progress handler): about thirty goroutines
+// and their wake-ups for a book-now + release pair, for statements that
+// take microseconds. A request whose client leaves while they run
+// finishes them, and its answer is dropped; on SQLite its wait for the
+// writer's turn is still bounded (writerWait).
+func uncancelled(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return context.WithoutCancel(ctx), nil
+}

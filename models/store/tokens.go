@@ -100,13 +100,17 @@ var tokenUsedSQL = newRawSQL(`UPDATE api_tokens SET last_used_at = ? WHERE id = 
 // (at most once a minute, so that API calls do not all write). The token
 // and its user come in one query, run without GORM (raw_sql.go).
 func (db *DB) UserByToken(ctx context.Context, plain string, now time.Time) (*models.User, error) {
+	ctx, err := uncancelled(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: user by token: %w", err)
+	}
 	var (
 		u        userRow
 		tokenID  int64
 		lastUsed sql.NullTime
 		conn     = db.raw(ctx)
 	)
-	err := conn.queryRow(tokenUserSQL, models.HashToken(plain)).Scan(&u.ID, &u.Subject, &u.Email, &u.Name, &u.Language,
+	err = conn.queryRow(tokenUserSQL, models.HashToken(plain)).Scan(&u.ID, &u.Subject, &u.Email, &u.Name, &u.Language,
 		&u.TimeZone, &u.IsAdmin, &u.Unix, &u.UnixSource, &u.CreatedAt, &u.UpdatedAt, &tokenID, &lastUsed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &models.Error{Code: models.EUNAUTHORIZED, Msg: models.M("err.token_invalid"), Err: err}
