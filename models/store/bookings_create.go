@@ -117,7 +117,7 @@ SELECT id, EXISTS (SELECT 1 FROM gpu_usage_minutes WHERE gpu_id = ANY(CAST(? AS 
 // GPU rows' insert probing the usage stored on each.
 var (
 	newBookingSQLite = newRawSQL(`INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?) RETURNING id`)
+		VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?)`)
 	newBookingGPU1 = newBookingGPUs(1)
 )
 
@@ -148,7 +148,11 @@ func insertNewBooking(conn raw, req models.NewBooking, nodeID int64, now time.Ti
 			ids, from, to).Scan(&id, &stored)
 		return id, stored, err
 	}
-	if err := conn.queryRow(newBookingSQLite, req.UserID, nodeID, start, end, req.Note, at, at).Scan(&id); err != nil {
+	res, err := conn.exec(newBookingSQLite, req.UserID, nodeID, start, end, req.Note, at, at)
+	if err != nil {
+		return 0, false, err
+	}
+	if id, err = res.LastInsertId(); err != nil { // no RETURNING: SQLite keeps its rows in a table of their own
 		return 0, false, err
 	}
 	gpuSQL := newBookingGPU1
