@@ -40,6 +40,10 @@ type Booking struct {
 	UserName  string
 	UserEmail string
 	NodeName  string
+	// GPUUUIDs are the UUIDs of GPUIDs, in the same order, where the query
+	// read them with the booking (one booking read, created or changed);
+	// nil from lists, which callers map themselves.
+	GPUUUIDs []string
 }
 
 // Blocking reports whether the booking holds its GPUs (no other booking may overlap it).

@@ -31,43 +31,6 @@ func (db *DB) CancelBooking(ctx context.Context, id int64, actor *models.User, n
 	})
 }
 
-// ReleaseBooking ends an active booking now, so that its GPUs are free at
-// once. The booking returned is the one read under the lock with the
-// columns the release wrote, so that nothing is read back after the commit.
-func (db *DB) ReleaseBooking(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.Booking, error) {
-	var done *models.Booking
-	err := db.inBookingTx(ctx, id, func(tx *gorm.DB, b *models.Booking) error {
-		if err := models.CheckRelease(b, actor, now); err != nil {
-			return err
-		}
-		end, whole := models.ReleaseEnd(b, now)
-		at := utc(now)
-		if whole { // released within its first second: free all of it
-			if err := releaseWhole(tx, b, now); err != nil {
-				return err
-			}
-			if err := auditBooking(tx, actor, models.AuditBookingRelease, b, map[string]any{"old_ends_at": b.EndsAt, "freed_whole_range": true}); err != nil {
-				return err
-			}
-			b.Status = models.StatusCancelled
-		} else {
-			if err := setBookingEnd(tx, b, end, map[string]any{"released_at": at}, now); err != nil {
-				return fmt.Errorf("store: release booking: %w", err)
-			}
-			if err := auditBooking(tx, actor, models.AuditBookingRelease, b, map[string]any{"old_ends_at": b.EndsAt, "ends_at": end}); err != nil {
-				return err
-			}
-			b.EndsAt = end
-		}
-		b.ReleasedAt, b.UpdatedAt, done = &at, at, b
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return done, nil
-}
-
 // ExtendBooking moves the end of an upcoming or active booking later when
 // the GPUs are free until then. Otherwise the ECONFLICT names the bookings
 // in the way and Msg.Data["FreeUntil"] says how far it could go. As with
@@ -179,18 +142,6 @@ func setBookingEnd(tx *gorm.DB, b *models.Booking, end time.Time, extra map[stri
 	return restampBooking(tx, b.GPUIDs, b.EndsAt, end, now)
 }
 
-// releaseWhole releases b within its first second: it holds nothing from
-// now on (cancelled, with the moment of release kept).
-func releaseWhole(tx *gorm.DB, b *models.Booking, now time.Time) error {
-	if err := cancelHold(tx, b, now); err != nil {
-		return err
-	}
-	if err := tx.Model(&bookingRow{}).Where("id = ?", b.ID).Update("released_at", utc(now)).Error; err != nil {
-		return fmt.Errorf("store: release booking %d: %w", b.ID, err)
-	}
-	return nil
-}
-
 // cancelHold cancels b: it stays on record but holds its GPUs no more.
 func cancelHold(tx *gorm.DB, b *models.Booking, now time.Time) error {
 	err := tx.Model(&bookingRow{}).Where("id = ?", b.ID).Updates(map[string]any{"status": models.StatusCancelled, "updated_at": utc(now)}).Error
@@ -207,6 +158,12 @@ func cancelHold(tx *gorm.DB, b *models.Booking, now time.Time) error {
 // acted; details carry the owner, so an admin acting on someone else's
 // booking is on record with both ids.
 func auditBooking(tx *gorm.DB, actor *models.User, action string, b *models.Booking, details map[string]any) error {
+	return audit(tx, models.ActorFor(actor, ""), action, "booking", b.ID, bookingAuditDetails(actor, b, details))
+}
+
+// bookingAuditDetails adds the owner, the GPUs and the start of b to an
+// event's details, and the actor when it is not the owner.
+func bookingAuditDetails(actor *models.User, b *models.Booking, details map[string]any) map[string]any {
 	if details == nil {
 		details = map[string]any{}
 	}
@@ -217,7 +174,7 @@ func auditBooking(tx *gorm.DB, actor *models.User, action string, b *models.Book
 		details["actor_id"] = actor.ID
 		details["as_admin"] = actor.IsAdmin
 	}
-	return audit(tx, models.ActorFor(actor, ""), action, "booking", b.ID, details)
+	return details
 }
 
 // explainExtend turns the database's refusal of an extension into the same

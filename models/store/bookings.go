@@ -125,7 +125,7 @@ func (db *DB) Booking(ctx context.Context, id int64) (*models.Booking, error) {
 	return bookingByID(db.Gorm.WithContext(ctx), id, false)
 }
 
-// bookingByID reads the booking with id and its GPUs. lock takes the
+// bookingByID reads the booking with id and its GPUs with their UUIDs. lock takes the
 // booking's row lock on PostgreSQL in the same statement (FOR UPDATE OF b),
 // so that two concurrent changes never both pass a rule on the same stale
 // row; SQLite needs nothing, its transactions begin IMMEDIATE, one writer
@@ -139,12 +139,20 @@ func bookingByID(tx *gorm.DB, id int64, lock bool) (*models.Booking, error) {
 	if err := q.Take(&r).Error; err != nil {
 		return nil, mapErr(err, "booking")
 	}
-	var ids []int64
-	if err := tx.Model(&bookingGPURow{}).Where("booking_id = ?", id).Order("gpu_id").Pluck("gpu_id", &ids).Error; err != nil {
+	var gpus []struct {
+		GPUID int64  `gorm:"column:gpu_id"`
+		UUID  string `gorm:"column:uuid"`
+	}
+	err := tx.Table("booking_gpus bg").Select("bg.gpu_id, g.uuid").Joins("JOIN gpus g ON g.id = bg.gpu_id").
+		Where("bg.booking_id = ?", id).Order("bg.gpu_id").Scan(&gpus).Error
+	if err != nil {
 		return nil, fmt.Errorf("store: booking gpus: %w", err)
 	}
 	b := r.model()
-	b.GPUIDs = ids
+	for _, g := range gpus {
+		b.GPUIDs = append(b.GPUIDs, g.GPUID)
+		b.GPUUUIDs = append(b.GPUUUIDs, g.UUID)
+	}
 	return &b, nil
 }
 

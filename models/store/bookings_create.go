@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -41,7 +42,11 @@ func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim mode
 // database's error, unexplained.
 func (db *DB) createBooking(ctx context.Context, req models.NewBooking, lim models.BookingLimits, now time.Time, by models.Actor) (*models.Booking, error) {
 	var b *models.Booking
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	ctx, err := uncancelled(ctx)
+	if err != nil {
+		return nil, mapErr(err, "booking")
+	}
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// One statement reads the GPUs, the user (locking their row on
 		// PostgreSQL) and the policy; what they hold is read after it.
 		r, err := readPolicy(tx, req.UserID, req.GPUIDs, lim, true)
@@ -65,16 +70,22 @@ func (db *DB) createBooking(ctx context.Context, req models.NewBooking, lim mode
 		if err != nil {
 			return err
 		}
-		id, err := insertNewBooking(tx, db.Dialect, req, g.NodeID, now, ev)
+		id, stored, err := insertNewBooking(rawTx(tx), req, g.NodeID, now, ev)
 		if err != nil {
 			return err
 		}
-		if err := restampBooking(tx, req.GPUIDs, req.StartsAt, req.EndsAt, now); err != nil {
-			return err // usage already stored in its range (only within the clock skew of now)
+		if stored { // usage already stored in its range (only within the clock skew of now)
+			if err := restampBooking(tx, req.GPUIDs, req.StartsAt, req.EndsAt, now); err != nil {
+				return err
+			}
+		}
+		uuids := make([]string, len(req.GPUIDs))
+		for i, id := range req.GPUIDs {
+			uuids[i] = gpus[id].UUID
 		}
 		b = &models.Booking{ID: id, UserID: req.UserID, NodeID: g.NodeID, GPUIDs: req.GPUIDs, StartsAt: utc(req.StartsAt),
 			EndsAt: utc(req.EndsAt), Note: req.Note, Kind: models.KindStandard, Status: models.StatusConfirmed,
-			CreatedAt: utc(now), UpdatedAt: utc(now), UserName: u.Name, UserEmail: u.Email, NodeName: g.NodeName}
+			CreatedAt: utc(now), UpdatedAt: utc(now), UserName: u.Name, UserEmail: u.Email, NodeName: g.NodeName, GPUUUIDs: uuids}
 		return nil
 	})
 	if isOverlap(err) {
@@ -87,8 +98,10 @@ func (db *DB) createBooking(ctx context.Context, req models.NewBooking, lim mode
 }
 
 // newBookingPG inserts a standard booking, its GPU rows and its audit event
-// (whose target is the new id) in one statement: one round trip.
-const newBookingPG = `WITH b AS (
+// (whose target is the new id) in one statement, one round trip, and says
+// whether usage is stored on the GPUs in the range the last two
+// parameters give (restampRange), which then needs restamping.
+var newBookingPG = newRawSQL(`WITH b AS (
 	INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
 	VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?) RETURNING id
 ), g AS (
@@ -98,40 +111,83 @@ const newBookingPG = `WITH b AS (
 	INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
 	SELECT ?, ?, ?, ?, ?, CAST(b.id AS text), ?, ? FROM b
 )
-SELECT id FROM b`
+SELECT id, EXISTS (SELECT 1 FROM gpu_usage_minutes WHERE gpu_id = ANY(CAST(? AS bigint[])) AND minute >= ? AND minute < ?) FROM b`)
+
+// The same on SQLite, where a statement costs no round trip: three, the
+// GPU rows' insert probing the usage stored on each.
+var (
+	newBookingSQLite = newRawSQL(`INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?)`)
+	newBookingGPU1 = newBookingGPUs(1)
+)
+
+// newBookingGPUs inserts n GPU rows of a booking, each returning whether
+// usage is stored on its GPU in the range of the last two parameters.
+func newBookingGPUs(n int) rawSQL {
+	return newRawSQL("INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at, blocking) VALUES " +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, TRUE), ", n), ", ") +
+		" RETURNING EXISTS (SELECT 1 FROM gpu_usage_minutes m WHERE m.gpu_id = booking_gpus.gpu_id AND m.minute >= ? AND m.minute < ?)")
+}
 
 // insertNewBooking writes a standard booking for req, its GPU rows and the
-// audit event ev (its target id filled in): one statement on PostgreSQL,
-// three plain ones on SQLite, where a statement costs no round trip.
-func insertNewBooking(tx *gorm.DB, dialect string, req models.NewBooking, nodeID int64, now time.Time, ev auditRow) (int64, error) {
+// audit event ev (its target id filled in), without GORM (raw_sql.go), and
+// says whether usage is stored in the booking's range (restampRange), for
+// the caller to restamp.
+func insertNewBooking(conn raw, req models.NewBooking, nodeID int64, now time.Time, ev auditRow) (id int64, stored bool, err error) {
 	start, end, at := utc(req.StartsAt), utc(req.EndsAt), utc(now)
-	var id int64
-	if dialect == Postgres {
-		err := tx.Raw(newBookingPG, req.UserID, nodeID, start, end, req.Note, at, at,
-			start, end, pgIDArray(req.GPUIDs),
-			ev.At, ev.ActorID, ev.ActorLabel, ev.Action, ev.TargetType, ev.Details, ev.IP).Row().Scan(&id)
-		return id, err
+	from, to, ok := restampRange(req.StartsAt, req.EndsAt, now)
+	if !ok { // nothing can be stored: probe an empty range
+		from, to = start, start
 	}
-	err := tx.Raw(`INSERT INTO bookings (user_id, node_id, starts_at, ends_at, note, kind, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, 'standard', 'confirmed', ?, ?) RETURNING id`, req.UserID, nodeID, start, end, req.Note, at, at).Row().Scan(&id)
+	from, to = utc(from), utc(to)
+	if conn.dialect == Postgres {
+		ids := pgIDArray(req.GPUIDs)
+		err := conn.queryRow(newBookingPG, req.UserID, nodeID, start, end, req.Note, at, at,
+			start, end, ids,
+			ev.At, ev.ActorID, ev.ActorLabel, ev.Action, ev.TargetType, ev.Details, ev.IP,
+			ids, from, to).Scan(&id, &stored)
+		return id, stored, err
+	}
+	res, err := conn.exec(newBookingSQLite, req.UserID, nodeID, start, end, req.Note, at, at)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	values := strings.Repeat("(?, ?, ?, ?, TRUE), ", len(req.GPUIDs))
-	args := make([]any, 0, 4*len(req.GPUIDs))
+	if id, err = res.LastInsertId(); err != nil { // no RETURNING: SQLite keeps its rows in a table of their own
+		return 0, false, err
+	}
+	gpuSQL := newBookingGPU1
+	if len(req.GPUIDs) != 1 {
+		gpuSQL = newBookingGPUs(len(req.GPUIDs))
+	}
+	args := make([]any, 0, 4*len(req.GPUIDs)+2)
 	for _, g := range req.GPUIDs {
 		args = append(args, id, g, start, end)
 	}
-	if err := tx.Exec("INSERT INTO booking_gpus (booking_id, gpu_id, starts_at, ends_at, blocking) VALUES "+
-		strings.TrimSuffix(values, ", "), args...).Error; err != nil {
-		return 0, err
+	if stored, err = anyRowTrue(conn.query(gpuSQL, append(args, from, to)...)); err != nil {
+		return 0, false, err
 	}
-	err = tx.Exec(`INSERT INTO audit_events (at, actor_id, actor_label, action, target_type, target_id, details, ip)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, ev.At, ev.ActorID, ev.ActorLabel, ev.Action, ev.TargetType, strconv.FormatInt(id, 10), ev.Details, ev.IP).Error
+	_, err = conn.exec(auditInsertSQL, ev.At, ev.ActorID, ev.ActorLabel, ev.Action, ev.TargetType, strconv.FormatInt(id, 10), ev.Details, ev.IP)
 	if err != nil {
-		return 0, fmt.Errorf("store: audit %s: %w", ev.Action, err)
+		return 0, false, fmt.Errorf("store: audit %s: %w", ev.Action, err)
 	}
-	return id, nil
+	return id, stored, nil
+}
+
+// anyRowTrue reads rows of one boolean and says whether one was true.
+func anyRowTrue(rows *sql.Rows, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	found := false
+	for rows.Next() {
+		var v bool
+		if err := rows.Scan(&v); err != nil {
+			return false, err
+		}
+		found = found || v
+	}
+	return found, rows.Err()
 }
 
 // pgIDArray writes ids as a PostgreSQL array literal ("{1,2,3}"), so that a

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ type policyRead struct {
 //	rowModelTeam  team_id    -        model    -        -        -        -           -
 //	rowUser       id         -        name     email    -        -        is_admin    -
 //	rowTeam       team_id    -        name     -        -        -        -           -
-//	rowGPU        gpu id     node_id  model    node     -        index    in_service  -
+//	rowGPU        gpu id     node_id  model    node     uuid     index    in_service  -
 //
 // The limits come first because SQLite takes a column's declared type
 // (DATETIME for at) from the first branch. %s is FOR UPDATE on PostgreSQL:
@@ -48,35 +49,54 @@ UNION ALL SELECT 'm', team_id, 0, model, '', '', 0, FALSE, CAST(NULL AS TIMESTAM
 UNION ALL SELECT 'u', id, 0, name, email, '', 0, is_admin, CAST(NULL AS TIMESTAMPTZ) FROM me
 UNION ALL SELECT 't', m.team_id, 0, t.name, '', '', 0, FALSE, CAST(NULL AS TIMESTAMPTZ)
 	FROM memberships m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ?
-UNION ALL SELECT 'g', g.id, g.node_id, g.model, n.name, '', g.idx, g.in_service, CAST(NULL AS TIMESTAMPTZ)
+UNION ALL SELECT 'g', g.id, g.node_id, g.model, n.name, g.uuid, g.idx, g.in_service, CAST(NULL AS TIMESTAMPTZ)
 	FROM gpus g JOIN nodes n ON n.id = g.node_id WHERE g.id IN ?`
 
-// policyQuery is policyReadSQL and its arguments for the dialect. On
-// PostgreSQL lock takes the user's row. On SQLite every parameter is
-// written "+?": SQLite compiles a statement again whenever a new value of
-// a bare parameter might change its plan (here the join of memberships by
-// user and the IN list), which cost more than running it (about 55 µs of
-// every booking; BenchmarkPolicyQuery in policy_read_internal_test.go);
-// "+?" is an expression of the parameter, planned once for every value.
+// policyQuery is policyReadSQL and its arguments for the dialect, in its
+// parameter markers: the store runs it without GORM (raw_sql.go). On
+// PostgreSQL lock takes the user's row and the GPU list is one array
+// parameter. On SQLite every parameter is written "+?": SQLite compiles a
+// statement again whenever a new value of a bare parameter might change
+// its plan (here the join of memberships by user and the IN list), which
+// cost more than running it (about 55 µs of every booking;
+// BenchmarkPolicyQuery in policy_read_internal_test.go); "+?" is an
+// expression of the parameter, planned once for every value.
 func policyQuery(dialect string, lock bool, userID int64, gpuIDs []int64) (string, []any) {
 	args := []any{userID, userID, userID, userID}
 	if dialect == Postgres {
-		forUpdate := ""
 		if lock {
-			forUpdate = " FOR UPDATE"
+			return policyReadPG[1], append(args, pgIDArray(gpuIDs))
 		}
-		return fmt.Sprintf(policyReadSQL, forUpdate), append(args, gpuIDs)
-	}
-	in := "(NULL)"
-	if len(gpuIDs) > 0 {
-		in = "(+?" + strings.Repeat(", +?", len(gpuIDs)-1) + ")"
+		return policyReadPG[0], append(args, pgIDArray(gpuIDs))
 	}
 	for _, id := range gpuIDs {
 		args = append(args, id)
 	}
-	q := strings.ReplaceAll(fmt.Sprintf(policyReadSQL, ""), "= ?", "= +?")
-	return strings.Replace(q, "IN ?", "IN "+in, 1), args
+	if len(gpuIDs) == 1 { // booking one GPU, the most common
+		return policyReadSQLite1, args
+	}
+	return policySQLite(len(gpuIDs)), args
 }
+
+// policySQLite is policyReadSQL for SQLite with n GPUs.
+func policySQLite(n int) string {
+	in := "(NULL)"
+	if n > 0 {
+		in = "(+?" + strings.Repeat(", +?", n-1) + ")"
+	}
+	q := strings.ReplaceAll(fmt.Sprintf(policyReadSQL, ""), "= ?", "= +?")
+	return strings.Replace(q, "IN ?", "IN "+in, 1)
+}
+
+// The policy read's texts made once: PostgreSQL's without and with the
+// lock, SQLite's for one GPU.
+var (
+	policyReadPG = [2]string{
+		dollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, ""), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
+		dollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, " FOR UPDATE"), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
+	}
+	policyReadSQLite1 = policySQLite(1)
+)
 
 // The kinds of row policyReadSQL returns.
 const (
@@ -123,7 +143,7 @@ func (r policyReadRow) user() models.User {
 func (r policyReadRow) team() (id int64, name string) { return r.Ref, r.Text1 }
 
 func (r policyReadRow) gpu() models.GPU {
-	return models.GPU{ID: r.Ref, NodeID: r.Ref2, Model: r.Text1, NodeName: r.Text2, Index: int(r.Num), InService: r.Flag}
+	return models.GPU{ID: r.Ref, NodeID: r.Ref2, Model: r.Text1, NodeName: r.Text2, UUID: r.Text3, Index: int(r.Num), InService: r.Flag}
 }
 
 // readPolicy runs policyReadSQL for userID and gpuIDs (none: no GPU rows),
@@ -136,8 +156,8 @@ func readPolicy(tx *gorm.DB, userID int64, gpuIDs []int64, lim models.BookingLim
 	r := policyRead{in: models.PolicyInput{UserID: userID, System: lim, Location: loc, TeamNames: map[int64]string{},
 		Limits: []models.PolicyLimit{}, ModelTeams: map[string][]int64{}}, gpus: map[int64]models.GPU{}}
 	query, args := policyQuery(tx.Dialector.Name(), lock, userID, gpuIDs)
-	var rows []policyReadRow
-	if err := tx.Raw(query, args...).Scan(&rows).Error; err != nil {
+	rows, err := scanPolicyRows(rawTx(tx), query, args)
+	if err != nil {
 		return r, fmt.Errorf("store: policy read: %w", err)
 	}
 	var settings []policySettingRow
@@ -169,6 +189,28 @@ func readPolicy(tx *gorm.DB, userID int64, gpuIDs []int64, lim models.BookingLim
 	r.in.Settings = settingsFrom(settings)
 	r.in.IsAdmin, r.in.UserName = r.user.IsAdmin, r.user.Name
 	return r, nil
+}
+
+// scanPolicyRows runs the policy read and scans its rows by hand.
+func scanPolicyRows(conn raw, query string, args []any) ([]policyReadRow, error) {
+	rows, err := conn.conn.QueryContext(conn.ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []policyReadRow
+	for rows.Next() {
+		var r policyReadRow
+		var at sql.NullTime
+		if err := rows.Scan(&r.Kind, &r.Ref, &r.Ref2, &r.Text1, &r.Text2, &r.Text3, &r.Num, &r.Flag, &at); err != nil {
+			return nil, err
+		}
+		if at.Valid {
+			r.At = &at.Time
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // addUsage reads the user's held bookings and loans in the quota weeks of

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -86,28 +87,41 @@ func (db *DB) RevokeToken(ctx context.Context, id int64, now time.Time, by model
 	return mapErr(err, "token")
 }
 
+// tokenUserSQL reads a valid token's user and the token's last use in one
+// statement, every API call: a revoked token fails at once, in every
+// process.
+var tokenUserSQL = newRawSQL(`SELECT u.id, u.oidc_subject, u.email, u.name, u.language, u.time_zone, u.is_admin,
+	u.unix_name, u.unix_source, u.created_at, u.updated_at, t.id, t.last_used_at
+	FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ? AND t.revoked_at IS NULL LIMIT 1`)
+
+var tokenUsedSQL = newRawSQL(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`)
+
 // UserByToken returns the user a valid token belongs to and notes its use
 // (at most once a minute, so that API calls do not all write). The token
-// and its user come in one query.
+// and its user come in one query, run without GORM (raw_sql.go).
 func (db *DB) UserByToken(ctx context.Context, plain string, now time.Time) (*models.User, error) {
-	var r struct {
-		User          userRow    `gorm:"embedded"`
-		TokenID       int64      `gorm:"column:token_id"`
-		TokenLastUsed *time.Time `gorm:"column:token_last_used_at"`
+	ctx, err := uncancelled(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: user by token: %w", err)
 	}
-	err := db.Gorm.WithContext(ctx).Table("api_tokens t").
-		Select("u.*, t.id AS token_id, t.last_used_at AS token_last_used_at").Joins("JOIN users u ON u.id = t.user_id").
-		Where("t.token_hash = ? AND t.revoked_at IS NULL", models.HashToken(plain)).Take(&r).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	var (
+		u        userRow
+		tokenID  int64
+		lastUsed sql.NullTime
+		conn     = db.raw(ctx)
+	)
+	err = conn.queryRow(tokenUserSQL, models.HashToken(plain)).Scan(&u.ID, &u.Subject, &u.Email, &u.Name, &u.Language,
+		&u.TimeZone, &u.IsAdmin, &u.Unix, &u.UnixSource, &u.CreatedAt, &u.UpdatedAt, &tokenID, &lastUsed)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &models.Error{Code: models.EUNAUTHORIZED, Msg: models.M("err.token_invalid"), Err: err}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: user by token: %w", err)
 	}
-	if r.TokenLastUsed == nil || now.Sub(*r.TokenLastUsed) > time.Minute {
-		if err := db.Gorm.WithContext(ctx).Model(&tokenRow{}).Where("id = ?", r.TokenID).Update("last_used_at", utc(now)).Error; err != nil {
+	if !lastUsed.Valid || now.Sub(lastUsed.Time) > time.Minute {
+		if _, err := conn.exec(tokenUsedSQL, utc(now), tokenID); err != nil {
 			return nil, fmt.Errorf("store: token last used: %w", err)
 		}
 	}
-	return r.User.model(), nil
+	return u.model(), nil
 }

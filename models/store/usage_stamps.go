@@ -98,13 +98,8 @@ func restampUsage(tx *gorm.DB, gpuIDs []int64, from, to time.Time) error {
 // either, because agents report a minute after it ends: one probe on the
 // primary key finds that out instead of three UPDATEs that change nothing.
 func restampBooking(tx *gorm.DB, gpuIDs []int64, from, to, now time.Time) error {
-	if from.After(to) {
-		from, to = to, from
-	}
-	if limit := now.Add(models.UsageFutureSkew + time.Minute); to.After(limit) {
-		to = limit
-	}
-	if !from.Before(to) {
+	from, to, ok := restampRange(from, to, now)
+	if !ok {
 		return nil
 	}
 	stored, err := usageStored(tx, gpuIDs, from, to)
@@ -112,6 +107,18 @@ func restampBooking(tx *gorm.DB, gpuIDs []int64, from, to, now time.Time) error 
 		return err
 	}
 	return restampUsage(tx, gpuIDs, from, to)
+}
+
+// restampRange is the part of [from, to) (or [to, from)) where usage may
+// be stored at now; ok is false when there is none.
+func restampRange(from, to, now time.Time) (time.Time, time.Time, bool) {
+	if from.After(to) {
+		from, to = to, from
+	}
+	if limit := now.Add(models.UsageFutureSkew + time.Minute); to.After(limit) {
+		to = limit
+	}
+	return from, to, from.Before(to)
 }
 
 // usageStored says whether any GPU-minute of gpuIDs in [from, to) is

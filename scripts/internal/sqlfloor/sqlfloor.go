@@ -20,8 +20,9 @@ import (
 
 // TokenUserSQL is the statement gpubook finds a token's user with; %s is
 // the dialect's parameter ("?" or "$1").
-const TokenUserSQL = `SELECT u.*, t.id AS token_id, t.last_used_at AS token_last_used_at FROM api_tokens t
-	JOIN users u ON u.id = t.user_id WHERE t.token_hash = %s AND t.revoked_at IS NULL LIMIT 1`
+const TokenUserSQL = `SELECT u.id, u.oidc_subject, u.email, u.name, u.language, u.time_zone, u.is_admin,
+	u.unix_name, u.unix_source, u.created_at, u.updated_at, t.id, t.last_used_at
+	FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = %s AND t.revoked_at IS NULL LIMIT 1`
 
 // Conn runs statements on the store's pool (db.Gorm.ConnPool): on SQLite
 // transactions take gpubook's writer's turn and every statement is

@@ -1,0 +1,94 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+
+	"gorm.io/gorm"
+)
+
+// The statements of what API users do most — a token's look-up, a booking
+// from now, its release — run here without GORM: on the same connection
+// pool (on SQLite the writer's turn and the compiled statements of
+// sqlite_stmts.go) or transaction, with their columns scanned by hand.
+// GORM's statement building and reflective scanning were about a third of
+// the CPU of a book-now + release pair (BenchmarkBookNowRelease in web).
+
+// rawSQL is one statement in both dialects' parameter markers: "?" on
+// SQLite, "$1", "$2"… on PostgreSQL. Its texts are made once, at start.
+type rawSQL struct{ sqlite, postgres string }
+
+// newRawSQL takes a statement written with "?" markers (none inside a
+// string literal).
+func newRawSQL(q string) rawSQL { return rawSQL{sqlite: q, postgres: dollarParams(q)} }
+
+// dollarParams numbers the "?" markers of q as PostgreSQL's $n.
+func dollarParams(q string) string {
+	out := make([]byte, 0, len(q)+16)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] != '?' {
+			out = append(out, q[i])
+			continue
+		}
+		n++
+		out = append(out, '$')
+		out = strconv.AppendInt(out, int64(n), 10)
+	}
+	return string(out)
+}
+
+// raw runs rawSQL statements on a connection of the store: its pool, or a
+// transaction GORM began on that pool.
+type raw struct {
+	conn    gorm.ConnPool
+	ctx     context.Context
+	dialect string
+}
+
+// rawTx is tx's transaction (or pool), with tx's context.
+func rawTx(tx *gorm.DB) raw {
+	return raw{conn: tx.Statement.ConnPool, ctx: tx.Statement.Context, dialect: tx.Dialector.Name()}
+}
+
+// raw is the store's pool.
+func (db *DB) raw(ctx context.Context) raw {
+	return raw{conn: db.Gorm.ConnPool, ctx: ctx, dialect: db.Dialect}
+}
+
+func (r raw) text(s rawSQL) string {
+	if r.dialect == Postgres {
+		return s.postgres
+	}
+	return s.sqlite
+}
+
+func (r raw) exec(s rawSQL, args ...any) (sql.Result, error) {
+	return r.conn.ExecContext(r.ctx, r.text(s), args...)
+}
+
+func (r raw) query(s rawSQL, args ...any) (*sql.Rows, error) {
+	return r.conn.QueryContext(r.ctx, r.text(s), args...)
+}
+
+func (r raw) queryRow(s rawSQL, args ...any) *sql.Row {
+	return r.conn.QueryRowContext(r.ctx, r.text(s), args...)
+}
+
+// uncancelled is ctx without its end, for the few short statements of what
+// API users do most (a token's look-up, a booking, a release), or ctx's
+// error when it has ended already. With a context that can end,
+// database/sql starts a goroutine to watch it for every transaction and
+// every result set, and the SQLite driver another for every statement,
+// commit included (and sets a progress handler): about thirty goroutines
+// and their wake-ups for a book-now + release pair, for statements that
+// take microseconds. A request whose client leaves while they run
+// finishes them, and its answer is dropped; on SQLite its wait for the
+// writer's turn is still bounded (writerWait).
+func uncancelled(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return context.WithoutCancel(ctx), nil
+}

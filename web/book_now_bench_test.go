@@ -1,0 +1,238 @@
+package web_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/web"
+	"github.com/gpubook/gpubook/web/webtest"
+)
+
+// BenchmarkBookNowRelease is peerbench's kept-alive pair in one process:
+// POST /api/v1/bookings (one GPU, from now, one hour) and POST
+// /api/v1/bookings/{id}/release with a bearer token, over loopback HTTP on
+// one kept-alive connection to the wired server, on a fresh database file
+// (SQLite) or database (PostgreSQL). It reports the process's CPU time per
+// pair (server and client together, as on peerbench's machine), the SQL
+// statements and transactions per pair as the store's connection pool saw
+// them, and allocations. Profile it with -cpuprofile:
+//
+//	go test -run '^$' -bench BenchmarkBookNowRelease -benchtime 2000x -benchmem ./web/
+//	go test -run '^$' -bench 'BookNowRelease/sqlite' -benchtime 3000x -cpuprofile /tmp/pair.prof ./web/ && go tool pprof -top web.test /tmp/pair.prof
+func BenchmarkBookNowRelease(b *testing.B) {
+	for _, d := range []string{store.SQLite, store.Postgres} {
+		b.Run(d, func(b *testing.B) { benchBookNowRelease(b, d) })
+	}
+}
+
+// pairFixture is a wired server over loopback HTTP on a fresh database,
+// with one user, their token and a node of 8 GPUs; pair books the first
+// GPU now for an hour and releases it, on one kept-alive connection, and
+// returns both answers.
+type pairFixture struct {
+	env   *webtest.Env
+	count *stmtCounter
+	gpu   models.GPU
+	pair  func() (booked, released string)
+}
+
+func newPairFixture(tb testing.TB, dialect string) *pairFixture {
+	env := webtest.New(tb, dialect, func(c *web.Config) { c.APIRate = web.Rate{PerMinute: 1e9, Burst: 1 << 20} })
+	ctx := context.Background()
+	u := env.AddUser("bench@example.org", "Bench", false)
+	gs, err := models.NewNodeGPUs("node01", 8, "NVIDIA A100-SXM4-80GB", 81920)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	node := &models.Node{Name: "node01"}
+	if err := env.DB.CreateNode(ctx, node, gs, models.CLIActor); err != nil {
+		tb.Fatal(err)
+	}
+	all, err := env.DB.GPUs(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f := &pairFixture{env: env, gpu: all[0]}
+	token := env.Token(u)
+	srv := httptest.NewServer(env.Server.Echo)
+	tb.Cleanup(srv.Close)
+	hc := srv.Client()
+	f.count = countStatements(env.DB)
+	f.pair = func() (string, string) {
+		now := time.Now().UTC().Truncate(time.Second)
+		body := fmt.Sprintf(`{"gpu_ids":[%d],"starts_at":"%s","ends_at":"%s"}`, f.gpu.ID, now.Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))
+		id, booked := benchCall(tb, hc, srv.URL+"/api/v1/bookings", token, body, http.StatusCreated)
+		_, released := benchCall(tb, hc, fmt.Sprintf("%s/api/v1/bookings/%d/release", srv.URL, id), token, "", http.StatusOK)
+		return booked, released
+	}
+	return f
+}
+
+func benchBookNowRelease(b *testing.B, dialect string) {
+	f := newPairFixture(b, dialect)
+	for range 20 { // warm: connections, compiled statements
+		f.pair()
+	}
+	f.count.reset()
+	cpu0 := cpuTime()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		f.pair()
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/n, "cpu-µs/pair")
+	b.ReportMetric(float64(f.count.statements.Load())/n, "stmts/pair")
+	b.ReportMetric(float64(f.count.txs.Load())/n, "txs/pair")
+}
+
+// TestBookNowReleaseStatements: booking one GPU now and releasing it
+// through the API takes two transactions and at most 10 statements on
+// SQLite, 6 on PostgreSQL, token look-ups included (16 and 15 before the
+// hot path left GORM and the answers stopped reading the GPUs again), and
+// both answers name the GPU's UUID.
+func TestBookNowReleaseStatements(t *testing.T) {
+	for _, d := range []string{store.SQLite, store.Postgres} {
+		t.Run(d, func(t *testing.T) {
+			f := newPairFixture(t, d)
+			f.pair() // compiles what SQLite keeps compiled
+			f.count.reset()
+			booked, released := f.pair()
+			want := map[string]int64{store.SQLite: 10, store.Postgres: 6}[d]
+			if got := f.count.statements.Load(); got > want {
+				t.Errorf("statements per pair = %d, want at most %d", got, want)
+			}
+			if got := f.count.txs.Load(); got != 2 {
+				t.Errorf("transactions per pair = %d, want 2", got)
+			}
+			for _, answer := range []string{booked, released} {
+				if !strings.Contains(answer, `"gpu_uuids":["`+f.gpu.UUID+`"]`) {
+					t.Errorf("answer without the GPU's UUID %s: %s", f.gpu.UUID, answer)
+				}
+			}
+		})
+	}
+}
+
+// benchCall sends one API call and returns the answer's id and body.
+func benchCall(tb testing.TB, hc *http.Client, url, token, body string, want int) (int64, string) {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	raw, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || res.StatusCode != want {
+		tb.Fatalf("POST %s: %d %s %v", url, res.StatusCode, raw, err)
+	}
+	// The id is the first field of the answer: {"id":N,...}.
+	var id int64
+	if _, err := fmt.Sscanf(string(raw), `{"id":%d`, &id); err != nil {
+		tb.Fatalf("answer without an id first: %s", raw)
+	}
+	return id, string(raw)
+}
+
+// cpuTime is the CPU time (user + system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// stmtCounter counts the statements and transactions the store's
+// connection pool runs, GORM's and the store's raw ones alike.
+type stmtCounter struct{ statements, txs atomic.Int64 }
+
+func (c *stmtCounter) reset() { c.statements.Store(0); c.txs.Store(0) }
+
+// countStatements puts a counting pool in front of db's: every statement
+// the store runs goes through db.Gorm's pool or a transaction it began.
+func countStatements(db *store.DB) *stmtCounter {
+	c := &stmtCounter{}
+	p := &countingPool{inner: db.Gorm.ConnPool, c: c}
+	db.Gorm.ConnPool, db.Gorm.Statement.ConnPool = p, p
+	return c
+}
+
+type countingPool struct {
+	inner gorm.ConnPool
+	c     *stmtCounter
+}
+
+func (p *countingPool) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
+	return p.inner.PrepareContext(ctx, q)
+}
+
+func (p *countingPool) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	p.c.statements.Add(1)
+	return p.inner.ExecContext(ctx, q, args...)
+}
+
+func (p *countingPool) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	p.c.statements.Add(1)
+	return p.inner.QueryContext(ctx, q, args...)
+}
+
+func (p *countingPool) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	p.c.statements.Add(1)
+	return p.inner.QueryRowContext(ctx, q, args...)
+}
+
+// BeginTx begins on the inner pool (the SQLite writer's turn, or *sql.DB)
+// and counts inside the transaction too.
+func (p *countingPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
+	p.c.txs.Add(1)
+	var tx gorm.ConnPool
+	var err error
+	switch in := p.inner.(type) {
+	case gorm.ConnPoolBeginner:
+		tx, err = in.BeginTx(ctx, opts)
+	case gorm.TxBeginner:
+		tx, err = in.BeginTx(ctx, opts)
+	default:
+		return nil, fmt.Errorf("pool %T cannot begin", p.inner)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &countingTx{countingPool: countingPool{inner: tx, c: p.c}}, nil
+}
+
+// GetDBConn gives GORM's DB() the pool underneath.
+func (p *countingPool) GetDBConn() (*sql.DB, error) {
+	if g, ok := p.inner.(interface{ GetDBConn() (*sql.DB, error) }); ok {
+		return g.GetDBConn()
+	}
+	if d, ok := p.inner.(*sql.DB); ok {
+		return d, nil
+	}
+	return nil, fmt.Errorf("pool %T has no *sql.DB", p.inner)
+}
+
+type countingTx struct{ countingPool }
+
+func (t *countingTx) Commit() error   { return t.inner.(gorm.TxCommitter).Commit() }
+func (t *countingTx) Rollback() error { return t.inner.(gorm.TxCommitter).Rollback() }
