@@ -11,10 +11,11 @@ import (
 )
 
 // TestAgentRowsTextAndPieces: the rows of a batch reach the database in
-// pieces (agent_rows.go: JSON for SQLite, COPY text for PostgreSQL) with
-// every text as the agent sent it — quotes, backslashes, COPY's NULL
-// marker, non-ASCII — and none lost or doubled where one piece ends and
-// the next begins (500 violations of about 800 bytes each fill a dozen).
+// pieces (agent_rows.go: JSON; on PostgreSQL, lines of it sent with COPY
+// once a table's rows fill more than one piece) with every text as the
+// agent sent it — quotes, backslashes, what COPY's text format would
+// read as NULL, non-ASCII — and none lost or doubled where one piece ends
+// and the next begins (500 violations of about 800 bytes fill a dozen).
 func TestAgentRowsTextAndPieces(t *testing.T) {
 	names := []string{`a\b`, `"quoted"`, `it's`, `\N`, `\t not a tab`, `ends with \`, "€ and 漢字", strings.Repeat(`\`, 256)}
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
