@@ -55,8 +55,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 // once; released in its first second, it is cancelled and frees its whole
 // range. The booking returned is the one read under the lock with the
 // columns the release wrote, so that nothing is read back after the commit.
-// It runs three statements on PostgreSQL (read and lock, write, nothing
-// else) and four on SQLite, without GORM (raw_sql.go). Unlike the other
+// It runs two statements on PostgreSQL (the read that locks, the writes)
+// and four on SQLite, without GORM (raw_sql.go). Unlike the other
 // changes it does not lock the owner's row first: a release only frees,
 // so no rule judged against what the owner holds can be passed wrongly.
 func (db *DB) ReleaseBooking(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.Booking, error) {
