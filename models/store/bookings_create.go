@@ -65,8 +65,8 @@ func (db *DB) createBooking(ctx context.Context, req models.NewBooking, lim mode
 		}
 		u, gpus := r.user, r.gpus
 		g := gpus[req.GPUIDs[0]]
-		ev, err := newAuditRow(by, models.AuditBookingCreate, "booking", 0, map[string]any{
-			"gpu_ids": req.GPUIDs, "starts_at": req.StartsAt, "ends_at": req.EndsAt, "user_id": req.UserID})
+		ev, err := newAuditRow(by, models.AuditBookingCreate, "booking", 0, bookingEventDetails{
+			GPUIDs: req.GPUIDs, StartsAt: req.StartsAt, EndsAt: &req.EndsAt, UserID: req.UserID})
 		if err != nil {
 			return err
 		}
