@@ -26,6 +26,9 @@ type reportSQL struct {
 	// a no-show when neither its minutes read nor its rolled hours had a
 	// busy minute.
 	noShowsFrom time.Time
+	// noShowsTo is the end of the last span skipped: a booking that began
+	// after it had every minute read.
+	noShowsTo time.Time
 }
 
 // minuteRanges is the predicate on col of the minutes to read: the
@@ -247,8 +250,13 @@ func (q reportSQL) noShowStart(args map[string]any) string {
 		return "b.starts_at >= @lo"
 	}
 	args["ns_from"], args["ns_hour"] = utc(q.noShowsFrom), models.UnixHour(q.noShowsFrom)
-	return "b.starts_at >= @ns_from AND NOT EXISTS (SELECT 1 FROM usage_hours h WHERE h.booking_id = b.id AND h.busy > 0" +
-		" AND h.unix_hour >= @ns_hour)"
+	// Only a booking that began before the last skipped week ends needs
+	// the look-up (all its minutes after that were read):
+	// as an OR, PostgreSQL probes the index for those few instead of an
+	// anti join over every busy hourly row (100 ms at 512 GPUs × 4 weeks).
+	args["ns_to"] = utc(q.noShowsTo)
+	return "(b.starts_at >= @ns_to OR (b.starts_at >= @ns_from AND NOT EXISTS (SELECT 1 FROM usage_hours h" +
+		" WHERE h.booking_id = b.id AND h.busy > 0 AND h.unix_hour >= @ns_hour)))"
 }
 
 // bucketMinutes is the largest bucket of minutes, at most an hour, whose
