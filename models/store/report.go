@@ -69,6 +69,9 @@ func (db *DB) reportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 		var skipped []models.Span
 		for i := range frozen {
 			skipped = append(skipped, spans[i])
+			if spans[i].End.After(q.noShowsTo) {
+				q.noShowsTo = spans[i].End
+			}
 		}
 		plan := func(s []models.Span) *models.UsageReadPlan {
 			p := planner(s).Without(skipped)
