@@ -54,8 +54,7 @@ func BenchmarkAgentBodyMemory(b *testing.B) {
 // the largest violation and idle batches 4.2–6.4; now all under 3.
 func TestAgentBodyMemoryBound(t *testing.T) {
 	for _, d := range storetest.Dialects {
-		t.Run(d, func(t *testing.T) {
-			t.Parallel()
+		t.Run(d, func(t *testing.T) { // not in parallel: it counts the process's allocations
 			x := newMemFixture(t, d)
 			for _, c := range memBodies(x.booking) {
 				t.Run(c.name, func(t *testing.T) {

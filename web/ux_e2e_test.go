@@ -162,7 +162,7 @@ func TestE2EBookingFormAndHome(t *testing.T) {
 	}
 	// The researcher's pages and the admin's, side by side, each in a
 	// browser context of its own whose pages have 30 s each (under load the
-	// researcher's sweep, sharing the form's context and its 90 s, ran out).
+	// researcher's sweep, sharing the form's context and its time, ran out).
 	t.Run("researcher pages", func(t *testing.T) {
 		t.Parallel()
 		rctx, rerrs := sweepBrowser(t, srv.URL, "bob@example.org", "Asia/Tokyo")
