@@ -77,11 +77,15 @@ func sharedChromium() *sharedBrowser {
 		if chromium.dataDir, chromium.err = os.MkdirTemp("", "gpubook-chromium-"); chromium.err != nil {
 			return
 		}
-		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromiumPath),
-			chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-			chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
+		// chromedp's defaults (Puppeteer's) first: above all, windows of
+		// other tests' contexts are not put in the background (no timer
+		// throttling, no renderer backgrounding), the renderer does not
+		// rely on a small /dev/shm, and no repost prompt can block a page.
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath),
+			chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+			chromedp.Flag("disable-component-update", true),
 			chromedp.UserDataDir(chromium.dataDir), chromedp.WindowSize(1400, 900))
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 		bctx, cancelBrowser := chromedp.NewContext(actx)
 		chromium.ctx = bctx
 		chromium.stop = func() { cancelBrowser(); cancelAlloc() }
