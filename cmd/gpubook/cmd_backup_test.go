@@ -227,6 +227,11 @@ func TestBackupRestorePostgres(t *testing.T) {
 	}
 	dst := storetest.URL(t, store.Postgres)
 	mustGpubook(t, dst, "restore", file)
+	var unanalysed int
+	if err := storetest.OpenURL(t, dst).SQL.QueryRow(
+		`SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'bookings' AND last_analyze IS NULL`).Scan(&unanalysed); err != nil || unanalysed != 0 {
+		t.Errorf("bookings not analysed after the restore (%d, %v)", unanalysed, err)
+	}
 	if a, b := snapshot(t, dst), snapshot(t, src); !equalSnapshots(a, b) {
 		for k := range b {
 			if !slices.Equal(a[k], b[k]) {

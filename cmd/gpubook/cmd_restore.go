@@ -65,6 +65,15 @@ func (c *cli) restore(ctx context.Context, args []string) error {
 	if err := migrateUp(ctx, db, c.logger(cfg)); err != nil {
 		return fmt.Errorf("restore: restored, but migrating failed: %w", err)
 	}
+	// pg_restore leaves the tables without planner statistics, and until
+	// autovacuum gathers them the usage page's plans over the hourly sums
+	// are several times slower (docs/performance.md, the usage page on the
+	// quiet machine).
+	if cfg.Dialect == store.Postgres {
+		if _, err := db.SQL.ExecContext(ctx, "ANALYZE"); err != nil {
+			return fmt.Errorf("restore: restored and migrated, but ANALYZE failed: %w", err)
+		}
+	}
 	fmt.Fprintf(c.stdout, "restored %s into %s; applied %d migration(s) after it\n", file, store.RedactURL(cfg.DatabaseURL), pending)
 	return nil
 }
