@@ -27,7 +27,7 @@ const releaseReadSQL = `SELECT b.id, b.user_id, b.node_id, b.starts_at, b.ends_a
 	LEFT JOIN booking_gpus bg ON bg.booking_id = b.id LEFT JOIN gpus g ON g.id = bg.gpu_id
 	WHERE b.id = ? ORDER BY bg.gpu_id`
 
-var releaseRead = rawSQL{sqlite: releaseReadSQL, postgres: dollarParams(releaseReadSQL + " FOR UPDATE OF b")}
+var releaseRead = rawSQL{sqlite: releaseReadSQL, postgres: DollarParams(releaseReadSQL + " FOR UPDATE OF b")}
 
 // The release's writes: the booking (cancelled when released in its first
 // second, its end moved to now otherwise), its GPU rows (no longer

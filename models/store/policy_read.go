@@ -92,8 +92,8 @@ func policySQLite(n int) string {
 // lock, SQLite's for one GPU.
 var (
 	policyReadPG = [2]string{
-		dollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, ""), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
-		dollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, " FOR UPDATE"), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
+		DollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, ""), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
+		DollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, " FOR UPDATE"), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
 	}
 	policyReadSQLite1 = policySQLite(1)
 )

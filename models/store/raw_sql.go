@@ -23,10 +23,11 @@ type rawSQL struct{ sqlite, postgres string }
 
 // newRawSQL takes a statement written with "?" markers (none inside a
 // string literal).
-func newRawSQL(q string) rawSQL { return rawSQL{sqlite: q, postgres: dollarParams(q)} }
+func newRawSQL(q string) rawSQL { return rawSQL{sqlite: q, postgres: DollarParams(q)} }
 
-// dollarParams numbers the "?" markers of q as PostgreSQL's $n.
-func dollarParams(q string) string {
+// DollarParams numbers the "?" markers of q as PostgreSQL's $n (none may
+// stand inside a string literal).
+func DollarParams(q string) string {
 	out := make([]byte, 0, len(q)+16)
 	n := 0
 	for i := 0; i < len(q); i++ {

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -18,11 +19,9 @@ import (
 	"github.com/gpubook/gpubook/models/store"
 )
 
-// TokenUserSQL is the statement gpubook finds a token's user with; %s is
-// the dialect's parameter ("?" or "$1").
-const TokenUserSQL = `SELECT u.id, u.oidc_subject, u.email, u.name, u.language, u.time_zone, u.is_admin,
-	u.unix_name, u.unix_source, u.created_at, u.updated_at, t.id, t.last_used_at
-	FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = %s AND t.revoked_at IS NULL LIMIT 1`
+// TokenUserSQL is the statement gpubook finds a token's user with
+// (store.TokenUserSQL); %s is the dialect's parameter ("?" or "$1").
+var TokenUserSQL = strings.Replace(store.TokenUserSQL, "?", "%s", 1)
 
 // Conn runs statements on the store's pool (db.Gorm.ConnPool): on SQLite
 // transactions take gpubook's writer's turn and every statement is
@@ -188,15 +187,5 @@ func (c Conn) numbered(sql string) string {
 	if c.dialect != store.Postgres {
 		return sql
 	}
-	out := make([]byte, 0, len(sql)+16)
-	n := 0
-	for i := 0; i < len(sql); i++ {
-		if sql[i] == '?' {
-			n++
-			out = append(out, c.param(n)...)
-			continue
-		}
-		out = append(out, sql[i])
-	}
-	return string(out)
+	return store.DollarParams(sql)
 }
