@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
 	"github.com/gpubook/gpubook/models/wire"
+	"github.com/gpubook/gpubook/web"
 	"github.com/gpubook/gpubook/web/webtest"
 )
 
@@ -76,7 +78,13 @@ func TestAgentProcessOnSimulatedGPUs(t *testing.T) {
 
 func runAgentProcess(t *testing.T, dialect, bin string) {
 	ctx := context.Background()
-	env := webtest.New(t, dialect)
+	// The portal and the simulated node share one clock, set ahead of the
+	// host's just before the agent starts so that their first minute of
+	// usage ends minuteLead after it (see clockAhead).
+	var ahead atomic.Int64
+	env := webtest.New(t, dialect, func(c *web.Config) {
+		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+	})
 	srv := httptest.NewServer(env.Server.Echo)
 	t.Cleanup(srv.Close)
 	gpus, _ := models.NewNodeGPUs("sim1", 4, "NVIDIA L40S", 46068)
@@ -100,13 +108,15 @@ func runAgentProcess(t *testing.T, dialect, bin string) {
 		t.Fatal(err)
 	}
 
+	ahead.Store(int64(clockAhead(time.Now(), minuteLead)))
 	dir := t.TempDir()
 	conf, script := filepath.Join(dir, "agent.conf"), filepath.Join(dir, "load")
 	writeFile(t, script, "3 mallory 70 10000 # unbooked\n")
 	writeFile(t, conf, fmt.Sprintf("node = sim1\ncredential_file = %s\nstate_dir = %s\ncache_file = %s\nmetrics_addr =\n"+
 		"gpu = simulated\nsim_gpus = 4\nsim_model = NVIDIA L40S\nsim_memory_mib = 46068\nsim_script = %s\n"+
-		"sample_interval = 1s\nsync_interval = 1s\ndeliver_interval = 1s\nheartbeat_interval = 2s\n",
-		filepath.Join(dir, "credential.json"), filepath.Join(dir, "state"), filepath.Join(dir, "state", "schedule.json"), script))
+		"sample_interval = 1s\nsync_interval = 1s\ndeliver_interval = 1s\nheartbeat_interval = 2s\nsim_clock_ahead = %s\n",
+		filepath.Join(dir, "credential.json"), filepath.Join(dir, "state"), filepath.Join(dir, "state", "schedule.json"), script,
+		time.Duration(ahead.Load())))
 	enroll := exec.Command(bin, "enroll", "--config", conf, "--portal", srv.URL)
 	enroll.Env = agentEnv("GPUBOOK_AGENT_TOKEN=" + token)
 	if out, err := enroll.CombinedOutput(); err != nil {
@@ -172,8 +182,20 @@ func startAgent(t *testing.T, bin, conf string) *agentProc {
 	return a
 }
 
+// minuteLead is how long after the agent's start its first minute of usage
+// should end: enough for the start itself, the inventory and a few samples.
+const minuteLead = 8 * time.Second
+
+// clockAhead is the sim_clock_ahead that puts the simulated node's clock
+// lead before the end of a minute at now: usage arrives per completed
+// minute, and the host's clock would make the test wait up to a minute for
+// its first.
+func clockAhead(now time.Time, lead time.Duration) time.Duration {
+	return (time.Minute - now.Sub(now.Truncate(time.Minute)) - lead + time.Minute) % time.Minute
+}
+
 // waitFor polls cond for up to 3 minutes: usage arrives per completed
-// wall-clock minute, so the first takes up to a minute on its own.
+// minute of the agent's clock, so the first can take a minute on its own.
 func waitFor(t *testing.T, a *agentProc, what string, cond func() bool) {
 	t.Helper()
 	for end := time.Now().Add(3 * time.Minute); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {

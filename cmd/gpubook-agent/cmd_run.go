@@ -83,20 +83,23 @@ func serveSimulated(ctx context.Context, cfg config, cred credential, log *slog.
 	}
 	cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile = sim.ProcRoot(), sim.Passwd(), sim.Group()
 	log.Warn("agent: SIMULATED GPUs (gpu = simulated): load follows the bookings and the load script; nothing real is measured or signalled",
-		"gpus", cfg.Sim.GPUs, "script", cfg.Sim.Script, "proc_root", cfg.ProcRoot)
-	return serveWith(ctx, cfg, cred, sim.Open, sim, log)
+		"gpus", cfg.Sim.GPUs, "script", cfg.Sim.Script, "proc_root", cfg.ProcRoot, "clock_ahead", cfg.Sim.ClockAhead)
+	ahead := cfg.Sim.ClockAhead
+	now := func() time.Time { return time.Now().Add(ahead) }
+	return serveWith(ctx, cfg, cred, sim.Open, sim, now, log)
 }
 
 // serve wires the daemon around open (tried now and, while it fails, again
 // with backoff by the daemon) and runs it.
 func serve(ctx context.Context, cfg config, cred credential, open daemon.OpenSource, log *slog.Logger) error {
-	return serveWith(ctx, cfg, cred, open, daemon.NewSignalGuard(cfg.ProcRoot, os.Getpid()), log)
+	return serveWith(ctx, cfg, cred, open, daemon.NewSignalGuard(cfg.ProcRoot, os.Getpid()), time.Now, log)
 }
 
-// serveWith is serve with the detector's signaller given: the guarded
-// kill(2) for real GPUs, the simulation's for simulated ones.
-func serveWith(ctx context.Context, cfg config, cred credential, open daemon.OpenSource, sig detect.Signaller, log *slog.Logger) error {
-	now := time.Now
+// serveWith is serve with the detector's signaller and the clock given:
+// the guarded kill(2) and the host's clock for real GPUs, the simulation's
+// signals and clock for simulated ones.
+func serveWith(ctx context.Context, cfg config, cred credential, open daemon.OpenSource, sig detect.Signaller, now func() time.Time,
+	log *slog.Logger) error {
 	sp, err := spool.Open(cfg.spoolDir(), cfg.Spool, now, log)
 	if err != nil {
 		return err
