@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -120,14 +118,12 @@ func TestE2EWeekFitsAndDragStopsAtTaken(t *testing.T) {
 	calendarScreenshots(t, ctx, srv.URL)
 }
 
-// calendarScreenshots saves the week view at a desktop and a phone size in
-// both languages, and checks that the phone still shows the grid.
+// calendarScreenshots checks that the week view shows its grid at a
+// desktop and a phone size in both languages, and keeps a screenshot of
+// each when GPUBOOK_ARTEFACTS is set.
 func calendarScreenshots(t *testing.T, ctx context.Context, base string) {
 	t.Helper()
-	dir := os.Getenv("GPUBOOK_ARTEFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	}
+	dir := artefactDir(t)
 	for _, lang := range []string{"en", "zh-CN"} {
 		steps := []chromedp.Action[chromedp.Void]{chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base + "/calendar")}
 		if lang != "en" { // the footer offers only the other language
@@ -146,15 +142,7 @@ func calendarScreenshots(t *testing.T, ctx context.Context, base string) {
 			if err != nil || !vis {
 				t.Errorf("%s at %dx%d: grid not in view (%v)", lang, size[0], size[1], err)
 			}
-			png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, fmt.Sprintf("calendar-week-%s-%dx%d.png", lang, size[0], size[1]))
-			if err := os.WriteFile(path, png, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("screenshot %s", path)
+			keepScreenshot(t, ctx, dir, fmt.Sprintf("calendar-week-%s-%dx%d.png", lang, size[0], size[1]))
 		}
 	}
 }
