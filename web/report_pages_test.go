@@ -254,3 +254,39 @@ func isNumberCell(s string) bool {
 	}
 	return len(s) > 1
 }
+
+// TestDefinitionsPage: /usage/definitions shows docs/reports.md as a page of
+// the portal (its headings and tables rendered, not Markdown source), and
+// in Chinese says first that the definitions are in English only.
+func TestDefinitionsPage(t *testing.T) {
+	t.Parallel()
+	env := webtest.New(t, storetest.Dialects[0])
+	env.AddUser("ann@example.org", "Ann", false)
+	c := env.Client()
+	c.SignIn("ann@example.org", "Ann")
+	res := c.Get("/usage/definitions")
+	if res.Code != http.StatusOK || !strings.HasPrefix(res.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /usage/definitions: %d %q", res.Code, res.Header().Get("Content-Type"))
+	}
+	doc := res.Doc.Find(`[data-testid="definitions"]`)
+	if h := strings.TrimSpace(doc.Find("h1").First().Text()); h != "What the weekly report counts" {
+		t.Errorf("first heading %q", h)
+	}
+	if doc.Find("table").Length() == 0 || doc.Find("h2").Length() < 3 {
+		t.Errorf("%d tables, %d h2: the document's tables and sections should be rendered", doc.Find("table").Length(), doc.Find("h2").Length())
+	}
+	if txt := doc.Text(); strings.Contains(txt, "|---|") || strings.Contains(txt, "## ") || strings.Contains(txt, "**") {
+		t.Error("Markdown source shows through the page")
+	}
+	if res.Doc.Find(`[data-testid="english-only"]`).Length() != 0 {
+		t.Error("the English page says it is English only")
+	}
+	c.Header.Set("Accept-Language", "zh-CN")
+	zh := c.Get("/usage/definitions")
+	if note := zh.Doc.Find(`[data-testid="english-only"]`).Text(); !strings.Contains(note, "英文") {
+		t.Errorf("Chinese page's note = %q, want one saying the definitions are in English", note)
+	}
+	if title := zh.Doc.Find("title").Text(); !strings.Contains(title, "统计口径") {
+		t.Errorf("Chinese page's title = %q", title)
+	}
+}
