@@ -58,14 +58,20 @@ func TestTwoRunnersSendConcurrently(t *testing.T) {
 			if _, err := dbs[0].MigrateUp(ctx); err != nil {
 				t.Fatal(err)
 			}
-			srv := smtptest.Start(t, smtptest.Options{})
+			// Each message's answer takes 10 ms, so that a round (4 messages)
+			// lasts long enough for the other runner to claim beside it even
+			// on a busy machine, where one runner could otherwise drain all
+			// 60 before the other's goroutine ran; both start together.
+			srv := smtptest.Start(t, smtptest.Options{ReplyDelay: 10 * time.Millisecond})
 			enqueue(t, dbs[0], 60, t0)
 			clock := clockwork.NewFakeClockAt(t0)
 			var wg sync.WaitGroup
 			sent := [2]int{}
+			start := make(chan struct{})
 			for i, db := range dbs {
 				r := newOutbox(t, db, newMailer(t, srv.Port, nil), clock, func(c *mail.OutboxConfig) { c.Batch = 4 })
 				wg.Go(func() {
+					<-start
 					for {
 						round, err := r.DeliverOnce(ctx)
 						if err != nil {
@@ -79,6 +85,7 @@ func TestTwoRunnersSendConcurrently(t *testing.T) {
 					}
 				})
 			}
+			close(start)
 			wg.Wait()
 			exactlyOnce(t, srv, 60)
 			if sent[0]+sent[1] != 60 || sent[0] == 0 || sent[1] == 0 {

@@ -36,6 +36,9 @@ type Options struct {
 	// HangAt, when above zero, makes only the HangAt-th message received
 	// (counting from 1) hang, as a server that stalls mid-batch.
 	HangAt int
+	// ReplyDelay answers every accepted message this late, as a slow but
+	// working server.
+	ReplyDelay time.Duration
 }
 
 // Server is a running test SMTP server.
@@ -167,6 +170,7 @@ func (se *session) Data(r io.Reader) error {
 		time.Sleep(d)
 		return errors.New("smtptest: hung up after data")
 	}
+	time.Sleep(se.s.opts.ReplyDelay)
 	return nil
 }
 
