@@ -107,14 +107,22 @@ func TestSkewedReplicaCannotTakeAHeldLease(t *testing.T) {
 // other replica takes the job over instead of waiting forever.
 func TestBlockedJobLosesItsLease(t *testing.T) {
 	dbs := replicas(t)
-	release := make(chan struct{})
+	release, firstDone := make(chan struct{}), make(chan struct{})
 	var blocked, cancelled, ranB atomic.Bool
+	var runs atomic.Int32
 	mod := func(c *jobs.Config) { c.JobTimeout, c.JobLease = 300*time.Millisecond, 3*time.Second }
 	a := newRunner(t, dbs[0], clockwork.NewRealClock(), mod)
 	if err := a.Register("sweep", 50*time.Millisecond, func(ctx context.Context) error {
+		// Only the first run is judged: after its timeout this replica may
+		// start the job again before the other one takes it, and that run,
+		// blocked too, can still be inside its own timeout at the release.
+		first := runs.Add(1) == 1
 		blocked.Store(true)
 		<-release // stuck where it does not look at ctx
-		cancelled.Store(ctx.Err() != nil)
+		if first {
+			cancelled.Store(ctx.Err() != nil)
+			close(firstDone)
+		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -130,6 +138,11 @@ func TestBlockedJobLosesItsLease(t *testing.T) {
 	stopB := start(t, b)
 	took := waitFor(ranB.Load)
 	close(release)
+	select {
+	case <-firstDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first blocked run did not return after its release")
+	}
 	stopB()
 	stopA()
 	if !took {
