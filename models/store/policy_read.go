@@ -149,17 +149,22 @@ func (r policyReadRow) gpu() models.GPU {
 // readPolicy runs policyReadSQL for userID and gpuIDs (none: no GPU rows),
 // locking the user's row on PostgreSQL when lock is set.
 func readPolicy(tx *gorm.DB, userID int64, gpuIDs []int64, lim models.BookingLimits, lock bool) (policyRead, error) {
+	query, args := policyQuery(tx.Dialector.Name(), lock, userID, gpuIDs)
+	rows, err := scanPolicyRows(rawTx(tx), query, args)
+	if err != nil {
+		return newPolicyRead(userID, lim, nil), fmt.Errorf("store: policy read: %w", err)
+	}
+	return newPolicyRead(userID, lim, rows), nil
+}
+
+// newPolicyRead is what the rows of policyReadSQL say for userID.
+func newPolicyRead(userID int64, lim models.BookingLimits, rows []policyReadRow) policyRead {
 	loc := lim.Location
 	if loc == nil {
 		loc = time.UTC
 	}
 	r := policyRead{in: models.PolicyInput{UserID: userID, System: lim, Location: loc, TeamNames: map[int64]string{},
 		Limits: []models.PolicyLimit{}, ModelTeams: map[string][]int64{}}, gpus: map[int64]models.GPU{}}
-	query, args := policyQuery(tx.Dialector.Name(), lock, userID, gpuIDs)
-	rows, err := scanPolicyRows(rawTx(tx), query, args)
-	if err != nil {
-		return r, fmt.Errorf("store: policy read: %w", err)
-	}
 	var settings []policySettingRow
 	for _, row := range rows {
 		switch row.Kind {
@@ -188,7 +193,7 @@ func readPolicy(tx *gorm.DB, userID int64, gpuIDs []int64, lim models.BookingLim
 	}
 	r.in.Settings = settingsFrom(settings)
 	r.in.IsAdmin, r.in.UserName = r.user.IsAdmin, r.user.Name
-	return r, nil
+	return r
 }
 
 // scanPolicyRows runs the policy read and scans its rows by hand.
@@ -200,17 +205,26 @@ func scanPolicyRows(conn raw, query string, args []any) ([]policyReadRow, error)
 	defer rows.Close()
 	var out []policyReadRow
 	for rows.Next() {
-		var r policyReadRow
-		var at sql.NullTime
-		if err := rows.Scan(&r.Kind, &r.Ref, &r.Ref2, &r.Text1, &r.Text2, &r.Text3, &r.Num, &r.Flag, &at); err != nil {
+		r, err := scanPolicyRow(rows)
+		if err != nil {
 			return nil, err
-		}
-		if at.Valid {
-			r.At = &at.Time
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// scanPolicyRow scans the row rows is on.
+func scanPolicyRow(rows sqlRows) (policyReadRow, error) {
+	var r policyReadRow
+	var at sql.NullTime
+	if err := rows.Scan(&r.Kind, &r.Ref, &r.Ref2, &r.Text1, &r.Text2, &r.Text3, &r.Num, &r.Flag, &at); err != nil {
+		return r, err
+	}
+	if at.Valid {
+		r.At = &at.Time
+	}
+	return r, nil
 }
 
 // addUsage reads the user's held bookings and loans in the quota weeks of
