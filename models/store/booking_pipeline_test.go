@@ -142,11 +142,12 @@ func backendPID(t *testing.T, db *store.DB) int {
 	return pid
 }
 
-// TestHeldReads: the pipelined booking's reads of what a user holds give
-// what the policy input's read gives (the user's confirmed bookings in
-// the weeks, not others' nor cancelled ones); the one sent before the
-// policy read has answered reads them only while a limit counts them.
-func TestHeldReads(t *testing.T) {
+// TestUsageReads: the pipelined booking's reads of what a user holds and
+// their loans give what the policy input's reads give (the user's
+// confirmed bookings in the weeks, not others' nor cancelled ones); those
+// sent before the policy read has answered read them only while a limit
+// counts them.
+func TestUsageReads(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, store.Postgres)
 	u, node := fixture(t, db, 2)
@@ -172,37 +173,41 @@ func TestHeldReads(t *testing.T) {
 	}
 	lim := models.DefaultBookingLimits
 	lim.Location = time.UTC
-	in, err := db.PolicyInputFor(ctx, u.ID, at0, at0.Add(time.Hour), lim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(in.Held) != 2 {
-		t.Fatalf("policy input holds %d bookings, want 2: %+v", len(in.Held), in.Held)
-	}
 	from, to := models.WeekStart(at0, time.UTC), models.NextWeek(models.WeekStart(at0.Add(time.Hour), time.UTC))
-	check := func(limited bool) {
+	check := func(limited bool, held, loans int) {
 		t.Helper()
-		pipelined, counted, now, err := db.HeldReads(ctx, u.ID, from, to)
+		in, err := db.PolicyInputFor(ctx, u.ID, at0, at0.Add(time.Hour), lim)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if counted != limited {
-			t.Errorf("counted = %v, want %v", counted, limited)
+		if len(in.Held) != held || len(in.Loans) != loans {
+			t.Fatalf("policy input holds %d bookings and %d loans, want %d and %d", len(in.Held), len(in.Loans), held, loans)
 		}
-		want := in.Held
+		r, err := db.UsageReads(ctx, u.ID, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Counted != [2]bool{limited, limited} {
+			t.Errorf("counted = %v, want both %v", r.Counted, limited)
+		}
+		wantHeld, wantLoans := in.Held, in.Loans
 		if !limited {
-			want = nil
+			wantHeld, wantLoans = nil, nil
 		}
-		if !reflect.DeepEqual(pipelined, want) {
-			t.Errorf("pipelined read %+v, want %+v", pipelined, want)
+		if !reflect.DeepEqual(r.Held, wantHeld) || !reflect.DeepEqual(r.Loans, wantLoans) {
+			t.Errorf("pipelined reads %+v and %+v, want %+v and %+v", r.Held, r.Loans, wantHeld, wantLoans)
 		}
-		if !reflect.DeepEqual(now, in.Held) {
-			t.Errorf("read without a limit %+v, want %+v", now, in.Held)
+		if !reflect.DeepEqual(r.HeldNow, in.Held) || !reflect.DeepEqual(r.LoansNow, in.Loans) {
+			t.Errorf("reads without a limit %+v and %+v, want %+v and %+v", r.HeldNow, r.LoansNow, in.Held, in.Loans)
 		}
 	}
-	check(false)
+	check(false, 2, 0)
 	if err := db.SaveScopeLimits(ctx, models.ScopeGlobal, 0, []models.PolicyLimit{{Rule: models.RuleMaxGPUHours, Value: 6000}}, at0, models.CLIActor); err != nil {
 		t.Fatal(err)
 	}
-	check(true)
+	lend := &models.QuotaLoan{FromUser: &u.ID, ToUser: &v.ID, GPUMinutes: 60}
+	if err := db.CreateLoan(ctx, lend, lim, at0, models.ActorFor(u, "")); err != nil {
+		t.Fatal(err)
+	}
+	check(true, 2, 1)
 }
