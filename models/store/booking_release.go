@@ -112,9 +112,16 @@ func readForRelease(conn raw, id int64, now time.Time) (*models.Booking, bool, e
 	defer rows.Close()
 	var rr releaseReadRows
 	for rows.Next() {
-		if err := rr.scan(rows); err != nil {
+		// As rr.scan, on the concrete *sql.Rows: see scanPolicyRows.
+		var r bookingRow
+		var gpu sql.NullInt64
+		var uuid sql.NullString
+		var stored sql.NullBool
+		if err := rows.Scan(&r.ID, &r.UserID, &r.NodeID, &r.StartsAt, &r.EndsAt, &r.Note, &r.Kind, &r.Status, &r.ReleasedAt,
+			&r.CreatedAt, &r.UpdatedAt, &r.UserName, &r.UserEmail, &r.NodeName, &gpu, &uuid, &stored); err != nil {
 			return nil, false, fmt.Errorf("store: read booking %d: %w", id, err)
 		}
+		rr.add(&r, gpu, uuid, stored)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("store: read booking %d: %w", id, err)
@@ -133,7 +140,7 @@ type releaseReadRows struct {
 	usage bool
 }
 
-// scan reads the row rows is on.
+// scan reads the row rows is on (pgx's rows, on the pipelined release).
 func (rr *releaseReadRows) scan(rows sqlRows) error {
 	var r bookingRow
 	var gpu sql.NullInt64
@@ -143,6 +150,12 @@ func (rr *releaseReadRows) scan(rows sqlRows) error {
 		&r.CreatedAt, &r.UpdatedAt, &r.UserName, &r.UserEmail, &r.NodeName, &gpu, &uuid, &stored); err != nil {
 		return err
 	}
+	rr.add(&r, gpu, uuid, stored)
+	return nil
+}
+
+// add takes a row read: the booking (the first), a GPU, its usage probe.
+func (rr *releaseReadRows) add(r *bookingRow, gpu sql.NullInt64, uuid sql.NullString, stored sql.NullBool) {
 	if rr.b == nil {
 		m := r.model()
 		rr.b = &m
@@ -152,7 +165,6 @@ func (rr *releaseReadRows) scan(rows sqlRows) error {
 		rr.b.GPUUUIDs = append(rr.b.GPUUUIDs, uuid.String)
 	}
 	rr.usage = rr.usage || stored.Bool
-	return nil
 }
 
 // result is the booking read, or not found when there was no row.
@@ -180,7 +192,8 @@ func planRelease(ctx context.Context, b *models.Booking, actor *models.User, now
 	end, whole := models.ReleaseEnd(b, now)
 	w := releaseWrite{status: models.StatusConfirmed, blocking: true, whole: whole, end: end, oldEnd: b.EndsAt, at: utc(now)}
 	details := newBookingEventDetails(actor, b)
-	details.OldEndsAt, details.EndsAt = &w.oldEnd, &w.end
+	oldEnd := w.oldEnd // copies: w itself stays on the stack
+	details.OldEndsAt, details.EndsAt = &oldEnd, &end
 	if whole { // released within its first second: free all of it
 		details.EndsAt, details.Freed = nil, true
 		w.status, w.blocking, w.end = models.StatusCancelled, false, w.oldEnd
