@@ -55,8 +55,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 // once; released in its first second, it is cancelled and frees its whole
 // range. The booking returned is the one read under the lock with the
 // columns the release wrote, so that nothing is read back after the commit.
-// It runs two statements on PostgreSQL (the read that locks, the writes)
-// and four on SQLite, without GORM (raw_sql.go). Unlike the other
+// It runs four statements on SQLite, without GORM (raw_sql.go), and two
+// round trips on PostgreSQL (releasePipelined). Unlike the other
 // changes it does not lock the owner's row first: a release only frees,
 // so no rule judged against what the owner holds can be passed wrongly.
 func (db *DB) ReleaseBooking(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.Booking, error) {
@@ -64,6 +64,12 @@ func (db *DB) ReleaseBooking(ctx context.Context, id int64, actor *models.User, 
 	ctx, err := uncancelled(ctx)
 	if err != nil {
 		return nil, mapErr(err, "booking")
+	}
+	if db.Dialect == Postgres {
+		b, done, err := db.releasePipelined(ctx, id, actor, now)
+		if done || err != nil {
+			return b, mapErr(err, "booking")
+		}
 	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		conn := rawTx(tx)
@@ -99,16 +105,14 @@ func (db *DB) ReleaseBooking(ctx context.Context, id int64, actor *models.User, 
 // readForRelease reads booking id (releaseReadSQL); usage says whether
 // usage is stored within its range up to now plus the skew allowed.
 func readForRelease(conn raw, id int64, now time.Time) (*models.Booking, bool, error) {
-	rows, err := conn.query(releaseRead, utc(now.Add(models.UsageFutureSkew+time.Minute)), id)
+	rows, err := conn.query(releaseRead, releaseReadArgs(id, now)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: read booking %d: %w", id, err)
 	}
 	defer rows.Close()
-	var (
-		b     *models.Booking
-		usage bool
-	)
+	var rr releaseReadRows
 	for rows.Next() {
+		// As rr.scan, on the concrete *sql.Rows: see scanPolicyRows.
 		var r bookingRow
 		var gpu sql.NullInt64
 		var uuid sql.NullString
@@ -117,65 +121,130 @@ func readForRelease(conn raw, id int64, now time.Time) (*models.Booking, bool, e
 			&r.CreatedAt, &r.UpdatedAt, &r.UserName, &r.UserEmail, &r.NodeName, &gpu, &uuid, &stored); err != nil {
 			return nil, false, fmt.Errorf("store: read booking %d: %w", id, err)
 		}
-		if b == nil {
-			m := r.model()
-			b = &m
-		}
-		if gpu.Valid {
-			b.GPUIDs = append(b.GPUIDs, gpu.Int64)
-			b.GPUUUIDs = append(b.GPUUUIDs, uuid.String)
-		}
-		usage = usage || stored.Bool
+		rr.add(&r, gpu, uuid, stored)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("store: read booking %d: %w", id, err)
 	}
-	if b == nil {
+	return rr.result()
+}
+
+func releaseReadArgs(id int64, now time.Time) []any {
+	return []any{utc(now.Add(models.UsageFutureSkew + time.Minute)), id}
+}
+
+// releaseReadRows gathers the rows of releaseReadSQL: the booking, its
+// GPUs, and whether usage is stored on one of them.
+type releaseReadRows struct {
+	b     *models.Booking
+	usage bool
+}
+
+// scan reads the row rows is on (pgx's rows, on the pipelined release).
+func (rr *releaseReadRows) scan(rows sqlRows) error {
+	var r bookingRow
+	var gpu sql.NullInt64
+	var uuid sql.NullString
+	var stored sql.NullBool
+	if err := rows.Scan(&r.ID, &r.UserID, &r.NodeID, &r.StartsAt, &r.EndsAt, &r.Note, &r.Kind, &r.Status, &r.ReleasedAt,
+		&r.CreatedAt, &r.UpdatedAt, &r.UserName, &r.UserEmail, &r.NodeName, &gpu, &uuid, &stored); err != nil {
+		return err
+	}
+	rr.add(&r, gpu, uuid, stored)
+	return nil
+}
+
+// add takes a row read: the booking (the first), a GPU, its usage probe.
+func (rr *releaseReadRows) add(r *bookingRow, gpu sql.NullInt64, uuid sql.NullString, stored sql.NullBool) {
+	if rr.b == nil {
+		m := r.model()
+		rr.b = &m
+	}
+	if gpu.Valid {
+		rr.b.GPUIDs = append(rr.b.GPUIDs, gpu.Int64)
+		rr.b.GPUUUIDs = append(rr.b.GPUUUIDs, uuid.String)
+	}
+	rr.usage = rr.usage || stored.Bool
+}
+
+// result is the booking read, or not found when there was no row.
+func (rr *releaseReadRows) result() (*models.Booking, bool, error) {
+	if rr.b == nil {
 		return nil, false, gorm.ErrRecordNotFound
 	}
-	return b, usage, nil
+	return rr.b, rr.usage, nil
+}
+
+// releaseWrite is what releasing a booking at now writes.
+type releaseWrite struct {
+	status   string
+	blocking bool
+	whole    bool // released in its first second: cancelled whole
+	end      time.Time
+	oldEnd   time.Time
+	at       time.Time
+	ev       auditRow
+}
+
+// planRelease is what releasing b at now by actor writes, its audit
+// event included.
+func planRelease(ctx context.Context, b *models.Booking, actor *models.User, now time.Time) (releaseWrite, error) {
+	end, whole := models.ReleaseEnd(b, now)
+	w := releaseWrite{status: models.StatusConfirmed, blocking: true, whole: whole, end: end, oldEnd: b.EndsAt, at: utc(now)}
+	details := newBookingEventDetails(actor, b)
+	oldEnd := w.oldEnd // copies: w itself stays on the stack
+	details.OldEndsAt, details.EndsAt = &oldEnd, &end
+	if whole { // released within its first second: free all of it
+		details.EndsAt, details.Freed = nil, true
+		w.status, w.blocking, w.end = models.StatusCancelled, false, w.oldEnd
+	}
+	var err error
+	w.ev, err = bookingAuditRow(ctx, actor, models.AuditBookingRelease, b, details)
+	return w, err
+}
+
+// pgArgs are releasePG's arguments for booking id.
+func (w releaseWrite) pgArgs(id int64) []any {
+	return []any{w.status, w.end, w.at, w.at, id, w.blocking, w.end, id,
+		w.ev.At, w.ev.ActorID, w.ev.ActorLabel, w.ev.Action, w.ev.TargetType, strconv.FormatInt(id, 10), w.ev.Details, w.ev.IP}
+}
+
+// apply changes b as w wrote it.
+func (w releaseWrite) apply(b *models.Booking) {
+	at := w.at
+	b.Status, b.EndsAt, b.ReleasedAt, b.UpdatedAt = w.status, w.end, &at, at
 }
 
 // writeRelease writes b's release at now and its audit event, changes b
 // as written and returns the end b had before.
 func writeRelease(conn raw, b *models.Booking, actor *models.User, now time.Time) (time.Time, error) {
-	end, whole := models.ReleaseEnd(b, now)
-	oldEnd, at := b.EndsAt, utc(now)
-	details := newBookingEventDetails(actor, b)
-	details.OldEndsAt, details.EndsAt = &oldEnd, &end
-	status, blocking := models.StatusConfirmed, true
-	if whole { // released within its first second: free all of it
-		details.EndsAt, details.Freed = nil, true
-		status, blocking, end = models.StatusCancelled, false, oldEnd
-	}
-	ev, err := bookingAuditRow(conn.ctx, actor, models.AuditBookingRelease, b, details)
+	w, err := planRelease(conn.ctx, b, actor, now)
 	if err != nil {
-		return oldEnd, err
+		return b.EndsAt, err
 	}
-	target := strconv.FormatInt(b.ID, 10)
 	if conn.dialect == Postgres {
-		_, err = conn.exec(releasePG, status, end, at, at, b.ID, blocking, end, b.ID,
-			ev.At, ev.ActorID, ev.ActorLabel, ev.Action, ev.TargetType, target, ev.Details, ev.IP)
+		_, err = conn.exec(releasePG, w.pgArgs(b.ID)...)
 	} else {
-		if whole {
-			_, err = conn.exec(cancelBookingSQL, at, at, b.ID)
+		if w.whole {
+			_, err = conn.exec(cancelBookingSQL, w.at, w.at, b.ID)
 		} else {
-			_, err = conn.exec(releaseBookingSQL, end, at, at, b.ID)
+			_, err = conn.exec(releaseBookingSQL, w.end, w.at, w.at, b.ID)
 		}
-		if err == nil && whole {
+		if err == nil && w.whole {
 			_, err = conn.exec(cancelGPUsSQL, b.ID)
 		} else if err == nil {
-			_, err = conn.exec(releaseGPUsSQL, end, b.ID)
+			_, err = conn.exec(releaseGPUsSQL, w.end, b.ID)
 		}
 		if err == nil {
-			_, err = conn.exec(auditInsertSQL, ev.At, ev.ActorID, ev.ActorLabel, ev.Action, ev.TargetType, target, ev.Details, ev.IP)
+			_, err = conn.exec(auditInsertSQL, w.ev.At, w.ev.ActorID, w.ev.ActorLabel, w.ev.Action, w.ev.TargetType,
+				strconv.FormatInt(b.ID, 10), w.ev.Details, w.ev.IP)
 		}
 	}
 	if err != nil {
-		return oldEnd, fmt.Errorf("store: release booking %d: %w", b.ID, err)
+		return w.oldEnd, fmt.Errorf("store: release booking %d: %w", b.ID, err)
 	}
-	b.Status, b.EndsAt, b.ReleasedAt, b.UpdatedAt = status, end, &at, at
-	return oldEnd, nil
+	w.apply(b)
+	return w.oldEnd, nil
 }
 
 // bookingAuditRow is the event auditBooking writes, for writers that insert

@@ -46,6 +46,15 @@ func (db *DB) createBooking(ctx context.Context, req models.NewBooking, lim mode
 	if err != nil {
 		return nil, mapErr(err, "booking")
 	}
+	if db.Dialect == Postgres {
+		b, done, err := db.createPipelined(ctx, req, lim, now, by)
+		switch {
+		case isOverlap(err):
+			return nil, err
+		case done || err != nil:
+			return b, mapErr(err, "booking")
+		}
+	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// One statement reads the GPUs, the user (locking their row on
 		// PostgreSQL) and the policy; what they hold is read after it.
@@ -63,8 +72,7 @@ func (db *DB) createBooking(ctx context.Context, req models.NewBooking, lim mode
 		if len(breaches) > 0 {
 			return models.PolicyError(breaches)
 		}
-		u, gpus := r.user, r.gpus
-		g := gpus[req.GPUIDs[0]]
+		g := r.gpus[req.GPUIDs[0]]
 		ev, err := newAuditRow(by, models.AuditBookingCreate, "booking", 0, bookingEventDetails{
 			GPUIDs: req.GPUIDs, StartsAt: req.StartsAt, EndsAt: &req.EndsAt, UserID: req.UserID})
 		if err != nil {
@@ -79,13 +87,7 @@ func (db *DB) createBooking(ctx context.Context, req models.NewBooking, lim mode
 				return err
 			}
 		}
-		uuids := make([]string, len(req.GPUIDs))
-		for i, id := range req.GPUIDs {
-			uuids[i] = gpus[id].UUID
-		}
-		b = &models.Booking{ID: id, UserID: req.UserID, NodeID: g.NodeID, GPUIDs: req.GPUIDs, StartsAt: utc(req.StartsAt),
-			EndsAt: utc(req.EndsAt), Note: req.Note, Kind: models.KindStandard, Status: models.StatusConfirmed,
-			CreatedAt: utc(now), UpdatedAt: utc(now), UserName: u.Name, UserEmail: u.Email, NodeName: g.NodeName, GPUUUIDs: uuids}
+		b = newBookingModel(id, req, r, now)
 		return nil
 	})
 	if isOverlap(err) {
@@ -141,11 +143,7 @@ func insertNewBooking(conn raw, req models.NewBooking, nodeID int64, now time.Ti
 	}
 	from, to = utc(from), utc(to)
 	if conn.dialect == Postgres {
-		ids := pgIDArray(req.GPUIDs)
-		err := conn.queryRow(newBookingPG, req.UserID, nodeID, start, end, req.Note, at, at,
-			start, end, ids,
-			ev.At, ev.ActorID, ev.ActorLabel, ev.Action, ev.TargetType, ev.Details, ev.IP,
-			ids, from, to).Scan(&id, &stored)
+		err := conn.queryRow(newBookingPG, newBookingArgs(req, nodeID, now, ev)...).Scan(&id, &stored)
 		return id, stored, err
 	}
 	res, err := conn.exec(newBookingSQLite, req.UserID, nodeID, start, end, req.Note, at, at)
@@ -171,6 +169,33 @@ func insertNewBooking(conn raw, req models.NewBooking, nodeID int64, now time.Ti
 		return 0, false, fmt.Errorf("store: audit %s: %w", ev.Action, err)
 	}
 	return id, stored, nil
+}
+
+// newBookingArgs are newBookingPG's arguments.
+func newBookingArgs(req models.NewBooking, nodeID int64, now time.Time, ev auditRow) []any {
+	start, end, at := utc(req.StartsAt), utc(req.EndsAt), utc(now)
+	from, to, ok := restampRange(req.StartsAt, req.EndsAt, now)
+	if !ok { // nothing can be stored: probe an empty range
+		from, to = start, start
+	}
+	ids := pgIDArray(req.GPUIDs)
+	return []any{req.UserID, nodeID, start, end, req.Note, at, at,
+		start, end, ids,
+		ev.At, ev.ActorID, ev.ActorLabel, ev.Action, ev.TargetType, ev.Details, ev.IP,
+		ids, utc(from), utc(to)}
+}
+
+// newBookingModel is the booking req made with id, from what the policy
+// read r read (the user, the GPUs): nothing is read back.
+func newBookingModel(id int64, req models.NewBooking, r policyRead, now time.Time) *models.Booking {
+	g := r.gpus[req.GPUIDs[0]]
+	uuids := make([]string, len(req.GPUIDs))
+	for i, id := range req.GPUIDs {
+		uuids[i] = r.gpus[id].UUID
+	}
+	return &models.Booking{ID: id, UserID: req.UserID, NodeID: g.NodeID, GPUIDs: req.GPUIDs, StartsAt: utc(req.StartsAt),
+		EndsAt: utc(req.EndsAt), Note: req.Note, Kind: models.KindStandard, Status: models.StatusConfirmed,
+		CreatedAt: utc(now), UpdatedAt: utc(now), UserName: r.user.Name, UserEmail: r.user.Email, NodeName: g.NodeName, GPUUUIDs: uuids}
 }
 
 // anyRowTrue reads rows of one boolean and says whether one was true.

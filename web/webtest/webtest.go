@@ -46,7 +46,12 @@ func SessionStore(db *store.DB) scs.Store {
 // New starts a server with the development sign-in on, on a fresh database.
 func New(t testing.TB, dialect string, opts ...func(*web.Config)) *Env {
 	t.Helper()
-	db := storetest.Open(t, dialect)
+	return NewOn(t, storetest.Open(t, dialect), opts...)
+}
+
+// NewOn is New on a database the test opened itself.
+func NewOn(t testing.TB, db *store.DB, opts ...func(*web.Config)) *Env {
+	t.Helper()
 	cfg := web.Config{Listen: "127.0.0.1:0", DevLogin: true, Location: time.UTC,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), I18n: catalogs()}
 	for _, o := range opts {

@@ -56,16 +56,22 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 // nothing left to apply.
 func Open(t testing.TB, dialect string) *store.DB {
 	t.Helper()
-	var db *store.DB
-	if dialect == store.Postgres {
-		db = OpenURL(t, freshPostgres(t, true))
-	} else {
-		db = OpenURL(t, freshSQLite(t))
-	}
+	db := OpenURL(t, MigratedURL(t, dialect))
 	if _, err := db.MigrateUp(context.Background()); err != nil {
 		t.Fatalf("migrate up: %v", err)
 	}
 	return db
+}
+
+// MigratedURL is the URL of a fresh database of the dialect, migrated (or
+// a copy of one migrated), as Open opens it: for a test that reaches it
+// another way (through a proxy that watches the connection, say).
+func MigratedURL(t testing.TB, dialect string) string {
+	t.Helper()
+	if dialect == store.Postgres {
+		return freshPostgres(t, true)
+	}
+	return freshSQLite(t)
 }
 
 // OpenEmpty is Open without the migrations.
