@@ -214,7 +214,7 @@ func scanPolicyRows(conn raw, query string, args []any) ([]policyReadRow, error)
 		if err := rows.Scan(&r.Kind, &r.Ref, &r.Ref2, &r.Text1, &r.Text2, &r.Text3, &r.Num, &r.Flag, &at); err != nil {
 			return nil, err
 		}
-		out = append(out, r.withAt(at))
+		out = append(out, r.withAt(&at))
 	}
 	return out, rows.Err()
 }
@@ -225,14 +225,13 @@ func scanPolicyRow(rows sqlRows) (policyReadRow, error) {
 	var r policyReadRow
 	var at sql.NullTime
 	err := rows.Scan(&r.Kind, &r.Ref, &r.Ref2, &r.Text1, &r.Text2, &r.Text3, &r.Num, &r.Flag, &at)
-	return r.withAt(at), err
+	return r.withAt(&at), err
 }
 
 // withAt is r with its at column.
-func (r policyReadRow) withAt(at sql.NullTime) policyReadRow {
+func (r policyReadRow) withAt(at *sql.NullTime) policyReadRow {
 	if at.Valid {
-		t := at.Time
-		r.At = &t
+		r.At = &at.Time
 	}
 	return r
 }

@@ -15,7 +15,9 @@ import (
 // With the statements this saved (16 → 10 per book-now + release pair on
 // SQLite, 15 → 6 on PostgreSQL), the pair's CPU fell by about a third on
 // SQLite and a half on PostgreSQL (BenchmarkBookNowRelease in web,
-// docs/performance.md).
+// docs/performance.md). On PostgreSQL they have since moved to the
+// driver's own connection, where a booking and a release take two round
+// trips each (pg_pipeline.go).
 
 // rawSQL is one statement in both dialects' parameter markers: "?" on
 // SQLite, "$1", "$2"… on PostgreSQL. Its texts are made once, at start.
