@@ -32,9 +32,12 @@ import (
 // /api/v1/bookings/{id}/release with a bearer token, over loopback HTTP on
 // one kept-alive connection to the wired server, on a fresh database file
 // (SQLite) or database (PostgreSQL). It reports the process's CPU time per
-// pair (server and client together, as on peerbench's machine), the SQL
-// statements and transactions per pair as the store's connection pool saw
-// them, and allocations. Profile it with -cpuprofile:
+// pair (server and client together, as on peerbench's machine), on
+// PostgreSQL the server's CPU time per pair too, the SQL statements and
+// transactions per pair as the store's database/sql pool saw them (on
+// PostgreSQL none now: the booking, release and token look-up run on the
+// driver's own connection; TestBookNowReleaseStatements counts their round
+// trips), and allocations. Profile it with -cpuprofile:
 //
 //	go test -run '^$' -bench BenchmarkBookNowRelease -benchtime 2000x -benchmem ./web/
 //	go test -run '^$' -bench 'BookNowRelease/sqlite' -benchtime 3000x -cpuprofile /tmp/pair.prof ./web/ && go tool pprof -top web.test /tmp/pair.prof

@@ -129,6 +129,7 @@ func readForRelease(conn raw, id int64, now time.Time) (*models.Booking, bool, e
 	return rr.result()
 }
 
+// releaseReadArgs are releaseRead's arguments for booking id at now.
 func releaseReadArgs(id int64, now time.Time) []any {
 	return []any{utc(now.Add(models.UsageFutureSkew + time.Minute)), id}
 }

@@ -10,14 +10,14 @@ import (
 )
 
 // On PostgreSQL every statement sent through database/sql waits for its
-// answer before the next one leaves: a booking from now was six round
-// trips (BEGIN, the policy read, the holdings read, the insert, COMMIT,
-// and the token's look-up before them), a release five. On this machine
-// a round trip costs 0.1–0.2 ms of both processes' time, about what the
-// statements themselves cost. A booking and a release therefore run on
-// the pool's connection as the driver's own *pgx.Conn, whose batches send
-// several statements in one pipeline (one Sync, one round trip): BEGIN
-// with the reads that lock, then the writes with COMMIT. PostgreSQL runs
+// answer before the next one leaves: a booking was five round trips (the
+// token's look-up, BEGIN, the policy read, the insert, COMMIT), a release
+// five. On a small machine a round trip costs 0.1–0.2 ms of both
+// processes' time, about what the statements themselves cost. A booking
+// and a release therefore run on the pool's connection as the driver's
+// own *pgx.Conn, whose batches send several statements in one pipeline
+// (one Sync, one round trip): BEGIN with the read that locks, then the
+// writes with COMMIT. PostgreSQL runs
 // a pipeline's statements one after the other, each with its own
 // snapshot (READ COMMITTED), as if they had been sent one by one; after
 // an error it skips the rest up to the Sync, so a COMMIT queued after a
