@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -58,6 +59,32 @@ func browserFor(t *testing.T, limit time.Duration) context.Context {
 		t.Fatalf("open a browser context: %v", err)
 	}
 	return ctx
+}
+
+// stepTimeout bounds each step of doSteps.
+const stepTimeout = 45 * time.Second
+
+// doSteps runs steps in order, as chromedp.Do does, but each within
+// stepTimeout, and on a failure names the step and what the page showed
+// then: a step that waits for an element that never comes fails after its
+// own timeout while the test's browser context still lives to be asked
+// (with chromedp.Do the context's own deadline ended it, and nothing could
+// be asked any more).
+func doSteps(ctx context.Context, steps ...chromedp.Action[chromedp.Void]) error {
+	for i, s := range steps {
+		sctx, cancel := context.WithTimeout(ctx, stepTimeout)
+		_, err := chromedp.Run(sctx, s)
+		cancel()
+		if err != nil {
+			page, perr := chromedp.Run(ctx, chromedp.Evaluate[string](
+				`location.pathname + location.search + " (" + document.readyState + ")\n" + (document.querySelector("main")?.innerText ?? "")`))
+			if perr != nil {
+				page = "(not readable: " + perr.Error() + ")"
+			}
+			return fmt.Errorf("step %d of %d: %w\npage: %s", i+1, len(steps), err, page)
+		}
+	}
+	return nil
 }
 
 // sharedBrowser is the package's one browser process; TestMain ends it.
