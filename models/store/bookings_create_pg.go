@@ -134,25 +134,26 @@ func (r *bookingReads) judge(ctx context.Context, c *pgx.Conn, req models.NewBoo
 	return nil
 }
 
-// heldSQL reads the user's confirmed bookings overlapping [$3, $4), each
-// with the number of GPUs it holds, as heldBookings does.
-const heldSQL = `SELECT b.id, b.starts_at, b.ends_at, b.kind, (SELECT count(*) FROM booking_gpus bg WHERE bg.booking_id = b.id)
-	FROM bookings b WHERE b.user_id = $1 AND b.status = $2 AND b.ends_at > $3 AND b.starts_at < $4`
+// heldRead reads the user's confirmed bookings overlapping [?3, ?4), each
+// with the number of GPUs it holds: heldBookings on either database, and
+// usageNow in the pipelined booking.
+var heldRead = newRawSQL(`SELECT b.id, b.starts_at, b.ends_at, b.kind, (SELECT count(*) FROM booking_gpus bg WHERE bg.booking_id = b.id)
+	FROM bookings b WHERE b.user_id = ? AND b.status = ? AND b.ends_at > ? AND b.starts_at < ? ORDER BY b.starts_at`)
 
-// loansSQL reads the loans of the weeks starting in [$1, $2) that concern
-// user $3 or a pool, as loansBetween does.
-const loansSQL = `SELECT l.id, l.week_start, l.from_user, l.to_user, l.team_id, l.gpu_minutes, l.note, l.created_at,
+// loansRead reads the loans of the weeks starting in [?1, ?2) that concern
+// user ?3 (given twice) or a pool: loansBetween, and usageNow.
+var loansRead = newRawSQL(`SELECT l.id, l.week_start, l.from_user, l.to_user, l.team_id, l.gpu_minutes, l.note, l.created_at,
 	COALESCE(fu.name, ''), COALESCE(tu.name, ''), COALESCE(t.name, '')
 	FROM quota_loans l LEFT JOIN users fu ON fu.id = l.from_user LEFT JOIN users tu ON tu.id = l.to_user
 	LEFT JOIN teams t ON t.id = l.team_id
-	WHERE l.week_start >= $1 AND l.week_start < $2 AND (l.from_user = $3 OR l.to_user = $3 OR l.team_id IS NOT NULL)`
+	WHERE l.week_start >= ? AND l.week_start < ? AND (l.from_user = ? OR l.to_user = ? OR l.team_id IS NOT NULL) ORDER BY l.id`)
 
 // usageProbePG says whether usage is stored on the GPUs (an array) in
 // [$2, $3), as usageStored does.
 var usageProbePG = rawSQL{postgres: `SELECT EXISTS (SELECT 1 FROM gpu_usage_minutes
 	WHERE gpu_id = ANY(CAST($1 AS bigint[])) AND minute >= $2 AND minute < $3)`}
 
-// scanHeld scans a row of heldSQL.
+// scanHeld scans a row of heldRead.
 func scanHeld(rows sqlRows, userID int64) (models.Holding, error) {
 	h := models.Holding{UserID: userID, Status: models.StatusConfirmed}
 	err := rows.Scan(&h.ID, &h.StartsAt, &h.EndsAt, &h.Kind, &h.GPUs)
@@ -161,13 +162,13 @@ func scanHeld(rows sqlRows, userID int64) (models.Holding, error) {
 }
 
 // usageNow reads the user's holdings and loans of [from, to) on c, in the
-// open transaction, as heldBookings and loansBetween do.
+// open transaction: the statements of heldBookings and loansBetween.
 func usageNow(ctx context.Context, c *pgx.Conn, userID int64, from, to time.Time) ([]models.Holding, []models.QuotaLoan, error) {
 	held := []models.Holding{}
 	loans := []models.QuotaLoan{}
 	batch := &pgx.Batch{}
-	batch.Queue(heldSQL+" ORDER BY b.starts_at", userID, models.StatusConfirmed, utc(from), utc(to))
-	batch.Queue(loansSQL+" ORDER BY l.id", utc(from), utc(to), userID)
+	batch.Queue(heldRead.postgres, userID, models.StatusConfirmed, utc(from), utc(to))
+	batch.Queue(loansRead.postgres, utc(from), utc(to), userID, userID)
 	res := sendBatch(ctx, c, batch)
 	res.rows(func(s sqlRows) error {
 		h, err := scanHeld(s, userID)
@@ -185,7 +186,7 @@ func usageNow(ctx context.Context, c *pgx.Conn, userID int64, from, to time.Time
 	return held, loans, nil
 }
 
-// scanLoan scans a row of loansSQL.
+// scanLoan scans a row of loansRead.
 func scanLoan(rows sqlRows) (models.QuotaLoan, error) {
 	var r loanRow
 	err := rows.Scan(&r.ID, &r.WeekStart, &r.FromUser, &r.ToUser, &r.TeamID, &r.GPUMinutes, &r.Note, &r.CreatedAt,

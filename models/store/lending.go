@@ -39,17 +39,24 @@ func loanQuery(tx *gorm.DB) *gorm.DB {
 }
 
 // loansBetween returns the ledger lines of the weeks starting in [from, to)
-// that concern userID or a pool (pools need every line of their team).
+// that concern userID or a pool (pools need every line of their team):
+// loansRead, the statement the pipelined booking runs too.
 func loansBetween(tx *gorm.DB, from, to time.Time, userID int64) ([]models.QuotaLoan, error) {
-	var rows []loanRow
-	err := loanQuery(tx).Where("l.week_start >= ? AND l.week_start < ? AND (l.from_user = ? OR l.to_user = ? OR l.team_id IS NOT NULL)",
-		utc(from), utc(to), userID, userID).Order("l.id").Find(&rows).Error
+	rows, err := rawTx(tx).query(loansRead, utc(from), utc(to), userID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("store: loans: %w", err)
 	}
-	out := make([]models.QuotaLoan, len(rows))
-	for i, r := range rows {
-		out[i] = r.model()
+	defer rows.Close()
+	out := []models.QuotaLoan{}
+	for rows.Next() {
+		l, err := scanLoan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: loans: %w", err)
+		}
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: loans: %w", err)
 	}
 	return out, nil
 }

@@ -252,26 +252,23 @@ func addUsage(tx *gorm.DB, in *models.PolicyInput, from, to time.Time, always bo
 }
 
 // heldBookings returns the user's blocking bookings overlapping [from, to),
-// each with the number of GPUs it holds.
+// each with the number of GPUs it holds (heldRead).
 func heldBookings(tx *gorm.DB, userID int64, from, to time.Time) ([]models.Holding, error) {
-	var rows []struct {
-		ID       int64     `gorm:"column:id"`
-		StartsAt time.Time `gorm:"column:starts_at"`
-		EndsAt   time.Time `gorm:"column:ends_at"`
-		Kind     string    `gorm:"column:kind"`
-		GPUs     int       `gorm:"column:gpus"`
-	}
-	err := tx.Table("bookings b").
-		Select("b.id, b.starts_at, b.ends_at, b.kind, (SELECT count(*) FROM booking_gpus bg WHERE bg.booking_id = b.id) AS gpus").
-		Where("b.user_id = ? AND b.status = ? AND b.ends_at > ? AND b.starts_at < ?", userID, models.StatusConfirmed, utc(from), utc(to)).
-		Order("b.starts_at").Scan(&rows).Error
+	rows, err := rawTx(tx).query(heldRead, userID, models.StatusConfirmed, utc(from), utc(to))
 	if err != nil {
 		return nil, fmt.Errorf("store: held bookings: %w", err)
 	}
-	out := make([]models.Holding, len(rows))
-	for i, r := range rows {
-		out[i] = models.Holding{ID: r.ID, UserID: userID, StartsAt: r.StartsAt.UTC(), EndsAt: r.EndsAt.UTC(),
-			Kind: r.Kind, Status: models.StatusConfirmed, GPUs: r.GPUs}
+	defer rows.Close()
+	out := []models.Holding{}
+	for rows.Next() {
+		h, err := scanHeld(rows, userID)
+		if err != nil {
+			return nil, fmt.Errorf("store: held bookings: %w", err)
+		}
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: held bookings: %w", err)
 	}
 	return out, nil
 }
