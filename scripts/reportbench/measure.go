@@ -42,13 +42,20 @@ func endedAsOf(w models.Week) time.Time { return w.End.Add(time.Hour) }
 // backend's CPU is all of the server's; SQLite: all in client).
 type cost struct {
 	wall, client, server time.Duration
+	// noServer: the backend's /proc entry could not be read (a server in
+	// another container or host), so server is not a measurement.
+	noServer bool
 }
 
 const cpuRuns = 5
 
 func (c cost) String() string {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
-	return fmt.Sprintf("%s wall (best of 3), CPU %s client + %s server", ms(c.wall), ms(c.client), ms(c.server))
+	server := ms(c.server) + " server"
+	if c.noServer {
+		server = "server unknown (its /proc entry cannot be read)"
+	}
+	return fmt.Sprintf("%s wall (best of 3), CPU %s client + %s", ms(c.wall), ms(c.client), server)
 }
 
 type result struct {
@@ -187,7 +194,8 @@ func timeView(ctx context.Context, db *store.DB, view func() (*models.WeekData, 
 		}
 		defer db.Gorm.WithContext(ctx).Exec("RESET max_parallel_workers_per_gather")
 	}
-	client0, server0 := selfCPU(), procCPU(pid)
+	client0 := selfCPU()
+	server0, ok0 := procCPU(pid)
 	for range cpuRuns {
 		if d, err = view(); err != nil {
 			return c, nil, err
@@ -200,7 +208,8 @@ func timeView(ctx context.Context, db *store.DB, view func() (*models.WeekData, 
 		}
 	}
 	c.client = (selfCPU() - client0) / cpuRuns
-	c.server = (procCPU(pid) - server0) / cpuRuns
+	server1, ok1 := procCPU(pid)
+	c.server, c.noServer = (server1-server0)/cpuRuns, !ok0 || !ok1
 	return c, d, nil
 }
 
@@ -211,23 +220,26 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// procCPU is process pid's user + system time from /proc (0 for pid 0 or
-// when unreadable), in clock ticks of 10 ms.
-func procCPU(pid int) time.Duration {
+// procCPU is process pid's user + system time from /proc, in clock ticks
+// of 10 ms (0 for pid 0: no server process); false when it cannot be read.
+func procCPU(pid int) (time.Duration, bool) {
 	if pid == 0 {
-		return 0
+		return 0, true
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return 0, false
 	}
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	if len(f) < 13 {
-		return 0
+		return 0, false
 	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, true
 }
 
 // plainScan is the fastest of three SELECT count(*), sum(util_avg_pct)
