@@ -213,16 +213,11 @@ const TopN = 5
 // ClusterSummary builds the admins' view.
 func (d *WeekData) ClusterSummary() ClusterSummary {
 	s := ClusterSummary{Week: d.Week, GPUCount: d.GPUCount, Booked: d.clusterWeek(), PendingRequests: d.PendingRequests}
-	var busyMin, unbookedMin int64
 	for i := 0; i < ReportDays; i++ {
-		busyMin += d.ClusterBusyMin[i]
-		if i < len(d.ClusterUnbookedMin) {
-			unbookedMin += d.ClusterUnbookedMin[i]
-		}
 		s.CapacityHours += d.Spans[i].End.Sub(d.Spans[i].Start).Hours() * float64(d.GPUCount)
 	}
-	s.ClusterBusyHours = float64(busyMin) / 60
-	s.UnbookedHours = float64(unbookedMin) / 60
+	s.ClusterBusyHours = float64(sumDays(d.ClusterBusyMin)) / 60
+	s.UnbookedHours = float64(sumDays(d.ClusterUnbookedMin)) / 60
 	s.Utilisation = share(s.ClusterBusyHours, s.CapacityHours)
 	s.BookedShare = share(s.Booked.BookedHours(), s.CapacityHours)
 	s.TopIdle = d.top(func(f Figures) float64 { return f.IdleHours() })

@@ -97,7 +97,7 @@ func (d *WeekData) Trend(uid int64) []TrendPoint {
 	sf := d.spanFigures(uid)
 	out := make([]TrendPoint, 0, TrendWeeks)
 	for k := TrendWeeks - 1; k >= 1; k-- {
-		out = append(out, TrendPoint{Week: d.Week.Prev(k), Figures: sf[ReportDays+k-1]})
+		out = append(out, TrendPoint{Week: d.Week.Prev(k), Figures: sf[TrendSpan(k)]})
 	}
 	return append(out, TrendPoint{Week: d.Week, Figures: d.WeekFigures(uid)})
 }

@@ -1,7 +1,5 @@
 package models
 
-import "time"
-
 // The trend of a report (the three weeks before its week) is made of
 // closed weeks. Once such a week is frozen, its snapshot holds its figures
 // as every surface has shown them since; the store reads the trend weeks
@@ -43,7 +41,7 @@ func (d *WeekData) FillTrendWeek(i int, f *WeekData) {
 	d.ClusterUnbookedMin[i] = sumDays(f.ClusterUnbookedMin)
 	s := d.Spans[i]
 	for h, v := range f.HourBusyMin {
-		if t := time.Unix(h*3600, 0); !t.Before(s.Start) && t.Before(s.End) {
+		if t := HourStart(h); !t.Before(s.Start) && t.Before(s.End) {
 			d.HourBusyMin[h] = v
 		}
 	}

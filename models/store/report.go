@@ -69,16 +69,14 @@ func (db *DB) reportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 		var skipped []models.Span
 		for i := range frozen {
 			skipped = append(skipped, spans[i])
-			if spans[i].End.After(q.noShowsTo) {
-				q.noShowsTo = spans[i].End
-			}
+		}
+		if len(skipped) > 0 {
+			q.noShowsFrom, _ = bounds(spans)
+			_, q.noShowsTo = bounds(skipped)
 		}
 		plan := func(s []models.Span) *models.UsageReadPlan {
 			p := planner(s).Without(skipped)
 			return &p
-		}
-		if len(frozen) > 0 {
-			q.noShowsFrom, _ = bounds(spans)
 		}
 		q.plan = plan(d.Spans)
 		if err := reportFigures(g, q, d, plan); err != nil {

@@ -42,13 +42,20 @@ func endedAsOf(w models.Week) time.Time { return w.End.Add(time.Hour) }
 // backend's CPU is all of the server's; SQLite: all in client).
 type cost struct {
 	wall, client, server time.Duration
+	// noServer: the backend's /proc entry could not be read (a server in
+	// another container or host), so server is not a measurement.
+	noServer bool
 }
 
 const cpuRuns = 5
 
 func (c cost) String() string {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
-	return fmt.Sprintf("%s wall (best of 3), CPU %s client + %s server", ms(c.wall), ms(c.client), ms(c.server))
+	server := ms(c.server) + " server"
+	if c.noServer {
+		server = "server unknown (its /proc entry cannot be read)"
+	}
+	return fmt.Sprintf("%s wall (best of 3), CPU %s client + %s", ms(c.wall), ms(c.client), server)
 }
 
 type result struct {
@@ -66,6 +73,7 @@ type result struct {
 	fourWeeks                      cost          // the same page with no snapshot: four weeks from rollups + minutes
 	ended                          cost          // the just-ended week (not yet frozen): its week from rollups, trend from snapshots
 	same                           bool          // the page from snapshots has the figures of the four weeks computed
+	sameAsMinutes                  bool          // ... and those of the page from the minutes alone (before the roll job)
 	render                         time.Duration // building and rendering every user's email
 	reports                        int
 	peakHeap                       uint64 // sampled during the run
@@ -110,8 +118,9 @@ func measure(ctx context.Context, db *store.DB, w models.Week) (result, error) {
 	}
 	r.render = time.Since(t1)
 	rules := models.DefaultReportRules
-	inProgress := func() error { _, err := db.ReportWeekAt(ctx, w, pageAsOf(w), rules, false); return err }
-	if r.before, err = timeView(ctx, db, inProgress); err != nil {
+	inProgress := func() (*models.WeekData, error) { return db.ReportWeekAt(ctx, w, pageAsOf(w), rules, false) }
+	var fromMinutes, page, computedPage *models.WeekData
+	if r.before, fromMinutes, err = timeView(ctx, db, inProgress); err != nil {
 		return r, err
 	}
 	keep := time.Unix(0, 0)
@@ -133,21 +142,20 @@ func measure(ctx context.Context, db *store.DB, w models.Week) (result, error) {
 		}
 	}
 	r.freeze = time.Since(t3)
-	if r.page, err = timeView(ctx, db, inProgress); err != nil {
+	if r.page, page, err = timeView(ctx, db, inProgress); err != nil {
 		return r, err
 	}
-	computed := func() error { _, err := db.ReportWeek(ctx, w, pageAsOf(w), rules); return err }
-	if r.fourWeeks, err = timeView(ctx, db, computed); err != nil {
+	computed := func() (*models.WeekData, error) { return db.ReportWeek(ctx, w, pageAsOf(w), rules) }
+	if r.fourWeeks, computedPage, err = timeView(ctx, db, computed); err != nil {
 		return r, err
 	}
-	if r.same, err = samePage(ctx, db, w); err != nil {
-		return r, err
-	}
+	r.same = figures(page) == figures(computedPage)
+	r.sameAsMinutes = figures(page) == figures(fromMinutes)
 	if _, err := db.RollUsage(ctx, endedAsOf(w), keep, rules.BusyUtilPct); err != nil {
 		return r, err
 	}
-	ended := func() error { _, err := db.ReportWeekAt(ctx, w, endedAsOf(w), rules, false); return err }
-	if r.ended, err = timeView(ctx, db, ended); err != nil {
+	ended := func() (*models.WeekData, error) { return db.ReportWeekAt(ctx, w, endedAsOf(w), rules, false) }
+	if r.ended, _, err = timeView(ctx, db, ended); err != nil {
 		return r, err
 	}
 	var ru syscall.Rusage
@@ -156,31 +164,20 @@ func measure(ctx context.Context, db *store.DB, w models.Week) (result, error) {
 	return r, nil
 }
 
-// samePage compares the usage page of the week in progress (trend from the
-// snapshots) with the same week computed from the usage: every figure.
-func samePage(ctx context.Context, db *store.DB, w models.Week) (bool, error) {
-	page, err := db.ReportWeekAt(ctx, w, pageAsOf(w), models.DefaultReportRules, false)
-	if err != nil {
-		return false, err
-	}
-	d, err := db.ReportWeek(ctx, w, pageAsOf(w), models.DefaultReportRules)
-	if err != nil {
-		return false, err
-	}
-	figures := func(d *models.WeekData) string {
-		return fmt.Sprint(d.ByUser, d.ClusterBusyMin, d.ClusterUnbookedMin, d.HourBusyMin, d.UsedBy)
-	}
-	return figures(page) == figures(d), nil
+// figures is every figure of a week, printed, to compare two ways of
+// computing it.
+func figures(d *models.WeekData) string {
+	return fmt.Sprint(d.ByUser, d.ClusterBusyMin, d.ClusterUnbookedMin, d.HourBusyMin, d.UsedBy)
 }
 
 // timeView times view: the best of 3 runs, then the CPU time of cpuRuns
-// runs without parallel workers (PostgreSQL), averaged.
-func timeView(ctx context.Context, db *store.DB, view func() error) (cost, error) {
-	var c cost
+// runs without parallel workers (PostgreSQL), averaged. It returns the
+// week the last run read, for comparing the ways without running them again.
+func timeView(ctx context.Context, db *store.DB, view func() (*models.WeekData, error)) (c cost, d *models.WeekData, err error) {
 	for range 3 {
 		t0 := time.Now()
-		if err := view(); err != nil {
-			return c, err
+		if d, err = view(); err != nil {
+			return c, nil, err
 		}
 		if d := time.Since(t0); c.wall == 0 || d < c.wall {
 			c.wall = d
@@ -190,28 +187,30 @@ func timeView(ctx context.Context, db *store.DB, view func() error) (cost, error
 	var pid int
 	if pg {
 		if err := db.Gorm.WithContext(ctx).Raw("SELECT pg_backend_pid()").Scan(&pid).Error; err != nil {
-			return c, err
+			return c, nil, err
 		}
 		if err := db.Gorm.WithContext(ctx).Exec("SET max_parallel_workers_per_gather = 0").Error; err != nil {
-			return c, err
+			return c, nil, err
 		}
 		defer db.Gorm.WithContext(ctx).Exec("RESET max_parallel_workers_per_gather")
 	}
-	client0, server0 := selfCPU(), procCPU(pid)
+	client0 := selfCPU()
+	server0, ok0 := procCPU(pid)
 	for range cpuRuns {
-		if err := view(); err != nil {
-			return c, err
+		if d, err = view(); err != nil {
+			return c, nil, err
 		}
 	}
 	if pg {
 		var again int
 		if err := db.Gorm.WithContext(ctx).Raw("SELECT pg_backend_pid()").Scan(&again).Error; err != nil || again != pid {
-			return c, fmt.Errorf("reportbench: the backend changed (%d, %d) during the CPU runs: %v", pid, again, err)
+			return c, nil, fmt.Errorf("reportbench: the backend changed (%d, %d) during the CPU runs: %v", pid, again, err)
 		}
 	}
 	c.client = (selfCPU() - client0) / cpuRuns
-	c.server = (procCPU(pid) - server0) / cpuRuns
-	return c, nil
+	server1, ok1 := procCPU(pid)
+	c.server, c.noServer = (server1-server0)/cpuRuns, !ok0 || !ok1
+	return c, d, nil
 }
 
 // selfCPU is this process's user + system time.
@@ -221,23 +220,26 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// procCPU is process pid's user + system time from /proc (0 for pid 0 or
-// when unreadable), in clock ticks of 10 ms.
-func procCPU(pid int) time.Duration {
+// procCPU is process pid's user + system time from /proc, in clock ticks
+// of 10 ms (0 for pid 0: no server process); false when it cannot be read.
+func procCPU(pid int) (time.Duration, bool) {
 	if pid == 0 {
-		return 0
+		return 0, true
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return 0, false
 	}
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	if len(f) < 13 {
-		return 0
+		return 0, false
 	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, true
 }
 
 // plainScan is the fastest of three SELECT count(*), sum(util_avg_pct)
@@ -325,7 +327,7 @@ func (r result) print(w io.Writer) {
 	fmt.Fprintf(w, "usage page, week in progress (rollups + snapshots): %v\n", r.page)
 	fmt.Fprintf(w, "usage page, four weeks computed (rollups, no snapshot): %v\n", r.fourWeeks)
 	fmt.Fprintf(w, "usage page, just-ended week (not frozen yet): %v\n", r.ended)
-	fmt.Fprintf(w, "page from snapshots has the computed figures: %v\n", r.same)
+	fmt.Fprintf(w, "page from snapshots has the computed figures: %v; the figures from the minutes alone: %v\n", r.same, r.sameAsMinutes)
 	fmt.Fprintf(w, "building and rendering %d reports: %s\n", r.reports, ms(r.render))
 	fmt.Fprintf(w, "peak Go heap in use during the report: %.1f MiB; max RSS of the process: %.1f MiB\n", float64(r.peakHeap)/(1<<20), float64(r.maxRSS)/1024)
 }
