@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -183,8 +182,9 @@ func (db *DB) MarkIdle(ctx context.Context, reportID int64, warned, released boo
 }
 
 // MarkIdleReports is MarkIdle for several reports with one statement.
-// The IDs (up to a batch's 500) are bound as one JSON list, not one
-// parameter each, which cost the heap about 250 bytes per ID.
+// The IDs (up to a batch's 500) are bound as one list (an array, or JSON
+// on SQLite), not one parameter each, which cost the heap about 250
+// bytes per ID.
 func (db *DB) MarkIdleReports(ctx context.Context, reportIDs []int64, warned, released bool, now time.Time) error {
 	var set []string
 	if warned {
@@ -196,23 +196,15 @@ func (db *DB) MarkIdleReports(ctx context.Context, reportIDs []int64, warned, re
 	if len(set) == 0 || len(reportIDs) == 0 {
 		return nil
 	}
-	list := make([]byte, 0, 8*len(reportIDs)+2)
-	list = append(list, '[')
-	for i, id := range reportIDs {
-		if i > 0 {
-			list = append(list, ',')
-		}
-		list = strconv.AppendInt(list, id, 10)
-	}
-	list = append(list, ']')
-	in := "id IN (SELECT value FROM json_each(@ids))"
-	if db.Dialect == Postgres {
-		// An array, not a subquery, so that the planner looks the IDs up
-		// in the primary key.
-		in = "id = ANY(ARRAY(SELECT json_array_elements_text(CAST(@ids AS json))::bigint))"
+	ids := pgIDArray(reportIDs)
+	in := "id = ANY(CAST(@ids AS bigint[]))" // the planner looks each up in the primary key
+	if db.Dialect != Postgres {
+		// SQLite has no arrays: the same list as JSON.
+		ids = "[" + ids[1:len(ids)-1] + "]"
+		in = "id IN (SELECT value FROM json_each(@ids))"
 	}
 	err := db.Gorm.WithContext(ctx).Exec("UPDATE agent_idle_reports SET "+strings.Join(set, ", ")+" WHERE "+in,
-		sql.Named("now", utc(now)), sql.Named("ids", string(list))).Error
+		sql.Named("now", utc(now)), sql.Named("ids", ids)).Error
 	return mapErr(err, "idle report")
 }
 
