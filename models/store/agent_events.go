@@ -14,16 +14,6 @@ import (
 	"github.com/gpubook/gpubook/models/wire"
 )
 
-// upsertViolation keeps one row per (node, agent key). A resend or an
-// escalation updates it, but never with an older sighting than the stored
-// one, so that a delayed batch cannot undo "sigkill" back to "warned".
-const upsertViolation = `INSERT INTO agent_violations (node_id, agent_key, kind, gpu_id, user_name, user_id, uid, pid,
-	memory_mib, booking_id, action, first_seen, last_seen, received_at, container)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (node_id, agent_key) DO UPDATE SET action = excluded.action, last_seen = excluded.last_seen,
-	memory_mib = excluded.memory_mib, received_at = excluded.received_at
-WHERE agent_violations.last_seen <= excluded.last_seen`
-
 // RecordViolations stores a violation batch in one transaction; a GPU or
 // booking of another node refuses the whole batch.
 func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.ViolationBatch, now time.Time) error {
@@ -54,30 +44,15 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 		if !repeatedViolation(b.Violations) {
 			return upsertViolations(l, nodeID, b.Violations, ids, names, now)
 		}
-		for _, v := range b.Violations {
-			var uid, booking *int64
-			if id := names[v.User]; id != 0 && v.User != "" {
-				uid = &id
-			}
-			if v.BookingID != 0 {
-				booking = &v.BookingID
-			}
-			if err := tx.Exec(upsertViolation, nodeID, v.ID, v.Kind, ids[v.GPUUUID], clip(v.User, 256), uid, v.UID, v.PID,
-				v.MemoryMiB, booking, v.Action, utc(v.FirstSeen), utc(v.LastSeen), utc(now), v.Container).Error; err != nil {
-				return fmt.Errorf("store: violation: %w", err)
+		for i := range b.Violations { // in order, one statement each (agent_violations_json.go)
+			if err := upsertViolations(l, nodeID, b.Violations[i:i+1], ids, names, now); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
 	return mapErr(err, "violation")
 }
-
-// upsertIdle keeps one row per (node, agent key); a report whose idle set
-// grew replaces the GPU list and the report time.
-const upsertIdle = `INSERT INTO agent_idle_reports (node_id, agent_key, booking_id, user_name, gpu_uuids, idle_since, reported_at, received_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (node_id, agent_key) DO UPDATE SET gpu_uuids = excluded.gpu_uuids, reported_at = excluded.reported_at
-WHERE agent_idle_reports.reported_at < excluded.reported_at`
 
 // RecordIdle stores idle reports and returns, per booking, the batch's
 // reports nobody was warned of yet (models.IdleToWarn). The booking and
@@ -110,10 +85,9 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 		if !repeatedIdle(b.Reports) {
 			return upsertIdleReports(l, nodeID, b.Reports, now)
 		}
-		for _, r := range b.Reports {
-			if err := tx.Exec(upsertIdle, nodeID, clip(r.ID, 256), r.BookingID, clip(r.User, 256), strings.Join(r.GPUUUIDs, ","),
-				utc(r.IdleSince), utc(r.ReportedAt), utc(now)).Error; err != nil {
-				return fmt.Errorf("store: idle report: %w", err)
+		for i := range b.Reports { // in order, one statement each (agent_idle_json.go)
+			if err := upsertIdleReports(l, nodeID, b.Reports[i:i+1], now); err != nil {
+				return err
 			}
 		}
 		return nil
