@@ -46,55 +46,30 @@ var (
 // holds. Every refusal is one EINVALID error naming the first problem: the
 // agent treats it as permanent and sets the body aside.
 func decodeAgent(c echo.Context, v agentBody, shape jsonShape, limit int64) error {
-	return decodeAgentSized(c, v, shape, limit, nil)
+	return decodeAgentSized(c, v, shape, limit, "", nil)
 }
 
-// decodeAgentSized is decodeAgent that lets size make v's long list at
-// its length (sizedList) once the body is checked and before it is
-// decoded: json grows a list by doubling, about twice the list in garbage.
-func decodeAgentSized(c echo.Context, v agentBody, shape jsonShape, limit int64, size func(body []byte)) error {
+// decodeAgentSized is decodeAgent that lets size make v's long list, the
+// body's list at path, at its length once the body is checked and before
+// it is decoded: json grows a list by doubling, about twice the list in
+// garbage. The check counts the list as it walks the body (checkJSONCount).
+func decodeAgentSized(c echo.Context, v agentBody, shape jsonShape, limit int64, path string, size func(n int)) error {
 	body, err := readAgentBody(c, limit)
 	if err != nil {
 		return err
 	}
-	if p := checkJSON(body, shape); p != nil {
+	n, p := checkJSONCount(body, shape, path)
+	if p != nil {
 		return agentJSONProblem(p)
 	}
 	if size != nil {
-		size(body)
+		size(n)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return agentDecodeError("", err)
 	}
 	return models.AgentError(v.Validate())
 }
-
-// listOf finds one list of a body: its one field, a rawList, tagged with
-// the list's key.
-type listOf interface{ list() []byte }
-
-// sizedList is an empty list with room for the elements of the body's
-// list that env finds (nil when there is none): checked by checkJSON,
-// the body is only scanned, not decoded, to count them.
-func sizedList[T any](body []byte, env listOf) []T {
-	if err := json.Unmarshal(body, env); err != nil {
-		return nil
-	}
-	return make([]T, 0, countElements(env.list()))
-}
-
-// The long lists of the violation and idle batches.
-type (
-	violationList struct {
-		L rawList[[]wire.Violation] `json:"violations"`
-	}
-	idleList struct {
-		L rawList[[]wire.IdleReport] `json:"reports"`
-	}
-)
-
-func (e *violationList) list() []byte { return e.L.raw }
-func (e *idleList) list() []byte      { return e.L.raw }
 
 // readAgentBody reads at most limit bytes of the request body into a
 // buffer of the announced length, so that reading a body costs its size

@@ -42,8 +42,8 @@ func (h *AgentAPI) Usage(c echo.Context) error {
 // Violations stores violations; an escalation updates the stored one.
 func (h *AgentAPI) Violations(c echo.Context) error {
 	var b wire.ViolationBatch
-	size := func(body []byte) { b.Violations = sizedList[wire.Violation](body, &violationList{}) }
-	if err := decodeAgentSized(c, &b, violationShape, wire.MaxBody, size); err != nil {
+	size := func(n int) { b.Violations = make([]wire.Violation, 0, n) }
+	if err := decodeAgentSized(c, &b, violationShape, wire.MaxBody, "violations", size); err != nil {
 		return err
 	}
 	if err := h.Store.RecordViolations(c.Request().Context(), h.node(c), b, h.Now()); err != nil {
@@ -56,8 +56,8 @@ func (h *AgentAPI) Violations(c echo.Context) error {
 // and applies the auto-release rule.
 func (h *AgentAPI) Idle(c echo.Context) error {
 	var b wire.IdleBatch
-	size := func(body []byte) { b.Reports = sizedList[wire.IdleReport](body, &idleList{}) }
-	if err := decodeAgentSized(c, &b, idleShape, wire.MaxBody, size); err != nil {
+	size := func(n int) { b.Reports = make([]wire.IdleReport, 0, n) }
+	if err := decodeAgentSized(c, &b, idleShape, wire.MaxBody, "reports", size); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()

@@ -65,6 +65,7 @@ type jsonFrame struct {
 	n     int              // list: elements so far
 	max   int              // list: the bound
 	total int              // list: 1 + its index in jsonWalk.totals, or 0 when its path has no total
+	count bool             // list: a value at jsonWalk.countPath, whose elements it counts
 }
 
 // jsonTotal counts the elements of the lists at one path of shape.totals.
@@ -89,12 +90,31 @@ type jsonWalk struct {
 	path   []byte    // scratch: a list's path for its bound
 	totals []jsonTotal
 	seed   maphash.Seed
+
+	countPath string // checkJSONCount: the path of the lists it counts
+	counted   int    // their elements so far
 }
 
 // checkJSON walks body and returns its first fault, or nil when it is one
 // JSON object within shape followed by nothing but white space.
 func checkJSON(body []byte, shape jsonShape) *jsonProblem {
-	w := jsonWalk{body: body, shape: shape, seed: maphash.MakeSeed()}
+	_, p := checkJSONCount(body, shape, "")
+	return p
+}
+
+// checkJSONCount is checkJSON that also counts, while it walks, the
+// elements of the lists that are the values of keys at path ("violations":
+// the list of the body's "violations"), so that a caller can size a slice
+// for them without another pass over the body. Keys match as written.
+func checkJSONCount(body []byte, shape jsonShape, path string) (int, *jsonProblem) {
+	w := jsonWalk{body: body, shape: shape, seed: maphash.MakeSeed(), countPath: path}
+	p := w.check()
+	return w.counted, p
+}
+
+// check is checkJSON's walk of the whole body.
+func (w *jsonWalk) check() *jsonProblem {
+	body := w.body
 	w.skipSpace()
 	if w.pos >= len(body) {
 		return &jsonProblem{fault: faultSyntax}
@@ -129,6 +149,7 @@ func (w *jsonWalk) container() *jsonProblem {
 	if list {
 		f.max = w.listMax()
 		f.total = w.listTotal()
+		f.count = w.countPath != "" && len(w.stack) > 0 && !w.stack[len(w.stack)-1].list && string(w.path) == w.countPath
 	}
 	w.stack = append(w.stack, f)
 	w.pos++
@@ -139,6 +160,9 @@ func (w *jsonWalk) container() *jsonProblem {
 		p = w.objectBody()
 	}
 	top := &w.stack[len(w.stack)-1]
+	if top.count {
+		w.counted += top.n
+	}
 	w.keys, w.unq = w.keys[:top.first], w.unq[:top.unqAt]
 	w.stack = w.stack[:len(w.stack)-1]
 	return p

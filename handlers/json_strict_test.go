@@ -101,3 +101,40 @@ func sameProblem(a, b *jsonProblem) bool {
 	}
 	return *a == *b
 }
+
+func TestCheckJSONCount(t *testing.T) {
+	shape := jsonShape{maxDepth: 5, otherLists: 8, lists: map[string]int{"reports": 4, "reports.gpu_uuids": 3}}
+	tests := []struct {
+		name  string
+		body  string
+		path  string
+		want  int
+		fault jsonFault
+	}{
+		{"the list", `{"reports":[{},{},{}],"x":[1]}`, "reports", 3, 0},
+		{"empty list", `{"reports":[]}`, "reports", 0, 0},
+		{"null", `{"reports":null}`, "reports", 0, 0},
+		{"absent", `{"x":[1,2]}`, "reports", 0, 0},
+		{"not a list", `{"reports":{"a":[1,2]}}`, "reports", 0, 0},
+		{"lists inside the list are not its elements", `{"reports":[[1,2],[3]]}`, "reports", 2, 0},
+		{"inner lists at a path add up", `{"reports":[{"gpu_uuids":["a","b"]},{"gpu_uuids":["c"]}]}`, "reports.gpu_uuids", 3, 0},
+		{"other case is not counted", `{"Reports":[1,2]}`, "reports", 0, 0},
+		{"no path counts nothing", `{"reports":[1,2]}`, "", 0, 0},
+		{"fault", `{"reports":[1,2,3,4,5]}`, "reports", 4, faultList},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, p := checkJSONCount([]byte(tt.body), shape, tt.path)
+			var fault jsonFault
+			if p != nil {
+				fault = p.fault
+			}
+			if fault != tt.fault {
+				t.Errorf("got fault %d, want %d", fault, tt.fault)
+			}
+			if tt.fault == 0 && got != tt.want {
+				t.Errorf("got %d elements, want %d", got, tt.want)
+			}
+		})
+	}
+}

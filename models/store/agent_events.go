@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,16 +13,6 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/wire"
 )
-
-// upsertViolation keeps one row per (node, agent key). A resend or an
-// escalation updates it, but never with an older sighting than the stored
-// one, so that a delayed batch cannot undo "sigkill" back to "warned".
-const upsertViolation = `INSERT INTO agent_violations (node_id, agent_key, kind, gpu_id, user_name, user_id, uid, pid,
-	memory_mib, booking_id, action, first_seen, last_seen, received_at, container)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (node_id, agent_key) DO UPDATE SET action = excluded.action, last_seen = excluded.last_seen,
-	memory_mib = excluded.memory_mib, received_at = excluded.received_at
-WHERE agent_violations.last_seen <= excluded.last_seen`
 
 // RecordViolations stores a violation batch in one transaction; a GPU or
 // booking of another node refuses the whole batch.
@@ -55,30 +44,15 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 		if !repeatedViolation(b.Violations) {
 			return upsertViolations(l, nodeID, b.Violations, ids, names, now)
 		}
-		for _, v := range b.Violations {
-			var uid, booking *int64
-			if id := names[v.User]; id != 0 && v.User != "" {
-				uid = &id
-			}
-			if v.BookingID != 0 {
-				booking = &v.BookingID
-			}
-			if err := tx.Exec(upsertViolation, nodeID, v.ID, v.Kind, ids[v.GPUUUID], clip(v.User, 256), uid, v.UID, v.PID,
-				v.MemoryMiB, booking, v.Action, utc(v.FirstSeen), utc(v.LastSeen), utc(now), v.Container).Error; err != nil {
-				return fmt.Errorf("store: violation: %w", err)
+		for i := range b.Violations { // in order, one statement each (agent_violations_json.go)
+			if err := upsertViolations(l, nodeID, b.Violations[i:i+1], ids, names, now); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
 	return mapErr(err, "violation")
 }
-
-// upsertIdle keeps one row per (node, agent key); a report whose idle set
-// grew replaces the GPU list and the report time.
-const upsertIdle = `INSERT INTO agent_idle_reports (node_id, agent_key, booking_id, user_name, gpu_uuids, idle_since, reported_at, received_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (node_id, agent_key) DO UPDATE SET gpu_uuids = excluded.gpu_uuids, reported_at = excluded.reported_at
-WHERE agent_idle_reports.reported_at < excluded.reported_at`
 
 // RecordIdle stores idle reports and returns, per booking, the batch's
 // reports nobody was warned of yet (models.IdleToWarn). The booking and
@@ -111,10 +85,9 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 		if !repeatedIdle(b.Reports) {
 			return upsertIdleReports(l, nodeID, b.Reports, now)
 		}
-		for _, r := range b.Reports {
-			if err := tx.Exec(upsertIdle, nodeID, clip(r.ID, 256), r.BookingID, clip(r.User, 256), strings.Join(r.GPUUUIDs, ","),
-				utc(r.IdleSince), utc(r.ReportedAt), utc(now)).Error; err != nil {
-				return fmt.Errorf("store: idle report: %w", err)
+		for i := range b.Reports { // in order, one statement each (agent_idle_json.go)
+			if err := upsertIdleReports(l, nodeID, b.Reports[i:i+1], now); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -183,8 +156,9 @@ func (db *DB) MarkIdle(ctx context.Context, reportID int64, warned, released boo
 }
 
 // MarkIdleReports is MarkIdle for several reports with one statement.
-// The IDs (up to a batch's 500) are bound as one JSON list, not one
-// parameter each, which cost the heap about 250 bytes per ID.
+// The IDs (up to a batch's 500) are bound as one list (an array, or JSON
+// on SQLite), not one parameter each, which cost the heap about 250
+// bytes per ID.
 func (db *DB) MarkIdleReports(ctx context.Context, reportIDs []int64, warned, released bool, now time.Time) error {
 	var set []string
 	if warned {
@@ -196,23 +170,15 @@ func (db *DB) MarkIdleReports(ctx context.Context, reportIDs []int64, warned, re
 	if len(set) == 0 || len(reportIDs) == 0 {
 		return nil
 	}
-	list := make([]byte, 0, 8*len(reportIDs)+2)
-	list = append(list, '[')
-	for i, id := range reportIDs {
-		if i > 0 {
-			list = append(list, ',')
-		}
-		list = strconv.AppendInt(list, id, 10)
-	}
-	list = append(list, ']')
-	in := "id IN (SELECT value FROM json_each(@ids))"
-	if db.Dialect == Postgres {
-		// An array, not a subquery, so that the planner looks the IDs up
-		// in the primary key.
-		in = "id = ANY(ARRAY(SELECT json_array_elements_text(CAST(@ids AS json))::bigint))"
+	ids := pgIDArray(reportIDs)
+	in := "id = ANY(CAST(@ids AS bigint[]))" // the planner looks each up in the primary key
+	if db.Dialect != Postgres {
+		// SQLite has no arrays: the same list as JSON.
+		ids = "[" + ids[1:len(ids)-1] + "]"
+		in = "id IN (SELECT value FROM json_each(@ids))"
 	}
 	err := db.Gorm.WithContext(ctx).Exec("UPDATE agent_idle_reports SET "+strings.Join(set, ", ")+" WHERE "+in,
-		sql.Named("now", utc(now)), sql.Named("ids", string(list))).Error
+		sql.Named("now", utc(now)), sql.Named("ids", ids)).Error
 	return mapErr(err, "idle report")
 }
 

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +218,43 @@ func TestRecordIdleGroupsByBooking(t *testing.T) {
 		got, err = db.RecordIdle(ctx, n1, batch, at0.Add(32*time.Minute))
 		if err != nil || len(got) != 2 || got[0].Report.AgentKey != "a3" || len(got[0].IDs) != 1 || got[1].Report.AgentKey != "b1" {
 			t.Errorf("after booking 1's warning: %+v, %v", got, err)
+		}
+	})
+}
+
+// TestRecordIdleKeyTwiceInOneBatch: a batch that names one report twice
+// (its idle set grew between two sightings) is stored row by row in order,
+// and keeps the latest sighting, whatever order the rows come in.
+func TestRecordIdleKeyTwiceInOneBatch(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		u, _ := fixture(t, db, 1)
+		n1, _ := enrolled(t, db, "gpu42", 1, 2)
+		node, _ := db.Node(ctx, n1)
+		b, err := db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{node.GPUs[0].ID, node.GPUs[1].ID},
+			StartsAt: at0, EndsAt: at0.Add(2 * time.Hour)}, models.DefaultBookingLimits, at0, models.CLIActor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := func(minute int, gpus ...int) wire.IdleReport {
+			r := wire.IdleReport{ID: "k1", BookingID: b.ID, User: "ada", IdleSince: at0, ReportedAt: at0.Add(time.Duration(minute) * time.Minute)}
+			for _, g := range gpus {
+				r.GPUUUIDs = append(r.GPUUUIDs, realUUID(1, g))
+			}
+			return r
+		}
+		batch := wire.IdleBatch{Reports: []wire.IdleReport{rep(30, 0), rep(31, 0, 1), rep(29, 1)}}
+		if _, err := db.RecordIdle(ctx, n1, batch, at0.Add(32*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.IdleReports(ctx, models.IdleFilter{UserID: u.ID})
+		if err != nil || len(got) != 1 {
+			t.Fatalf("idle reports = %+v, %v", got, err)
+		}
+		g := got[0]
+		if want := []string{realUUID(1, 0), realUUID(1, 1)}; g.AgentKey != "k1" || g.BookingID != b.ID || !slices.Equal(g.GPUUUIDs, want) ||
+			!g.ReportedAt.Equal(at0.Add(31*time.Minute)) || !g.IdleSince.Equal(at0) {
+			t.Errorf("report = %+v, want key k1, GPUs %v, reported at minute 31", g, want)
 		}
 	})
 }

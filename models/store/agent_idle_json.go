@@ -8,13 +8,16 @@ import (
 )
 
 // An idle batch is stored through a rowLoader (agent_rows.go), unless it
-// names one report (agent key) twice; such a batch goes
-// row by row in order, as a violation batch does (agent_violations_json.go).
+// names one report (agent key) twice; such a batch goes one row, and one
+// statement, at a time in order, as a violation batch does
+// (agent_violations_json.go).
 
 const idleCols = "node_id, agent_key, booking_id, user_name, gpu_uuids, idle_since, reported_at, received_at"
 
 var idlePGTypes = []string{"bigint", "text", "bigint", "text", "text", "timestamptz", "timestamptz", "timestamptz"}
 
+// idleConflict keeps one row per (node, agent key); a report whose idle
+// set grew replaces the GPU list and the report time.
 const idleConflict = `ON CONFLICT (node_id, agent_key) DO UPDATE SET gpu_uuids = excluded.gpu_uuids, reported_at = excluded.reported_at
 WHERE agent_idle_reports.reported_at < excluded.reported_at`
 

@@ -289,8 +289,10 @@ func (l *rowLoader) exec(query string, text []byte) (int64, error) {
 }
 
 // done writes t's last rows and returns how many rows t took (inserted
-// or updated) in this transaction. It is called once per table, after
-// its last row; the tables are written in the order of these calls.
+// or updated) in this transaction. It is called once per table after its
+// last row (the count then covers the table), or after each row to write
+// them one statement at a time; the tables are written in the order of
+// these calls.
 func (l *rowLoader) done(t *rowTable) (int64, error) {
 	for i := range l.tables {
 		lt := &l.tables[i]

@@ -5,8 +5,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"gorm.io/gorm"
-
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/wire"
 )
@@ -58,7 +56,6 @@ type pendingMinute struct {
 // from chunk to chunk, so a batch costs the heap about one chunk and one
 // piece of the loader, whatever its size.
 type usageWriter struct {
-	tx      *gorm.DB
 	l       *rowLoader
 	ids     map[string]int64
 	holders []models.UsageHolder
@@ -73,7 +70,7 @@ type usageWriter struct {
 }
 
 func newUsageWriter(l *rowLoader, ids map[string]int64, holders []models.UsageHolder) *usageWriter {
-	return &usageWriter{tx: l.tx, l: l, ids: ids, holders: holders, userIDs: map[string]int64{},
+	return &usageWriter{l: l, ids: ids, holders: holders, userIDs: map[string]int64{},
 		recs:    make([]pendingMinute, 0, usageChunk),
 		users:   make([]wire.UserUsage, 0, usageChunk+wire.MaxUsersPerRecord),
 		stamped: make([]models.StampedUser, 0, wire.MaxUsersPerRecord)}
@@ -111,7 +108,7 @@ func (w *usageWriter) flush() error {
 		}
 	}
 	if len(w.names) > 0 {
-		found, err := unixNamesIn(w.tx, w.names)
+		found, err := unixNamesIn(w.l.tx, w.names)
 		if err != nil {
 			return err
 		}

@@ -13,15 +13,19 @@ import (
 
 // A violation batch is stored through a rowLoader (agent_rows.go: a piece
 // of about 32 kB at a time, one upsert per piece or, on PostgreSQL, one
-// for the batch), unless it names one episode twice: the upsert keeps the latest sighting, and PostgreSQL refuses to
-// update a row twice in one statement, so such a batch (an escalation
-// within one batch, rare) goes row by row in order.
+// for the batch), unless it names one episode twice: the upsert keeps the
+// latest sighting, and PostgreSQL refuses to update a row twice in one
+// statement, so such a batch (an escalation within one batch, rare) goes
+// through the same loader one row, and one statement, at a time in order.
 
 const violationCols = "node_id, agent_key, kind, gpu_id, user_name, user_id, uid, pid, memory_mib, booking_id, action, first_seen, last_seen, received_at, container"
 
 var violationPGTypes = []string{"bigint", "text", "text", "bigint", "text", "bigint", "integer", "integer", "bigint", "bigint", "text",
 	"timestamptz", "timestamptz", "timestamptz", "text"}
 
+// violationConflict keeps one row per (node, agent key). A resend or an
+// escalation updates it, but never with an older sighting than the stored
+// one, so that a delayed batch cannot undo "sigkill" back to "warned".
 const violationConflict = `ON CONFLICT (node_id, agent_key) DO UPDATE SET action = excluded.action, last_seen = excluded.last_seen,
 	memory_mib = excluded.memory_mib, received_at = excluded.received_at
 WHERE agent_violations.last_seen <= excluded.last_seen`
