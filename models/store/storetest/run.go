@@ -34,6 +34,8 @@ var run struct {
 	wg     sync.WaitGroup
 	dir    string // migratedSQLite's folder, removed at the end
 
+	recycle recycler // emptied PostgreSQL databases for later tests
+
 	sqliteOnce sync.Once
 	sqlitePath string
 	sqliteErr  error
@@ -80,6 +82,9 @@ func run1(m *testing.M, parallel string) int {
 	}
 	run.mu.Unlock()
 	code := m.Run()
+	for _, drop := range endRecycling() {
+		run.drops <- drop
+	}
 	run.mu.Lock()
 	run.active = false
 	close(run.drops)
@@ -89,6 +94,13 @@ func run1(m *testing.M, parallel string) int {
 		os.RemoveAll(run.dir)
 	}
 	return code
+}
+
+// runActive: the tests run under Run.
+func runActive() bool {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	return run.active
 }
 
 // dropLater hands drop to Run's droppers; false outside Run (the caller
@@ -108,10 +120,7 @@ func dropLater(drop func() error) bool {
 func freshSQLite(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "gpubook.db")
-	run.mu.Lock()
-	active := run.active
-	run.mu.Unlock()
-	if !active {
+	if !runActive() {
 		return "sqlite:" + path
 	}
 	tmpl, err := migratedSQLite()

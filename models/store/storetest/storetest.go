@@ -112,6 +112,12 @@ func URL(t testing.TB, dialect string) string {
 func freshPostgres(t testing.TB, migrated bool) string {
 	t.Helper()
 	ctx := context.Background()
+	if migrated {
+		if url, ok := takeRecycled(); ok {
+			t.Cleanup(func() { recycleOrDrop(t, url) })
+			return url
+		}
+	}
 	template := ""
 	var err error
 	if migrated {
@@ -138,15 +144,37 @@ func freshPostgres(t testing.TB, migrated bool) string {
 	if err != nil {
 		t.Fatalf("postgres: %v", err)
 	}
-	t.Cleanup(func() {
-		if dropLater(drop) {
-			return
+	if migrated && runActive() {
+		if err := learnFresh(ctx, url); err != nil {
+			t.Log(err) // nothing is recycled then; every database is dropped
 		}
-		if err := drop(); err != nil {
-			t.Log(err)
-		}
-	})
+		t.Cleanup(func() { recycleOrDrop(t, url) })
+		return url
+	}
+	t.Cleanup(func() { dropNowOrLater(t, drop) })
 	return url
+}
+
+// recycleOrDrop puts a migrated database back in Run's pool (see
+// recycle) or, when it cannot be, drops it.
+func recycleOrDrop(t testing.TB, url string) {
+	if err := recycle(url); err != nil {
+		if !errors.Is(err, errNotRecyclable) {
+			t.Logf("storetest: %s not recycled: %v", nameOf(url), err)
+		}
+		dropNowOrLater(t, dropper(AdminURL(), nameOf(url)))
+	}
+}
+
+// dropNowOrLater hands drop to Run's droppers, or outside Run drops the
+// database at once.
+func dropNowOrLater(t testing.TB, drop func() error) {
+	if dropLater(drop) {
+		return
+	}
+	if err := drop(); err != nil {
+		t.Log(err)
+	}
 }
 
 // ErrNoPostgres is ScratchPostgres's answer when the server does not answer.
@@ -177,9 +205,7 @@ func scratchPostgres(ctx context.Context, adminURL, prefix, template string, laz
 		admin.Close()
 		return "", nil, fmt.Errorf("%w (%v)", ErrNoPostgres, err)
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := prefix + "_" + hex.EncodeToString(b)
+	name := randomName(prefix)
 	create := "CREATE DATABASE " + name
 	if template != "" {
 		create += " TEMPLATE " + template
@@ -196,7 +222,13 @@ func scratchPostgres(ctx context.Context, adminURL, prefix, template string, laz
 		}
 	}
 	admin.Close() // drop connects again: a test holds no admin connection, nor a drop waiting in Run's queue
-	drop = func() error {
+	return replaceDBName(adminURL, name), dropper(adminURL, name), nil
+}
+
+// dropper drops the database name on the server at adminURL, on a
+// connection of its own.
+func dropper(adminURL, name string) func() error {
+	return func() error {
 		admin, err := sql.Open("pgx", adminURL)
 		if err != nil {
 			return fmt.Errorf("drop database %s: %w", name, err)
@@ -207,7 +239,13 @@ func scratchPostgres(ctx context.Context, adminURL, prefix, template string, laz
 		}
 		return nil
 	}
-	return replaceDBName(adminURL, name), drop, nil
+}
+
+// randomName is prefix_<12 hex digits>.
+func randomName(prefix string) string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return prefix + "_" + hex.EncodeToString(b)
 }
 
 // replaceDBName swaps the database in a postgres:// URL.
