@@ -40,14 +40,30 @@ func TestE2EPolicyLiveCheck(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="booking-form"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="pick-gpu-`+itoa(a[0])+`"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="pick-gpu-`+itoa(a[1])+`"]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="pick-gpu-`+itoa(a[2])+`"]`)),
 	)
 	if err != nil {
-		t.Fatalf("open the form and tick three GPUs: %v", err)
+		t.Fatalf("open the form and tick two GPUs: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](verdict+`.includes("Within policy")`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("no verdict for two GPUs: %v", err)
+	}
+	// The verdict grows beside (on a phone, below) the submit button, which
+	// stays where the pointer aims at it.
+	submitY := `document.querySelector('[data-testid="booking-submit"]').getBoundingClientRect().top + window.scrollY`
+	before, err := chromedp.Run(ctx, chromedp.Evaluate[float64](submitY))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="pick-gpu-`+itoa(a[2])+`"]`))); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('[data-testid="breach-max_gpus"]')`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main').innerText`))
 		t.Fatalf("the live check never named the rule: %v\n%s", err, text)
+	}
+	keepScreenshot(t, ctx, artefactDir(t), "booking-form-policy-breach.png")
+	if after, err := chromedp.Run(ctx, chromedp.Evaluate[float64](submitY)); err != nil || after != before {
+		t.Errorf("the submit button moved from y=%v to y=%v (%v) when the verdict named a breach", before, after, err)
 	}
 	text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](verdict))
 	if !strings.Contains(text, "at most 2 GPUs") || !strings.Contains(text, "priority request") {
