@@ -32,26 +32,33 @@ import (
 // costs the same for any size).
 const recycleGrowth = 4 << 20
 
-// fingerprintSQL describes a database's schema and settings in one text.
-// Columns and constants are cast to text: name || "char" is ambiguous.
+// fingerprintSQL describes a database's schema and settings in one text,
+// from the catalogs' own columns (expressions as their stored node trees:
+// deparsing them took twice as long), then the size of its tables and its
+// prepared transactions. A copy of the template keeps the template's oids,
+// so they are part of it. Columns are cast to text: name || "char" is
+// ambiguous.
 const fingerprintSQL = `SELECT md5(concat_ws('|',
  (SELECT string_agg(c.relname::text || ':' || c.relkind::text, ',' ORDER BY c.relname)
     FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace),
- (SELECT string_agg(c.relname::text || '.' || a.attname::text || ':' || a.atttypid::text || ':' || a.attnotnull::text
-      || ':' || a.attisdropped::text || ':' || coalesce(pg_get_expr(d.adbin, d.adrelid), ''), ',' ORDER BY c.relname, a.attnum)
+ (SELECT string_agg(c.relname::text || '.' || a.attname::text || ':' || a.atttypid::text || ':' || a.atttypmod::text
+      || ':' || a.attnotnull::text || ':' || a.attisdropped::text, ',' ORDER BY c.relname, a.attnum)
     FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-    LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
     WHERE c.relnamespace = 'public'::regnamespace AND a.attnum > 0),
- (SELECT string_agg(pg_get_indexdef(i.indexrelid), ',' ORDER BY c.relname)
+ (SELECT string_agg(d.adrelid::text || ':' || d.adnum::text || ':' || md5(d.adbin::text), ',' ORDER BY d.adrelid, d.adnum)
+    FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid WHERE c.relnamespace = 'public'::regnamespace),
+ (SELECT string_agg(i.indexrelid::text || ':' || i.indrelid::text || ':' || i.indkey::text || ':' || i.indclass::text
+      || ':' || i.indisunique::text || ':' || md5(coalesce(i.indpred::text, '') || coalesce(i.indexprs::text, '')), ',' ORDER BY i.indexrelid)
     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relnamespace = 'public'::regnamespace),
- (SELECT string_agg(conname::text || ':' || pg_get_constraintdef(oid), ',' ORDER BY conname, oid)
+ (SELECT string_agg(oid::text || ':' || conname::text || ':' || contype::text || ':' || conrelid::text || ':' || confrelid::text
+      || ':' || coalesce(conkey::text, '') || ':' || coalesce(confkey::text, '') || ':' || md5(coalesce(conbin::text, '')), ',' ORDER BY oid)
     FROM pg_constraint WHERE connamespace = 'public'::regnamespace),
- (SELECT string_agg(t.tgname::text || ':' || t.tgenabled::text, ',' ORDER BY c.relname, t.tgname)
+ (SELECT string_agg(t.oid::text || ':' || t.tgname::text || ':' || t.tgenabled::text, ',' ORDER BY t.oid)
     FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = 'public'::regnamespace),
- (SELECT string_agg(p.proname::text || ':' || md5(p.prosrc), ',' ORDER BY p.proname, p.oid)
+ (SELECT string_agg(p.oid::text || ':' || p.proname::text || ':' || md5(p.prosrc), ',' ORDER BY p.oid)
     FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace),
- (SELECT string_agg(c.relname::text || ':' || s.seqstart::text || ':' || s.seqincrement::text || ':' || s.seqmin::text
-      || ':' || s.seqmax::text || ':' || s.seqcycle::text, ',' ORDER BY c.relname)
+ (SELECT string_agg(s.seqrelid::text || ':' || s.seqstart::text || ':' || s.seqincrement::text || ':' || s.seqmin::text
+      || ':' || s.seqmax::text || ':' || s.seqcycle::text, ',' ORDER BY s.seqrelid)
     FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid WHERE c.relnamespace = 'public'::regnamespace),
  (SELECT string_agg(id::text || ':' || version_id::text || ':' || is_applied::text, ',' ORDER BY id) FROM goose_db_version),
  (SELECT string_agg(array_to_string(setconfig, ';'), ',' ORDER BY setrole)
@@ -61,26 +68,34 @@ const fingerprintSQL = `SELECT md5(concat_ws('|',
  (SELECT count(*) FROM pg_statistic s JOIN pg_class c ON c.oid = s.starelid
     WHERE c.relnamespace = 'public'::regnamespace)::text
 )),
- (SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace),
+ (SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_class c
+    WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'),
  (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database())`
 
 // emptySQL builds the statements that empty a database like the fresh
 // copy described by conn's database: a DELETE of every table but the
-// migrations' own (a partitioned one with its partitions) and a RESTART of
-// every sequence but the migrations' own, with triggers (foreign keys' among them) off.
+// migrations' own (a partitioned one with its partitions) and a restart
+// of every sequence but the migrations' own, with triggers (foreign keys'
+// among them) off.
 func emptySQL(ctx context.Context, conn *sql.Conn) (string, error) {
 	var tables, seqs string
 	err := conn.QueryRowContext(ctx, `SELECT
  coalesce((SELECT string_agg(format('DELETE FROM %I;', relname), ' ' ORDER BY relname) FROM pg_class
     WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p') AND NOT relispartition
       AND relname <> 'goose_db_version'), ''),
- coalesce((SELECT string_agg(format('ALTER SEQUENCE %I RESTART;', relname), ' ' ORDER BY relname) FROM pg_class
-    WHERE relnamespace = 'public'::regnamespace AND relkind = 'S' AND NOT EXISTS (SELECT 1 FROM pg_depend d
-      WHERE d.objid = pg_class.oid AND d.refobjid = 'goose_db_version'::regclass)), '')`).Scan(&tables, &seqs)
+ coalesce((SELECT string_agg(s.seqrelid::text, ',' ORDER BY s.seqrelid) FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid
+    WHERE c.relnamespace = 'public'::regnamespace AND NOT EXISTS (SELECT 1 FROM pg_depend d
+      WHERE d.objid = c.oid AND d.refobjid = 'goose_db_version'::regclass)), '')`).Scan(&tables, &seqs)
 	if err != nil {
 		return "", err
 	}
-	return "BEGIN; SET LOCAL session_replication_role = replica; " + tables + " " + seqs + " COMMIT;", nil
+	// setval(seq, start, false) leaves a sequence as created; ALTER SEQUENCE
+	// … RESTART would give each a new file.
+	restart := ""
+	if seqs != "" {
+		restart = "SELECT count(setval(seqrelid, seqstart, false)) FROM pg_sequence WHERE seqrelid IN (" + seqs + ");"
+	}
+	return "BEGIN; SET LOCAL session_replication_role = replica; " + tables + " " + restart + " COMMIT;", nil
 }
 
 // snapshot is what fingerprintSQL reads.
