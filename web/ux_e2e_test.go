@@ -162,6 +162,20 @@ func TestE2EBookingFormAndHome(t *testing.T) {
 	if err != nil || len(bs) != 1 || bs[0].UserID != f.bob.ID {
 		t.Fatalf("node-b bookings after one click = %+v (%v)", bs, err)
 	}
+	// On a phone the booking's actions are on the screen, not beyond a
+	// table's sideways scroll.
+	err = chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(srv.URL+"/bookings"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="action-release"]`)))
+	if err != nil {
+		t.Fatalf("my bookings on a phone: %v", err)
+	}
+	right, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`Math.max(...[...document.querySelectorAll('[data-testid="action-release"], [data-testid="action-extend"]')].map(b => b.getBoundingClientRect().right))`))
+	if err != nil || right > 390 {
+		t.Errorf("on a 390 px phone the release and extend buttons end at x=%v (%v)", right, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900)); err != nil {
+		t.Fatal(err)
+	}
 	// A Tokyo browser is offered its zone with one click.
 	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Asia/Tokyo"}); err != nil {
 		t.Fatal(err)
