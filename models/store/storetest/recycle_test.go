@@ -100,6 +100,11 @@ func TestRecycledDatabaseIsLikeAFreshCopy(t *testing.T) {
 		if n := rows(t, db); n != 0 {
 			t.Fatalf("recycled database holds %d rows", n)
 		}
+		// While this test runs on it, the first test's session (ended by the
+		// recycling) cannot come back and write here.
+		if _, err := leaked.Exec("CREATE TABLE written_late (id int)"); err == nil {
+			t.Fatal("the first test's session still writes into the recycled database")
+		}
 		fill(t, db)
 		gpus, err := db.GPUs(t.Context())
 		if err != nil || len(gpus) != 2 || gpus[0].ID != 1 {
