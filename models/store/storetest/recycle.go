@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -112,18 +111,18 @@ func readSnapshot(ctx context.Context, conn *sql.Conn) (snapshot, error) {
 	return s, err
 }
 
-// recycler is Run's pool of emptied databases (their URLs), with what a
+// recycler is Run's pool of emptied databases (their names), with what a
 // fresh copy looks like (learned from the first copy the process makes)
-// and one connection to the server's postgres database for the renames.
+// and one connection to the server's postgres database for the renames;
+// admin is nil until a fresh copy has been read.
 type recycler struct {
 	fresh snapshot
 	empty string // emptySQL of a fresh copy
-	known bool
 	free  []string
 	admin *sql.DB
 }
 
-// takeRecycled returns the URL of an emptied database of an earlier
+// takeRecycled returns the name of an emptied database of an earlier
 // test, if there is one.
 func takeRecycled() (string, bool) {
 	run.mu.Lock()
@@ -132,25 +131,27 @@ func takeRecycled() (string, bool) {
 	if !run.active || len(r.free) == 0 {
 		return "", false
 	}
-	url := r.free[len(r.free)-1]
+	name := r.free[len(r.free)-1]
 	r.free = r.free[:len(r.free)-1]
-	return url, true
+	return name, true
 }
 
 // learnFresh reads a fresh copy's snapshot once per process, before any
 // test has touched it.
 func learnFresh(ctx context.Context, url string) error {
 	run.mu.Lock()
-	known := run.recycle.known
+	known := run.recycle.admin != nil
 	run.mu.Unlock()
 	if known {
 		return nil
 	}
-	s, empty, err := onConn(ctx, url, func(conn *sql.Conn) (s snapshot, empty string, err error) {
+	var s snapshot
+	var empty string
+	err := onConn(ctx, url, func(conn *sql.Conn) (err error) {
 		if s, err = readSnapshot(ctx, conn); err == nil {
 			empty, err = emptySQL(ctx, conn)
 		}
-		return s, empty, err
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("storetest: fingerprint: %w", err)
@@ -162,24 +163,24 @@ func learnFresh(ctx context.Context, url string) error {
 	admin.SetMaxOpenConns(1)
 	run.mu.Lock()
 	defer run.mu.Unlock()
-	if run.recycle.known {
+	if run.recycle.admin != nil {
 		admin.Close()
 		return nil
 	}
-	run.recycle = recycler{fresh: s, empty: empty, known: true, admin: admin}
+	run.recycle = recycler{fresh: s, empty: empty, admin: admin}
 	return nil
 }
 
 // onConn runs fn on one connection to the database at url.
-func onConn(ctx context.Context, url string, fn func(*sql.Conn) (snapshot, string, error)) (snapshot, string, error) {
+func onConn(ctx context.Context, url string, fn func(*sql.Conn) error) error {
 	db, err := sql.Open("pgx", url)
 	if err != nil {
-		return snapshot{}, "", err
+		return err
 	}
 	defer db.Close()
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return snapshot{}, "", err
+		return err
 	}
 	defer conn.Close()
 	return fn(conn)
@@ -189,49 +190,49 @@ func onConn(ctx context.Context, url string, fn func(*sql.Conn) (snapshot, strin
 // its rows; it is dropped.
 var errNotRecyclable = errors.New("not like a fresh copy")
 
-// recycle empties the database at url when it is like a fresh copy but
-// for its rows, renames it (a session the test left behind that connects
+// recycle empties the database name when it is like a fresh copy but for
+// its rows, renames it (a session the test left behind that connects
 // again then finds no database, as after a drop) and puts it in the pool.
 // On an error the caller drops it.
-func recycle(url string) error {
+func recycle(name string) error {
 	run.mu.Lock()
 	active, r := run.active, run.recycle
 	run.mu.Unlock()
-	if !active || !r.known {
+	if !active || r.admin == nil {
 		return errNotRecyclable
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, _, err := onConn(ctx, url, func(conn *sql.Conn) (snapshot, string, error) {
+	err := onConn(ctx, replaceDBName(AdminURL(), name), func(conn *sql.Conn) error {
 		if err := endOtherSessions(ctx, conn); err != nil {
-			return snapshot{}, "", err
+			return err
 		}
 		s, err := readSnapshot(ctx, conn)
 		if err != nil {
-			return s, "", err
+			return err
 		}
 		if s.fingerprint != r.fresh.fingerprint || s.prepared != 0 || s.size > r.fresh.size+recycleGrowth {
-			return s, "", errNotRecyclable
+			return errNotRecyclable
 		}
 		_, err = conn.ExecContext(ctx, r.empty)
-		return s, "", err
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	// A session that connected again meanwhile makes the rename fail.
-	name := randomName("gpubook_test")
-	if _, err := r.admin.ExecContext(ctx, "ALTER DATABASE "+nameOf(url)+" RENAME TO "+name); err != nil {
+	renamed := randomName("gpubook_test")
+	if _, err := r.admin.ExecContext(ctx, "ALTER DATABASE "+name+" RENAME TO "+renamed); err != nil {
 		return err
 	}
 	run.mu.Lock()
 	if run.active {
-		run.recycle.free = append(run.recycle.free, replaceDBName(url, name))
+		run.recycle.free = append(run.recycle.free, renamed)
 		run.mu.Unlock()
 		return nil
 	}
 	run.mu.Unlock()
-	return dropper(AdminURL(), name)() // the tests have ended meanwhile
+	return dropper(AdminURL(), renamed)() // the tests have ended meanwhile
 }
 
 // endOtherSessions ends every other session on conn's database (as DROP
@@ -264,20 +265,12 @@ func endRecycling() []func() error {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	var drops []func() error
-	for _, url := range run.recycle.free {
-		drops = append(drops, dropper(AdminURL(), nameOf(url)))
+	for _, name := range run.recycle.free {
+		drops = append(drops, dropper(AdminURL(), name))
 	}
 	run.recycle.free = nil
 	if run.recycle.admin != nil {
 		run.recycle.admin.Close()
 	}
 	return drops
-}
-
-// nameOf is the database of a postgres:// URL.
-func nameOf(url string) string {
-	if i := strings.IndexByte(url, '?'); i >= 0 {
-		url = url[:i]
-	}
-	return url[strings.LastIndexByte(url, '/')+1:]
 }

@@ -113,9 +113,9 @@ func freshPostgres(t testing.TB, migrated bool) string {
 	t.Helper()
 	ctx := context.Background()
 	if migrated {
-		if url, ok := takeRecycled(); ok {
-			t.Cleanup(func() { recycleOrDrop(t, url) })
-			return url
+		if name, ok := takeRecycled(); ok {
+			t.Cleanup(func() { recycleOrDrop(t, name) })
+			return replaceDBName(AdminURL(), name)
 		}
 	}
 	template := ""
@@ -123,15 +123,14 @@ func freshPostgres(t testing.TB, migrated bool) string {
 	if migrated {
 		template, err = migratedTemplate(ctx)
 	}
-	var url string
-	var drop func() error
+	var name string
 	if err == nil {
-		url, drop, err = scratchPostgres(ctx, AdminURL(), "gpubook_test", template, true)
+		name, err = scratchPostgres(ctx, AdminURL(), "gpubook_test", template, true)
 		if template != "" && isMissingDatabase(err) {
 			// Another checkout's run under CI=true dropped the template
 			// (dropOtherTemplates): build it again, once, and copy that.
 			if template, err = rebuildTemplate(ctx, template); err == nil {
-				url, drop, err = scratchPostgres(ctx, AdminURL(), "gpubook_test", template, true)
+				name, err = scratchPostgres(ctx, AdminURL(), "gpubook_test", template, true)
 			}
 		}
 	}
@@ -144,25 +143,26 @@ func freshPostgres(t testing.TB, migrated bool) string {
 	if err != nil {
 		t.Fatalf("postgres: %v", err)
 	}
+	url := replaceDBName(AdminURL(), name)
 	if migrated && runActive() {
 		if err := learnFresh(ctx, url); err != nil {
 			t.Log(err) // nothing is recycled then; every database is dropped
 		}
-		t.Cleanup(func() { recycleOrDrop(t, url) })
+		t.Cleanup(func() { recycleOrDrop(t, name) })
 		return url
 	}
-	t.Cleanup(func() { dropNowOrLater(t, drop) })
+	t.Cleanup(func() { dropNowOrLater(t, dropper(AdminURL(), name)) })
 	return url
 }
 
-// recycleOrDrop puts a migrated database back in Run's pool (see
+// recycleOrDrop puts the migrated database name back in Run's pool (see
 // recycle) or, when it cannot be, drops it.
-func recycleOrDrop(t testing.TB, url string) {
-	if err := recycle(url); err != nil {
+func recycleOrDrop(t testing.TB, name string) {
+	if err := recycle(name); err != nil {
 		if !errors.Is(err, errNotRecyclable) {
-			t.Logf("storetest: %s not recycled: %v", nameOf(url), err)
+			t.Logf("storetest: %s not recycled: %v", name, err)
 		}
-		dropNowOrLater(t, dropper(AdminURL(), nameOf(url)))
+		dropNowOrLater(t, dropper(AdminURL(), name))
 	}
 }
 
@@ -185,25 +185,30 @@ var ErrNoPostgres = errors.New("PostgreSQL not reachable")
 // at adminURL and returns its URL and drop, which removes it (on a
 // connection of its own). Tests and the load scripts under scripts/ use it.
 func ScratchPostgres(ctx context.Context, adminURL, prefix string) (url string, drop func() error, err error) {
-	return scratchPostgres(ctx, adminURL, prefix, "", false)
+	name, err := scratchPostgres(ctx, adminURL, prefix, "", false)
+	if err != nil {
+		return "", nil, err
+	}
+	return replaceDBName(adminURL, name), dropper(adminURL, name), nil
 }
 
-// scratchPostgres is ScratchPostgres, as a copy of template unless "".
+// scratchPostgres creates the database for ScratchPostgres and returns its
+// name, as a copy of template unless "".
 // With lazyCommit a commit does not wait for the WAL to reach the disk
 // (synchronous_commit off, for this database only): what a committed
 // transaction wrote is the same for every reader, only a crash of the
 // PostgreSQL server could lose it, and tests do not crash the server. The
 // load scripts, whose figures must be a real deployment's, keep it on.
-func scratchPostgres(ctx context.Context, adminURL, prefix, template string, lazyCommit bool) (url string, drop func() error, err error) {
+func scratchPostgres(ctx context.Context, adminURL, prefix, template string, lazyCommit bool) (string, error) {
 	admin, err := sql.Open("pgx", adminURL)
 	if err != nil {
-		return "", nil, fmt.Errorf("postgres: %w", err)
+		return "", fmt.Errorf("postgres: %w", err)
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := admin.PingContext(pingCtx); err != nil {
 		admin.Close()
-		return "", nil, fmt.Errorf("%w (%v)", ErrNoPostgres, err)
+		return "", fmt.Errorf("%w (%v)", ErrNoPostgres, err)
 	}
 	name := randomName(prefix)
 	create := "CREATE DATABASE " + name
@@ -212,17 +217,17 @@ func scratchPostgres(ctx context.Context, adminURL, prefix, template string, laz
 	}
 	if _, err := admin.ExecContext(ctx, create); err != nil {
 		admin.Close()
-		return "", nil, fmt.Errorf("create database: %w", err)
+		return "", fmt.Errorf("create database: %w", err)
 	}
 	if lazyCommit {
 		if _, err := admin.ExecContext(ctx, "ALTER DATABASE "+name+" SET synchronous_commit TO off"); err != nil {
 			admin.Exec("DROP DATABASE IF EXISTS " + name)
 			admin.Close()
-			return "", nil, fmt.Errorf("create database: %w", err)
+			return "", fmt.Errorf("create database: %w", err)
 		}
 	}
 	admin.Close() // drop connects again: a test holds no admin connection, nor a drop waiting in Run's queue
-	return replaceDBName(adminURL, name), dropper(adminURL, name), nil
+	return name, nil
 }
 
 // dropper drops the database name on the server at adminURL, on a
