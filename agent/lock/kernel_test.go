@@ -53,11 +53,7 @@ func lockScenario(t *testing.T, cg *lock.Cgroups) {
 	l := lock.New(cg, "/proc", majors, nil, exempt.Default(), users, nil)
 	expect := func(p *locktest.Proc, want map[string]string) {
 		t.Helper()
-		for path, w := range want {
-			if got := p.Open(t, path); got != w {
-				t.Errorf("open %s: got %s, want %s", filepath.Base(path), got, w)
-			}
-		}
+		expectOpens(t, p, "", want)
 	}
 
 	// Before the agent acts, CUDA_VISIBLE_DEVICES is advice only: GPU 3 opens.
@@ -194,5 +190,16 @@ func TestProbe(t *testing.T) {
 	}
 	if cg, why := lock.Probe(t.TempDir(), prefix); cg != nil || !strings.Contains(why, "no cgroup devices controller") {
 		t.Errorf("probe of an empty folder = %+v, %q; want the reason", cg, why)
+	}
+}
+
+// expectOpens has p open each path of want and checks the answer ("OK" or
+// the errno's name); when names the moment in a failure's message.
+func expectOpens(t *testing.T, p *locktest.Proc, when string, want map[string]string) {
+	t.Helper()
+	for path, w := range want {
+		if got := p.Open(t, path); got != w {
+			t.Errorf("%sopen %s: got %s, want %s", when, path, got, w)
+		}
 	}
 }

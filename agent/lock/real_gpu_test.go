@@ -67,13 +67,7 @@ func TestLockOnRealGPUs(t *testing.T) {
 	dev := func(m int) string { return fmt.Sprintf("/dev/nvidia%d", m) }
 	expect := func(when string, want map[string]string) {
 		t.Helper()
-		for path, w := range want {
-			if got := alice.Open(t, path); got != w {
-				t.Errorf("%s: open %s: got %s, want %s", when, path, got, w)
-			} else {
-				t.Logf("%s: open %s: %s", when, path, got)
-			}
-		}
+		expectOpens(t, alice, when+": ", want)
 	}
 	expect("before the agent acts", map[string]string{dev(mine): "OK"})
 	l := lock.New(cg, "/proc", majors, nil, exempt.Default(), users, nil)
