@@ -54,14 +54,7 @@ type releaser interface {
 func TestAgentIdleAutoRelease(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		u, _ := fixture(t, db, 1)
-		n1, _ := enrolled(t, db, "gpu31", 1, 2)
-		node, _ := db.Node(ctx, n1)
-		b, err := db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{node.GPUs[0].ID, node.GPUs[1].ID},
-			StartsAt: at0, EndsAt: at0.Add(2 * time.Hour)}, models.DefaultBookingLimits, at0, models.CLIActor)
-		if err != nil {
-			t.Fatal(err)
-		}
+		u, n1, b := twoGPUBooking(t, db, "gpu31")
 		rep := wire.IdleReport{ID: "n1:1:x", BookingID: b.ID, User: "ada", GPUUUIDs: []string{realUUID(1, 0), realUUID(1, 1)},
 			IdleSince: at0, ReportedAt: at0.Add(30 * time.Minute)}
 		stored, err := db.RecordIdle(ctx, n1, wire.IdleBatch{Reports: []wire.IdleReport{rep}}, rep.ReportedAt)
@@ -228,14 +221,7 @@ func TestRecordIdleGroupsByBooking(t *testing.T) {
 func TestRecordIdleKeyTwiceInOneBatch(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		u, _ := fixture(t, db, 1)
-		n1, _ := enrolled(t, db, "gpu42", 1, 2)
-		node, _ := db.Node(ctx, n1)
-		b, err := db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{node.GPUs[0].ID, node.GPUs[1].ID},
-			StartsAt: at0, EndsAt: at0.Add(2 * time.Hour)}, models.DefaultBookingLimits, at0, models.CLIActor)
-		if err != nil {
-			t.Fatal(err)
-		}
+		u, n1, b := twoGPUBooking(t, db, "gpu42")
 		rep := func(minute int, gpus ...int) wire.IdleReport {
 			r := wire.IdleReport{ID: "k1", BookingID: b.ID, User: "ada", IdleSince: at0, ReportedAt: at0.Add(time.Duration(minute) * time.Minute)}
 			for _, g := range gpus {
@@ -257,4 +243,20 @@ func TestRecordIdleKeyTwiceInOneBatch(t *testing.T) {
 			t.Errorf("report = %+v, want key k1, GPUs %v, reported at minute 31", g, want)
 		}
 	})
+}
+
+// twoGPUBooking enrols node host (agent 1, two GPUs) and books both GPUs
+// for the fixture's user from at0 for two hours: the user, the node, the
+// booking.
+func twoGPUBooking(t *testing.T, db *store.DB, host string) (*models.User, int64, *models.Booking) {
+	t.Helper()
+	u, _ := fixture(t, db, 1)
+	n1, _ := enrolled(t, db, host, 1, 2)
+	node, _ := db.Node(ctx, n1)
+	b, err := db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{node.GPUs[0].ID, node.GPUs[1].ID},
+		StartsAt: at0, EndsAt: at0.Add(2 * time.Hour)}, models.DefaultBookingLimits, at0, models.CLIActor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u, n1, b
 }
