@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -37,7 +38,10 @@ import (
 // transactions per pair as the store's database/sql pool saw them (on
 // PostgreSQL none now: the booking, release and token look-up run on the
 // driver's own connection; TestBookNowReleaseStatements counts their round
-// trips), and allocations. Profile it with -cpuprofile:
+// trips), the goroutines started per pair (two: net/http's background read
+// of each request; database/sql's watchers of transactions and result sets
+// made five more before SQLite's transactions moved to the writer's own
+// connection), and allocations. Profile it with -cpuprofile:
 //
 //	go test -run '^$' -bench BenchmarkBookNowRelease -benchtime 2000x -benchmem ./web/
 //	go test -run '^$' -bench 'BookNowRelease/sqlite' -benchtime 3000x -cpuprofile /tmp/pair.prof ./web/ && go tool pprof -top web.test /tmp/pair.prof
@@ -102,7 +106,7 @@ func benchBookNowRelease(b *testing.B, dialect string) {
 	}
 	f.count.reset()
 	server := pgServerCPU(b, f.env.DB)
-	server0, cpu0 := server(), cpuTime()
+	server0, cpu0, g0 := server(), cpuTime(), goroutinesCreated()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -116,6 +120,7 @@ func benchBookNowRelease(b *testing.B, dialect string) {
 	}
 	b.ReportMetric(float64(f.count.statements.Load())/n, "stmts/pair")
 	b.ReportMetric(float64(f.count.txs.Load())/n, "txs/pair")
+	b.ReportMetric(float64(goroutinesCreated()-g0)/n, "goroutines/pair")
 }
 
 // TestBookNowReleaseStatements: booking one GPU now and releasing it
@@ -241,6 +246,14 @@ func pgServerCPU(tb testing.TB, db *store.DB) func() time.Duration {
 }
 
 // cpuTime is the CPU time (user + system) this process has used.
+// goroutinesCreated is how many goroutines the process has started: each
+// is a hand-off that may wake another thread.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)

@@ -155,8 +155,13 @@ func configurePool(db *sql.DB, dialect string) {
 	db.SetConnMaxIdleTime(5 * time.Minute)
 }
 
-// Close closes the underlying connections.
-func (db *DB) Close() error { return db.SQL.Close() }
+// Close closes the underlying connections (on SQLite the writer's first).
+func (db *DB) Close() error {
+	if w, ok := db.Gorm.Config.ConnPool.(*writerPool); ok {
+		w.close()
+	}
+	return db.SQL.Close()
+}
 
 // Ping reports whether the database answers; /readyz uses it.
 func (db *DB) Ping(ctx context.Context) error { return db.SQL.PingContext(ctx) }

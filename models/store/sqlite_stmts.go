@@ -33,8 +33,8 @@ func newStmtCache(db *sql.DB) *stmtCache {
 // stmt returns query compiled, or nil when it is not to be cached (several
 // statements in one text, a full cache, or an error preparing it, which
 // the plain execution then reports). Compiling takes a connection from the
-// pool, so it must never run inside a transaction (see writerTx.stmt), and
-// it runs without the cache's lock held: a caller waiting for a connection
+// pool, so a transaction never uses this cache (see writerTx.stmt), and it
+// runs without the cache's lock held: a caller waiting for a connection
 // must not keep others from the statements already compiled.
 func (c *stmtCache) stmt(ctx context.Context, query string) *sql.Stmt {
 	if s, ok := c.cached(query); ok || !c.worthCompiling(query) {
@@ -94,48 +94,52 @@ func (p *writerPool) QueryRowContext(ctx context.Context, query string, args ...
 	return p.DB.QueryRowContext(ctx, query, args...)
 }
 
-// stmt returns query's cached statement. A text not compiled yet runs
-// plainly this time and is compiled after the transaction ends: compiling
-// it now would take a second connection while this one holds SQLite's
-// write lock, and with every other connection waiting for that lock (a
-// burst of writes outside transactions) the two waited for each other
-// until busy_timeout failed them all.
-func (t *writerTx) stmt(query string) *sql.Stmt {
-	s, ok := t.stmts.cached(query)
-	if !ok && t.stmts.worthCompiling(query) {
-		t.missed = append(t.missed, query)
+// stmt returns query compiled on the writer's connection, or nil when it
+// is not to be kept (several statements in one text, stmtCacheMax reached,
+// or an error compiling it, which the plain execution then reports). It
+// compiles on the transaction's own connection: taking a second one from
+// the pool while this one holds SQLite's write lock, with every other
+// connection waiting for that lock, left the two waiting for each other
+// until busy_timeout failed them all (TestSQLiteNewStatementInABusyTransaction).
+func (t *writerTx) stmt(ctx context.Context, query string) *sql.Stmt {
+	w := t.pool.w
+	if s, ok := w.stmts[query]; ok {
+		return s
 	}
+	if len(w.stmts) >= stmtCacheMax || strings.Contains(strings.TrimRight(strings.TrimSpace(query), ";"), ";") {
+		return nil
+	}
+	s, err := w.conn.PrepareContext(context.WithoutCancel(ctx), query)
+	if err != nil {
+		return nil
+	}
+	w.stmts[query] = s
 	return s
 }
 
-// compileMissed compiles what the transaction ran uncached, once it no
-// longer holds a connection or the writer's turn.
-func (t *writerTx) compileMissed() {
-	for _, q := range t.missed {
-		t.stmts.stmt(context.Background(), q)
-	}
-	t.missed = nil
-}
-
-// ExecContext, QueryContext and QueryRowContext run inside the transaction
-// on the cached statement, compiled on the transaction's connection.
+// ExecContext, QueryContext, QueryRowContext and PrepareContext run inside
+// the transaction, on the writer's connection.
 func (t *writerTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if s := t.stmt(query); s != nil {
-		return t.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
+	if s := t.stmt(ctx, query); s != nil {
+		return s.ExecContext(ctx, args...)
 	}
-	return t.Tx.ExecContext(ctx, query, args...)
+	return t.pool.w.conn.ExecContext(ctx, query, args...)
 }
 
 func (t *writerTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if s := t.stmt(query); s != nil {
-		return t.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
+	if s := t.stmt(ctx, query); s != nil {
+		return s.QueryContext(ctx, args...)
 	}
-	return t.Tx.QueryContext(ctx, query, args...)
+	return t.pool.w.conn.QueryContext(ctx, query, args...)
 }
 
 func (t *writerTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if s := t.stmt(query); s != nil {
-		return t.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
+	if s := t.stmt(ctx, query); s != nil {
+		return s.QueryRowContext(ctx, args...)
 	}
-	return t.Tx.QueryRowContext(ctx, query, args...)
+	return t.pool.w.conn.QueryRowContext(ctx, query, args...)
+}
+
+func (t *writerTx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	return t.pool.w.conn.PrepareContext(ctx, query)
 }

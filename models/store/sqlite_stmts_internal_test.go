@@ -2,15 +2,19 @@ package store
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 )
 
 // TestSQLiteStatementsCompiledOnce: on SQLite a statement the store runs,
-// in a transaction or not, is compiled once and kept for the next run, and
-// gives the same answers; a text of several statements is run plainly.
+// in a transaction (on the writer's connection) or not (on the pool), is
+// compiled once there and kept for the next run, and gives the same
+// answers; a text of several statements is run plainly.
 func TestSQLiteStatementsCompiledOnce(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "t.db"))
@@ -49,10 +53,89 @@ func TestSQLiteStatementsCompiledOnce(t *testing.T) {
 			t.Errorf("outside: count = %d, %v, want %d", n, err, i+1)
 		}
 	}
-	if got := len(pool.stmts.m) - before; got != 2 {
-		t.Errorf("cached statements = %d, want 2 (the insert and the count, each once)", got)
+	if got := len(pool.stmts.m) - before; got != 1 || pool.stmts.m[count] == nil {
+		t.Errorf("pool's statements: %v, want the count added", pool.stmts.m)
 	}
-	if pool.stmts.m[insert] == nil || pool.stmts.m[count] == nil {
-		t.Errorf("cache holds %v, want the insert and the count", pool.stmts.m)
+	if got := len(pool.w.stmts); got != 2 || pool.w.stmts[insert] == nil || pool.w.stmts[count] == nil {
+		t.Errorf("writer's statements: %v, want the insert and the count, each once", pool.w.stmts)
+	}
+}
+
+// TestSQLiteWriterConnection: the transactions' connection of
+// sqlite_pool.go ends every transaction it begins. A failed statement's
+// transaction rolls back whole; a commit SQLite refuses (a deferred foreign
+// key) rolls back and passes the turn on; a context that ends inside a
+// transaction rolls it back; a broken connection is replaced at the next
+// transaction; Close returns at once when no transaction runs.
+func TestSQLiteWriterConnection(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := db.Gorm.Config.ConnPool.(*writerPool)
+	if err := db.Gorm.Exec("CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE c (p INTEGER REFERENCES p (id))").Error; err != nil {
+		t.Fatal(err)
+	}
+	count := func(table string) int {
+		t.Helper()
+		var n int
+		if err := db.Gorm.Raw("SELECT count(*) FROM " + table).Scan(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	insertThen := func(ctx context.Context, then func(tx *gorm.DB) error) error {
+		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := tx.Exec("INSERT INTO p (id) VALUES (NULL)").Error; err != nil {
+				return err
+			}
+			return then(tx)
+		})
+	}
+	if err := insertThen(ctx, func(tx *gorm.DB) error { return tx.Exec("INSERT INTO nowhere VALUES (1)").Error }); err == nil {
+		t.Fatal("insert into a missing table passed")
+	}
+	if n := count("p"); n != 0 {
+		t.Errorf("after a failed statement %d rows stayed, want 0", n)
+	}
+	// Straight on the pool, as sqlfloor does: GORM would roll back after
+	// a failed commit itself.
+	tx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"INSERT INTO p (id) VALUES (NULL)", "PRAGMA defer_foreign_keys = ON", "INSERT INTO c (p) VALUES (99)"} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.(*writerTx).Commit(); err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
+		t.Fatalf("commit of a dangling reference: %v, want a foreign key error", err)
+	}
+	if n := count("p") + count("c"); n != 0 {
+		t.Errorf("after a refused commit %d rows stayed, want 0", n)
+	}
+	short, cancel := context.WithCancel(ctx)
+	err = insertThen(short, func(tx *gorm.DB) error {
+		cancel()
+		return tx.Exec("INSERT INTO p (id) VALUES (NULL)").Error
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("statement after the context ended: %v, want canceled", err)
+	}
+	pool.w.conn.Close() // broken under the pool's feet
+	if err := insertThen(ctx, func(tx *gorm.DB) error { return nil }); err != nil {
+		t.Fatalf("transaction after the connection broke: %v", err)
+	}
+	if n := count("p"); n != 1 {
+		t.Errorf("%d rows, want the last transaction's 1", n)
+	}
+	start := time.Now()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > writerWait/2 {
+		t.Errorf("Close took %s with no transaction running", d)
 	}
 }

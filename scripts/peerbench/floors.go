@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
@@ -12,13 +17,17 @@ import (
 )
 
 // The floors: what a row's operation costs with gpubook taken out of it.
-// The kept-alive pair's floor is its database work alone (sqlfloor: the
-// same statements on the store's pool, no HTTP, no gpubook code), on the
-// portal's own database, on another GPU of its node. The shell pair's
-// floor is the same two curl processes against a server that answers at
-// once without doing anything (startBareAPI). A floor above canhazgpu's
-// time says the target cannot be met by any implementation on that
-// database, or with curl, on this machine.
+// The kept-alive pair's floor is the same two HTTP calls answered by a
+// server in a process of its own that does nothing but their database
+// work (httpFloor: Go's net/http, the bearer token's look-up, the JSON
+// body read, and sqlfloor's statements — the same ones, on the store's
+// pool — no gpubook code), on the portal's own database, on another GPU
+// of its node; the database work alone, in the client's process (sqlFloor),
+// is printed under the table. The shell pair's floor is the same two curl
+// processes against a server that answers at once without doing anything
+// (startBareAPI). A floor above canhazgpu's time says the target cannot be
+// met by any implementation that answers over HTTP on that database, or
+// with curl, on this machine.
 
 // sqlFloor runs the book-now + release floor on the portal's database.
 type sqlFloor struct {
@@ -46,6 +55,107 @@ func (f *sqlFloor) pair(ctx context.Context) func() error {
 }
 
 func (f *sqlFloor) close() { f.db.Close() }
+
+// httpFloor is the kept-alive pair's floor server: `peerbench floor-serve`
+// in a child process (floorServe), called as the portal is.
+type httpFloor struct {
+	url  string
+	stop []func()
+}
+
+// startHTTPFloor starts the floor server on p's database for p's user and
+// node; it books the node's second GPU.
+func startHTTPFloor(ctx context.Context, p *portal) (*httpFloor, error) {
+	f := &httpFloor{}
+	addr, err := child(ctx, &f.stop, "floor-serve", p.dbURL, strconv.FormatInt(p.userID, 10), strconv.FormatInt(p.nodeID, 10))
+	if err != nil {
+		return nil, err
+	}
+	f.url = "http://" + addr
+	return f, nil
+}
+
+func (f *httpFloor) close() {
+	for i := len(f.stop) - 1; i >= 0; i-- {
+		f.stop[i]()
+	}
+}
+
+// floorServe is the floor server's process: args are the database's URL,
+// the user's and the node's ids. It answers POST /api/v1/bookings (the
+// token's user, then sqlfloor's booking of the body's first GPU over its
+// range) with 201 {"id":…} and POST /api/v1/bookings/{id}/release (the
+// token's user, then sqlfloor's release) with 200 {}.
+func floorServe(ctx context.Context, args []string) error {
+	if len(args) != 3 {
+		return fmt.Errorf("floor-serve DB-URL USER-ID NODE-ID")
+	}
+	db, err := store.Open(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	user, err1 := strconv.ParseInt(args[1], 10, 64)
+	node, err2 := strconv.ParseInt(args[2], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	conn := sqlfloor.New(db)
+	pair := func(r *http.Request) (sqlfloor.Pair, error) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		p := sqlfloor.Pair{TokenHash: models.HashToken(token), UserID: user, NodeID: node, Note: "peerbench floor"}
+		if !ok {
+			return p, errors.New("no bearer token")
+		}
+		return p, conn.Token(r.Context(), p.TokenHash)
+	}
+	fail := func(w http.ResponseWriter, code int, err error) { http.Error(w, err.Error(), code) }
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/v1/bookings", func(w http.ResponseWriter, r *http.Request) {
+		p, err := pair(r)
+		if err != nil {
+			fail(w, http.StatusUnauthorized, err)
+			return
+		}
+		var req struct {
+			GPUIDs   []int64   `json:"gpu_ids"`
+			StartsAt time.Time `json:"starts_at"`
+			EndsAt   time.Time `json:"ends_at"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.GPUIDs) == 0 {
+			fail(w, http.StatusBadRequest, fmt.Errorf("booking body: %v", err))
+			return
+		}
+		p.GPU = req.GPUIDs[0]
+		id, err := conn.Book(r.Context(), p, req.StartsAt.UTC(), req.EndsAt.UTC(), time.Now().UTC())
+		if err != nil {
+			fail(w, http.StatusInternalServerError, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"id":%d}`, id)
+	})
+	mux.HandleFunc("POST /api/v1/bookings/{id}/release", func(w http.ResponseWriter, r *http.Request) {
+		p, err := pair(r)
+		if err != nil {
+			fail(w, http.StatusUnauthorized, err)
+			return
+		}
+		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		if err != nil {
+			fail(w, http.StatusNotFound, err)
+			return
+		}
+		if err := conn.Release(r.Context(), p, id, time.Now().UTC()); err != nil {
+			fail(w, http.StatusInternalServerError, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{}`))
+	})
+	return listenAndServe(ctx, mux)
+}
 
 // startBareAPI answers a booking with {"id":1} and a release with {}, and
 // nothing else: what curl costs against a server that costs nothing.

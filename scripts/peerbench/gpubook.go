@@ -55,28 +55,12 @@ func startPortal(ctx context.Context, dialect, pgAdmin, dir string, gpus int) (*
 		p.close()
 		return nil, err
 	}
-	self, err := os.Executable()
+	addr, err := child(ctx, &p.stop, "serve", dbURL)
 	if err != nil {
 		p.close()
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, self, "serve", dbURL)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		p.close()
-		return nil, err
-	}
-	if err := start(cmd, &p.stop); err != nil {
-		p.close()
-		return nil, err
-	}
-	addr, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		p.close()
-		return nil, fmt.Errorf("gpubook child: %w", err)
-	}
-	p.url = "http://" + strings.TrimSpace(addr)
+	p.url = "http://" + addr
 	if err := p.signIn(ctx); err != nil {
 		p.close()
 		return nil, err
@@ -183,10 +167,6 @@ func serve(ctx context.Context, dbURL string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
 	if prof := os.Getenv("PEERBENCH_CPUPROFILE"); prof != "" { // set by -cpuprofile
 		f, err := os.Create(prof + "." + db.Dialect)
 		if err != nil {
@@ -198,8 +178,41 @@ func serve(ctx context.Context, dbURL string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	return listenAndServe(ctx, s.Echo)
+}
+
+// child starts this program again with args (a server: serve or
+// floor-serve) and returns the address it printed on its first line.
+func child(ctx context.Context, stops *[]func(), args ...string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := start(cmd, stops); err != nil {
+		return "", err
+	}
+	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("%s child: %w", args[0], err)
+	}
+	return strings.TrimSpace(addr), nil
+}
+
+// listenAndServe serves h on a free loopback port, which it prints on its
+// first line, until ctx ends.
+func listenAndServe(ctx context.Context, h http.Handler) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
 	fmt.Println(ln.Addr().String())
-	hs := &http.Server{Handler: s.Echo, ReadHeaderTimeout: 5 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() { <-ctx.Done(); hs.Close() }()
 	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err

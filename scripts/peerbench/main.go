@@ -47,9 +47,12 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
-	if len(os.Args) == 3 && os.Args[1] == "serve" {
+	switch {
+	case len(os.Args) == 3 && os.Args[1] == "serve":
 		err = serve(ctx, os.Args[2])
-	} else {
+	case len(os.Args) > 1 && os.Args[1] == "floor-serve":
+		err = floorServe(ctx, os.Args[2:])
+	default:
 		err = run(ctx, os.Args, os.Stdout)
 	}
 	if err != nil {
@@ -90,10 +93,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer pr.close()
 	fmt.Fprintf(out, "| database | what a user does | gpubook per op | canhazgpu per op | gpubook/canhazgpu, median (range of %d rounds) | target | floor per op | floor/canhazgpu |\n|---|---|---|---|---|---|---|---|\n", o.rounds)
+	var notes []string
 	for _, dialect := range o.dialects {
-		if err := measure(ctx, o, dialect, dir, pr, out); err != nil {
+		if err := measure(ctx, o, dialect, dir, pr, out, &notes); err != nil {
 			return fmt.Errorf("%s: %w", dialect, err)
 		}
+	}
+	fmt.Fprintln(out)
+	for _, n := range notes {
+		fmt.Fprintln(out, n)
 	}
 	fmt.Fprintf(out, "load average at end: %s", loadAvg())
 	return nil
@@ -107,10 +115,11 @@ type row struct {
 	gpubook func() (time.Duration, error)
 	peer    func() (time.Duration, error)
 	floor   func() (time.Duration, error) // nil: none
+	sqlOnly func() (time.Duration, error) // the floor's database work alone; nil: none
 }
 
 // measure runs every row on gpubook on one database against the peer.
-func measure(ctx context.Context, o options, dialect, dir string, pr *peer, out io.Writer) error {
+func measure(ctx context.Context, o options, dialect, dir string, pr *peer, out io.Writer, notes *[]string) error {
 	p, err := startPortal(ctx, dialect, o.pgAdmin, dir, o.gpus)
 	if err != nil {
 		return err
@@ -131,17 +140,24 @@ func measure(ctx context.Context, o options, dialect, dir string, pr *peer, out 
 		return err
 	}
 	defer sqlFloor.close()
+	httpFloor, err := startHTTPFloor(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer httpFloor.close()
 	bare := startBareAPI()
 	defer bare.Close()
 	rows := []row{
-		{"book 1 GPU now + release, one kept-alive client", timed(gpubookBookRelease(ctx, p, api)),
-			func() (time.Duration, error) { return peerBookRelease(ctx, pr, o.d, many) }, timed(sqlFloor.pair(ctx))},
+		{"book 1 GPU now + release, one kept-alive client", timed(bookRelease(ctx, api, p.url, p.token, p.gpuID)),
+			func() (time.Duration, error) { return peerBookRelease(ctx, pr, o.d, many) },
+			timed(bookRelease(ctx, &http.Client{Timeout: 30 * time.Second}, httpFloor.url, p.token, sqlFloor.p.GPU)),
+			timed(sqlFloor.pair(ctx))},
 		{"the same from a shell (2 curl / 2 canhazgpu processes)", shell(gpubookShell(ctx, p.url, p.token, p.gpuID)), shell(peerShell(ctx, pr)),
-			shell(gpubookShell(ctx, bare.URL, p.token, p.gpuID))},
+			shell(gpubookShell(ctx, bare.URL, p.token, p.gpuID)), nil},
 		{"what is free now (`/api/v1/gpus` / `/api/status`)", timed(pages(ctx, api, bearer, p.url+"/api/v1/gpus")),
-			timed(pages(ctx, web, nil, pr.web+"/api/status")), nil},
+			timed(pages(ctx, web, nil, pr.web+"/api/status")), nil, nil},
 		{"live status page, signed in (`/status` / dashboard `/` + its two data calls)", timed(pages(ctx, p.status, nil, p.url+"/status")),
-			timed(pages(ctx, web, nil, pr.web+"/", pr.web+"/api/hosts/status", pr.web+"/api/queue")), nil},
+			timed(pages(ctx, web, nil, pr.web+"/", pr.web+"/api/hosts/status", pr.web+"/api/queue")), nil, nil},
 	}
 	target := 1.0
 	if dialect == store.Postgres {
@@ -156,7 +172,7 @@ func measure(ctx context.Context, o options, dialect, dir string, pr *peer, out 
 			return fmt.Errorf("%s: canhazgpu: %w", r.what, err)
 		}
 		var pp pair
-		var floors []time.Duration
+		var floors, sqlOnly []time.Duration
 		for i := range o.rounds {
 			first, second := r.gpubook, r.peer
 			if i%2 == 1 { // alternate which side goes first
@@ -181,6 +197,13 @@ func measure(ctx context.Context, o options, dialect, dir string, pr *peer, out 
 				}
 				floors = append(floors, f)
 			}
+			if r.sqlOnly != nil {
+				f, err := r.sqlOnly()
+				if err != nil {
+					return fmt.Errorf("%s: database work alone: %w", r.what, err)
+				}
+				sqlOnly = append(sqlOnly, f)
+			}
 		}
 		rs := pp.ratios()
 		floor, floorRatio := "–", "–"
@@ -189,6 +212,10 @@ func measure(ctx context.Context, o options, dialect, dir string, pr *peer, out 
 		}
 		fmt.Fprintf(out, "| %s | %s | %s | %s | **%.2f** (%.2f–%.2f) | ≤ %.1f | %s | %s |\n", dialect, r.what, us(median(pp.g)), us(median(pp.c)),
 			median(rs), rs[0], rs[len(rs)-1], target, floor, floorRatio)
+		if len(sqlOnly) > 0 {
+			*notes = append(*notes, fmt.Sprintf("%s, %s: its database work alone, in one process: %s (%.2f of canhazgpu)", dialect, r.what,
+				us(median(sqlOnly)), float64(median(sqlOnly))/float64(median(pp.c))))
+		}
 	}
 	return nil
 }

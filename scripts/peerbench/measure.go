@@ -88,15 +88,15 @@ func bookNowBody(gpu int64) string {
 	return fmt.Sprintf(`{"gpu_ids":[%d],"starts_at":"%s","ends_at":"%s"}`, gpu, now.Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339))
 }
 
-// gpubookBookRelease books the portal's GPU now and releases it, on one
-// kept-alive connection.
-func gpubookBookRelease(ctx context.Context, p *portal, hc *http.Client) func() error {
+// bookRelease books gpu now and releases it, on one kept-alive connection
+// to the server at base (the portal, or the floor server of floors.go).
+func bookRelease(ctx context.Context, hc *http.Client, base, token string, gpu int64) func() error {
 	return func() error {
-		id, err := call(ctx, hc, http.MethodPost, p.url+"/api/v1/bookings", p.token, bookNowBody(p.gpuID), http.StatusCreated)
+		id, err := call(ctx, hc, http.MethodPost, base+"/api/v1/bookings", token, bookNowBody(gpu), http.StatusCreated)
 		if err != nil {
 			return err
 		}
-		_, err = call(ctx, hc, http.MethodPost, fmt.Sprintf("%s/api/v1/bookings/%d/release", p.url, id), p.token, "", http.StatusOK)
+		_, err = call(ctx, hc, http.MethodPost, fmt.Sprintf("%s/api/v1/bookings/%d/release", base, id), token, "", http.StatusOK)
 		return err
 	}
 }

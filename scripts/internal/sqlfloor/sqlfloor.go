@@ -170,6 +170,12 @@ func (c Conn) BookNowAndRelease(ctx context.Context, p Pair) error {
 	if err := c.Token(ctx, p.TokenHash); err != nil {
 		return err
 	}
+	return c.Release(ctx, p, id, now)
+}
+
+// Release cancels booking id (released in its first second), frees its
+// GPU row and writes the release's audit event, in one transaction.
+func (c Conn) Release(ctx context.Context, p Pair, id int64, now time.Time) error {
 	return c.InTx(ctx, func(tx Tx) error {
 		if _, err := tx.ExecContext(ctx, c.sql.cancel, now, now, id); err != nil {
 			return err
