@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -37,6 +38,11 @@ type writerPool struct {
 	turn  chan struct{} // holds a token while a transaction runs
 	stmts *stmtCache    // compiled for the statements outside a transaction
 	w     *writerConn   // the transactions' connection; used only by the turn's holder
+	// ended is a closed connection, which a transaction's statements run
+	// on once it has ended: they fail (sql.ErrConnDone) instead of running
+	// on the writer's connection, in whatever transaction holds it by then.
+	// Set under the first turn, never changed.
+	ended *sql.Conn
 }
 
 func newWriterPool(db *sql.DB) *writerPool {
@@ -65,6 +71,15 @@ func (p *writerPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.Con
 		return nil, ctx.Err()
 	case <-wait.C:
 		return nil, fmt.Errorf("store: waited %s for a write transaction: database is locked", writerWait)
+	}
+	if p.ended == nil {
+		c, err := p.DB.Conn(ctx)
+		if err != nil {
+			<-p.turn
+			return nil, err
+		}
+		c.Close()
+		p.ended = c
 	}
 	t := &writerTx{pool: p}
 	if err := t.begin(ctx); err != nil {
@@ -103,9 +118,23 @@ func (p *writerPool) dropConn() {
 }
 
 // writerTx is a transaction holding the writer's turn, on its connection.
+// Once it has ended, Commit and Rollback return sql.ErrTxDone and its
+// statements fail, as a *sql.Tx's do: the writer's connection may be in
+// the next transaction by then (a deferred Rollback after the Commit would
+// roll that one back).
 type writerTx struct {
-	pool *writerPool
-	once sync.Once
+	pool  *writerPool
+	once  sync.Once
+	ended atomic.Bool
+}
+
+// conn is the connection the transaction's statements run on: the
+// writer's, or a closed one once it has ended.
+func (t *writerTx) conn() *sql.Conn {
+	if t.ended.Load() {
+		return t.pool.ended
+	}
+	return t.pool.w.conn
 }
 
 // begin takes the writer's connection (from the pool the first time, or
@@ -140,6 +169,9 @@ func (t *writerTx) checkConn(err error) bool {
 // Commit commits; should the commit fail, the transaction is rolled back,
 // as a *sql.Tx's would be.
 func (t *writerTx) Commit() error {
+	if t.ended.Swap(true) {
+		return sql.ErrTxDone
+	}
 	defer t.release()
 	_, err := t.pool.w.conn.ExecContext(context.Background(), "COMMIT")
 	if err != nil {
@@ -149,6 +181,9 @@ func (t *writerTx) Commit() error {
 }
 
 func (t *writerTx) Rollback() error {
+	if t.ended.Swap(true) {
+		return sql.ErrTxDone
+	}
 	defer t.release()
 	return t.rollback()
 }

@@ -102,6 +102,9 @@ func (p *writerPool) QueryRowContext(ctx context.Context, query string, args ...
 // connection waiting for that lock, left the two waiting for each other
 // until busy_timeout failed them all (TestSQLiteNewStatementInABusyTransaction).
 func (t *writerTx) stmt(ctx context.Context, query string) *sql.Stmt {
+	if t.ended.Load() {
+		return nil
+	}
 	w := t.pool.w
 	if s, ok := w.stmts[query]; ok {
 		return s
@@ -123,23 +126,23 @@ func (t *writerTx) ExecContext(ctx context.Context, query string, args ...any) (
 	if s := t.stmt(ctx, query); s != nil {
 		return s.ExecContext(ctx, args...)
 	}
-	return t.pool.w.conn.ExecContext(ctx, query, args...)
+	return t.conn().ExecContext(ctx, query, args...)
 }
 
 func (t *writerTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if s := t.stmt(ctx, query); s != nil {
 		return s.QueryContext(ctx, args...)
 	}
-	return t.pool.w.conn.QueryContext(ctx, query, args...)
+	return t.conn().QueryContext(ctx, query, args...)
 }
 
 func (t *writerTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if s := t.stmt(ctx, query); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}
-	return t.pool.w.conn.QueryRowContext(ctx, query, args...)
+	return t.conn().QueryRowContext(ctx, query, args...)
 }
 
 func (t *writerTx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
-	return t.pool.w.conn.PrepareContext(ctx, query)
+	return t.conn().PrepareContext(ctx, query)
 }

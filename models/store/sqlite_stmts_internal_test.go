@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -65,8 +66,10 @@ func TestSQLiteStatementsCompiledOnce(t *testing.T) {
 // sqlite_pool.go ends every transaction it begins. A failed statement's
 // transaction rolls back whole; a commit SQLite refuses (a deferred foreign
 // key) rolls back and passes the turn on; a context that ends inside a
-// transaction rolls it back; a broken connection is replaced at the next
-// transaction; Close returns at once when no transaction runs.
+// transaction rolls it back; an ended transaction's Rollback and
+// statements leave the next transaction alone; a broken connection is
+// replaced at the next transaction; Close returns at once when no
+// transaction runs.
 func TestSQLiteWriterConnection(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "t.db"))
@@ -123,6 +126,45 @@ func TestSQLiteWriterConnection(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("statement after the context ended: %v, want canceled", err)
+	}
+	// An ended transaction touches the writer's connection no more: a
+	// deferred Rollback after its Commit, or a statement, while the next
+	// transaction holds the connection, must not end or write into that one.
+	a, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.ExecContext(ctx, "INSERT INTO p (id) VALUES (NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.(*writerTx).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ExecContext(ctx, "INSERT INTO p (id) VALUES (NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.(*writerTx).Rollback(); !errors.Is(err, sql.ErrTxDone) {
+		t.Errorf("rollback after commit: %v, want sql.ErrTxDone", err)
+	}
+	if _, err := a.ExecContext(ctx, "INSERT INTO p (id) VALUES (NULL)"); err == nil {
+		t.Error("a statement on the committed transaction ran")
+	}
+	var n int
+	if err := a.QueryRowContext(ctx, "SELECT count(*) FROM p").Scan(&n); err == nil {
+		t.Error("a query on the committed transaction ran")
+	}
+	if err := b.(*writerTx).Commit(); err != nil {
+		t.Fatalf("the next transaction's commit: %v", err)
+	}
+	if n := count("p"); n != 2 {
+		t.Errorf("%d rows after two committed inserts, want 2", n)
+	}
+	if _, err := db.SQL.ExecContext(ctx, "DELETE FROM p"); err != nil {
+		t.Fatal(err)
 	}
 	pool.w.conn.Close() // broken under the pool's feet
 	if err := insertThen(ctx, func(tx *gorm.DB) error { return nil }); err != nil {
