@@ -100,6 +100,12 @@ func floorServe(ctx context.Context, args []string) error {
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
+	return listenAndServe(ctx, floorHandler(db, user, node))
+}
+
+// floorHandler answers the floor server's two calls on db for the user
+// and node given (floorServe).
+func floorHandler(db *store.DB, user, node int64) http.Handler {
 	conn := sqlfloor.New(db)
 	pair := func(r *http.Request) (sqlfloor.Pair, error) {
 		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -154,7 +160,7 @@ func floorServe(ctx context.Context, args []string) error {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{}`))
 	})
-	return listenAndServe(ctx, mux)
+	return mux
 }
 
 // startBareAPI answers a booking with {"id":1} and a release with {}, and

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
+)
+
+// TestFloorServerDoesThePairsWork: the kept-alive pair's floor server
+// answers the client peerbench times gpubook with, and does the pair's
+// database work for real — each pair leaves a booking released in its
+// first second and two audit events — and refuses a wrong token, so that
+// the floor is not a server that skips the work.
+func TestFloorServerDoesThePairsWork(t *testing.T) {
+	ctx := context.Background()
+	url := storetest.URL(t, store.SQLite)
+	p := &portal{}
+	if err := p.fill(ctx, url, 2); err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.OpenURL(t, url)
+	gpus, err := db.GPUs(ctx)
+	if err != nil || len(gpus) != 2 {
+		t.Fatalf("GPUs = %v, %v", gpus, err)
+	}
+	srv := httptest.NewServer(floorHandler(db, p.userID, p.nodeID))
+	defer srv.Close()
+	pair := bookRelease(ctx, srv.Client(), srv.URL, p.token, gpus[1].ID)
+	for range 3 {
+		if err := pair(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cancelled, audits int
+	if err := db.SQL.QueryRow(`SELECT count(*) FROM bookings b JOIN booking_gpus g ON g.booking_id = b.id
+		WHERE b.note = 'peerbench floor' AND b.status = 'cancelled' AND NOT g.blocking AND g.gpu_id = ?`, gpus[1].ID).Scan(&cancelled); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SQL.QueryRow(`SELECT count(*) FROM audit_events WHERE details = 'peerbench floor'`).Scan(&audits); err != nil {
+		t.Fatal(err)
+	}
+	if cancelled != 3 || audits != 6 {
+		t.Errorf("after 3 pairs: %d bookings released in their first second, %d audit events; want 3 and 6", cancelled, audits)
+	}
+	_, err = call(ctx, srv.Client(), http.MethodPost, srv.URL+"/api/v1/bookings", "not-a-token", bookNowBody(gpus[1].ID), http.StatusCreated)
+	if err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("booking with a wrong token: %v, want a 401", err)
+	}
+}
