@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -124,8 +123,7 @@ func (p *writerPool) dropConn() {
 // roll that one back).
 type writerTx struct {
 	pool  *writerPool
-	once  sync.Once
-	ended atomic.Bool
+	ended atomic.Bool // set by the first Commit or Rollback, which passes the turn on
 }
 
 // conn is the connection the transaction's statements run on: the
@@ -202,6 +200,6 @@ func (t *writerTx) rollback() error {
 	return err
 }
 
-func (t *writerTx) release() {
-	t.once.Do(func() { <-t.pool.turn })
-}
+// release passes the writer's turn on: once, from the Commit or Rollback
+// that ended the transaction, or from BeginTx when it could not begin.
+func (t *writerTx) release() { <-t.pool.turn }
