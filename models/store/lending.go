@@ -42,20 +42,8 @@ func loanQuery(tx *gorm.DB) *gorm.DB {
 // that concern userID or a pool (pools need every line of their team):
 // loansRead, the statement the pipelined booking runs too.
 func loansBetween(tx *gorm.DB, from, to time.Time, userID int64) ([]models.QuotaLoan, error) {
-	rows, err := rawTx(tx).query(loansRead, utc(from), utc(to), userID, userID)
+	out, err := queryAll(rawTx(tx), loansRead, scanLoan, utc(from), utc(to), userID, userID)
 	if err != nil {
-		return nil, fmt.Errorf("store: loans: %w", err)
-	}
-	defer rows.Close()
-	out := []models.QuotaLoan{}
-	for rows.Next() {
-		l, err := scanLoan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: loans: %w", err)
-		}
-		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: loans: %w", err)
 	}
 	return out, nil

@@ -254,20 +254,9 @@ func addUsage(tx *gorm.DB, in *models.PolicyInput, from, to time.Time, always bo
 // heldBookings returns the user's blocking bookings overlapping [from, to),
 // each with the number of GPUs it holds (heldRead).
 func heldBookings(tx *gorm.DB, userID int64, from, to time.Time) ([]models.Holding, error) {
-	rows, err := rawTx(tx).query(heldRead, userID, models.StatusConfirmed, utc(from), utc(to))
+	scan := func(rows sqlRows) (models.Holding, error) { return scanHeld(rows, userID) }
+	out, err := queryAll(rawTx(tx), heldRead, scan, userID, models.StatusConfirmed, utc(from), utc(to))
 	if err != nil {
-		return nil, fmt.Errorf("store: held bookings: %w", err)
-	}
-	defer rows.Close()
-	out := []models.Holding{}
-	for rows.Next() {
-		h, err := scanHeld(rows, userID)
-		if err != nil {
-			return nil, fmt.Errorf("store: held bookings: %w", err)
-		}
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: held bookings: %w", err)
 	}
 	return out, nil

@@ -81,6 +81,24 @@ func (r raw) queryRow(s rawSQL, args ...any) *sql.Row {
 	return r.conn.QueryRowContext(r.ctx, r.text(s), args...)
 }
 
+// queryAll runs s and scans every row with scan, in order.
+func queryAll[T any](r raw, s rawSQL, scan func(sqlRows) (T, error), args ...any) ([]T, error) {
+	rows, err := r.query(s, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // uncancelled is ctx without its end, for the few short statements of what
 // API users do most (a token's look-up, a booking, a release), or ctx's
 // error when it has ended already. With a context that can end,
