@@ -29,6 +29,9 @@ import (
 // met by any implementation that answers over HTTP on that database, or
 // with curl, on this machine.
 
+// floorNote is the note of the floors' bookings and their audit events.
+const floorNote = "peerbench floor"
+
 // sqlFloor runs the book-now + release floor on the portal's database.
 type sqlFloor struct {
 	db   *store.DB
@@ -47,7 +50,7 @@ func newSQLFloor(ctx context.Context, p *portal) (*sqlFloor, error) {
 		return nil, fmt.Errorf("sql floor: a second GPU: %v", err)
 	}
 	return &sqlFloor{db: db, conn: sqlfloor.New(db), p: sqlfloor.Pair{TokenHash: models.HashToken(p.token), UserID: p.userID,
-		NodeID: p.nodeID, GPU: gpus[1].ID, Note: "peerbench floor"}}, nil
+		NodeID: p.nodeID, GPU: gpus[1].ID, Note: floorNote}}, nil
 }
 
 func (f *sqlFloor) pair(ctx context.Context) func() error {
@@ -56,29 +59,15 @@ func (f *sqlFloor) pair(ctx context.Context) func() error {
 
 func (f *sqlFloor) close() { f.db.Close() }
 
-// httpFloor is the kept-alive pair's floor server: `peerbench floor-serve`
-// in a child process (floorServe), called as the portal is.
-type httpFloor struct {
-	url  string
-	stop []func()
-}
-
-// startHTTPFloor starts the floor server on p's database for p's user and
-// node; it books the node's second GPU.
-func startHTTPFloor(ctx context.Context, p *portal) (*httpFloor, error) {
-	f := &httpFloor{}
-	addr, err := child(ctx, &f.stop, "floor-serve", p.dbURL, strconv.FormatInt(p.userID, 10), strconv.FormatInt(p.nodeID, 10))
+// startHTTPFloor starts the floor server (`peerbench floor-serve`, in a
+// child process: floorServe) on p's database for p's user and node, stopped
+// with the portal, and returns its URL; it books the GPU a call names.
+func startHTTPFloor(ctx context.Context, p *portal) (string, error) {
+	addr, err := child(ctx, &p.stop, "floor-serve", p.dbURL, strconv.FormatInt(p.userID, 10), strconv.FormatInt(p.nodeID, 10))
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	f.url = "http://" + addr
-	return f, nil
-}
-
-func (f *httpFloor) close() {
-	for i := len(f.stop) - 1; i >= 0; i-- {
-		f.stop[i]()
-	}
+	return "http://" + addr, nil
 }
 
 // floorServe is the floor server's process: args are the database's URL,
@@ -104,23 +93,30 @@ func floorServe(ctx context.Context, args []string) error {
 }
 
 // floorHandler answers the floor server's two calls on db for the user
-// and node given (floorServe).
+// and node given (floorServe): 401 for a token no user has.
 func floorHandler(db *store.DB, user, node int64) http.Handler {
 	conn := sqlfloor.New(db)
 	pair := func(r *http.Request) (sqlfloor.Pair, error) {
 		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		p := sqlfloor.Pair{TokenHash: models.HashToken(token), UserID: user, NodeID: node, Note: "peerbench floor"}
+		p := sqlfloor.Pair{TokenHash: models.HashToken(token), UserID: user, NodeID: node, Note: floorNote}
 		if !ok {
-			return p, errors.New("no bearer token")
+			return p, sqlfloor.ErrNoToken
 		}
 		return p, conn.Token(r.Context(), p.TokenHash)
+	}
+	authFailed := func(w http.ResponseWriter, err error) {
+		code := http.StatusInternalServerError
+		if errors.Is(err, sqlfloor.ErrNoToken) {
+			code = http.StatusUnauthorized
+		}
+		http.Error(w, err.Error(), code)
 	}
 	fail := func(w http.ResponseWriter, code int, err error) { http.Error(w, err.Error(), code) }
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/v1/bookings", func(w http.ResponseWriter, r *http.Request) {
 		p, err := pair(r)
 		if err != nil {
-			fail(w, http.StatusUnauthorized, err)
+			authFailed(w, err)
 			return
 		}
 		var req struct {
@@ -145,7 +141,7 @@ func floorHandler(db *store.DB, user, node int64) http.Handler {
 	mux.HandleFunc("POST /api/v1/bookings/{id}/release", func(w http.ResponseWriter, r *http.Request) {
 		p, err := pair(r)
 		if err != nil {
-			fail(w, http.StatusUnauthorized, err)
+			authFailed(w, err)
 			return
 		}
 		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)

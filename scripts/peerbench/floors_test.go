@@ -38,10 +38,10 @@ func TestFloorServerDoesThePairsWork(t *testing.T) {
 	}
 	var cancelled, audits int
 	if err := db.SQL.QueryRow(`SELECT count(*) FROM bookings b JOIN booking_gpus g ON g.booking_id = b.id
-		WHERE b.note = 'peerbench floor' AND b.status = 'cancelled' AND NOT g.blocking AND g.gpu_id = ?`, gpus[1].ID).Scan(&cancelled); err != nil {
+		WHERE b.note = ? AND b.status = 'cancelled' AND NOT g.blocking AND g.gpu_id = ?`, floorNote, gpus[1].ID).Scan(&cancelled); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SQL.QueryRow(`SELECT count(*) FROM audit_events WHERE details = 'peerbench floor'`).Scan(&audits); err != nil {
+	if err := db.SQL.QueryRow(`SELECT count(*) FROM audit_events WHERE details = ?`, floorNote).Scan(&audits); err != nil {
 		t.Fatal(err)
 	}
 	if cancelled != 3 || audits != 6 {
@@ -50,5 +50,14 @@ func TestFloorServerDoesThePairsWork(t *testing.T) {
 	_, err = call(ctx, srv.Client(), http.MethodPost, srv.URL+"/api/v1/bookings", "not-a-token", bookNowBody(gpus[1].ID), http.StatusCreated)
 	if err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("booking with a wrong token: %v, want a 401", err)
+	}
+	_, err = call(ctx, srv.Client(), http.MethodPost, srv.URL+"/api/v1/bookings", p.token, `{"gpu_ids":`, http.StatusCreated)
+	if err == nil || !strings.Contains(err.Error(), "400") {
+		t.Errorf("booking with a broken body: %v, want a 400", err)
+	}
+	db.Close() // the store gone: its answer is the server's fault, not the token's
+	_, err = call(ctx, srv.Client(), http.MethodPost, srv.URL+"/api/v1/bookings", p.token, bookNowBody(gpus[1].ID), http.StatusCreated)
+	if err == nil || !strings.Contains(err.Error(), "500") {
+		t.Errorf("booking on a closed store: %v, want a 500", err)
 	}
 }

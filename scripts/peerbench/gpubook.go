@@ -138,11 +138,7 @@ func (p *portal) signIn(ctx context.Context) error {
 	return nil
 }
 
-func (p *portal) close() {
-	for i := len(p.stop) - 1; i >= 0; i-- {
-		p.stop[i]()
-	}
-}
+func (p *portal) close() { stopAll(p.stop) }
 
 // serve is the child process: gpubook's wired server on the database at
 // dbURL, on a free loopback port that it prints on its first line. It is

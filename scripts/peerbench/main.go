@@ -140,17 +140,16 @@ func measure(ctx context.Context, o options, dialect, dir string, pr *peer, out 
 		return err
 	}
 	defer sqlFloor.close()
-	httpFloor, err := startHTTPFloor(ctx, p)
+	floorURL, err := startHTTPFloor(ctx, p)
 	if err != nil {
 		return err
 	}
-	defer httpFloor.close()
 	bare := startBareAPI()
 	defer bare.Close()
 	rows := []row{
 		{"book 1 GPU now + release, one kept-alive client", timed(bookRelease(ctx, api, p.url, p.token, p.gpuID)),
 			func() (time.Duration, error) { return peerBookRelease(ctx, pr, o.d, many) },
-			timed(bookRelease(ctx, &http.Client{Timeout: 30 * time.Second}, httpFloor.url, p.token, sqlFloor.p.GPU)),
+			timed(bookRelease(ctx, &http.Client{Timeout: 30 * time.Second}, floorURL, p.token, sqlFloor.p.GPU)),
 			timed(sqlFloor.pair(ctx))},
 		{"the same from a shell (2 curl / 2 canhazgpu processes)", shell(gpubookShell(ctx, p.url, p.token, p.gpuID)), shell(peerShell(ctx, pr)),
 			shell(gpubookShell(ctx, bare.URL, p.token, p.gpuID)), nil},
@@ -190,19 +189,19 @@ func measure(ctx context.Context, o options, dialect, dir string, pr *peer, out 
 				a, b = b, a
 			}
 			pp.g, pp.c = append(pp.g, a), append(pp.c, b)
-			if r.floor != nil {
-				f, err := r.floor()
-				if err != nil {
-					return fmt.Errorf("%s: floor: %w", r.what, err)
+			for _, m := range []struct {
+				f    func() (time.Duration, error)
+				into *[]time.Duration
+				what string
+			}{{r.floor, &floors, "floor"}, {r.sqlOnly, &sqlOnly, "database work alone"}} {
+				if m.f == nil {
+					continue
 				}
-				floors = append(floors, f)
-			}
-			if r.sqlOnly != nil {
-				f, err := r.sqlOnly()
+				f, err := m.f()
 				if err != nil {
-					return fmt.Errorf("%s: database work alone: %w", r.what, err)
+					return fmt.Errorf("%s: %s: %w", r.what, m.what, err)
 				}
-				sqlOnly = append(sqlOnly, f)
+				*m.into = append(*m.into, f)
 			}
 		}
 		rs := pp.ratios()

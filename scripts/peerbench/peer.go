@@ -106,11 +106,7 @@ func (p *peer) cli(ctx context.Context, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func (p *peer) close() {
-	for i := len(p.stop) - 1; i >= 0; i-- {
-		p.stop[i]()
-	}
-}
+func (p *peer) close() { stopAll(p.stop) }
 
 // redisServer finds Debian's redis-server, installing the package when it
 // is missing.
@@ -124,6 +120,13 @@ func redisServer(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("install redis-server: %w: %s", err, out)
 	}
 	return exec.LookPath("redis-server")
+}
+
+// stopAll runs stops, the last registered first.
+func stopAll(stops []func()) {
+	for i := len(stops) - 1; i >= 0; i-- {
+		stops[i]()
+	}
 }
 
 // start starts a long-lived child and registers how to stop that one

@@ -8,6 +8,7 @@ package sqlfloor
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -123,6 +124,9 @@ type Pair struct {
 	Note                string // marks the floor's rows, for cleaning up
 }
 
+// ErrNoToken is Token's answer for a token no user has.
+var ErrNoToken = errors.New("sqlfloor: token not found")
+
 // Token looks the token's user up, as every API call does.
 func (c Conn) Token(ctx context.Context, hash string) error {
 	found, err := c.Exists(ctx, c.sql.token, hash)
@@ -130,7 +134,7 @@ func (c Conn) Token(ctx context.Context, hash string) error {
 		return err
 	}
 	if !found {
-		return fmt.Errorf("sqlfloor: token not found")
+		return ErrNoToken
 	}
 	return nil
 }
