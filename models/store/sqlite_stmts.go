@@ -68,7 +68,13 @@ func (c *stmtCache) worthCompiling(query string) bool {
 	c.mu.RLock()
 	full := len(c.m) >= stmtCacheMax
 	c.mu.RUnlock()
-	return !full && !strings.Contains(strings.TrimRight(strings.TrimSpace(query), ";"), ";")
+	return !full && oneStatement(query)
+}
+
+// oneStatement: query holds one statement (a compiled statement runs only
+// the first of several).
+func oneStatement(query string) bool {
+	return !strings.Contains(strings.TrimRight(strings.TrimSpace(query), ";"), ";")
 }
 
 // ExecContext, QueryContext and QueryRowContext run outside a transaction
@@ -109,7 +115,7 @@ func (t *writerTx) stmt(ctx context.Context, query string) *sql.Stmt {
 	if s, ok := w.stmts[query]; ok {
 		return s
 	}
-	if len(w.stmts) >= stmtCacheMax || strings.Contains(strings.TrimRight(strings.TrimSpace(query), ";"), ";") {
+	if len(w.stmts) >= stmtCacheMax || !oneStatement(query) {
 		return nil
 	}
 	s, err := w.conn.PrepareContext(context.WithoutCancel(ctx), query)
