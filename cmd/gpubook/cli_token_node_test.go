@@ -57,7 +57,7 @@ func TestTokenCommands(t *testing.T) {
 
 func TestNodeCommands(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, url string) {
+	eachMigrated(t, func(t *testing.T, url string) {
 		out := mustGpubook(t, url, "node", "add", "--name", "gpu01", "--gpus", "8", "--model", "NVIDIA A100-SXM4-80GB", "--memory-mib", "81920")
 		if !strings.HasPrefix(out, "added node 1: gpu01 with 8× NVIDIA A100-SXM4-80GB (81920 MiB)") {
 			t.Errorf("add: %q", out)

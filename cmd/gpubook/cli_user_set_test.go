@@ -11,7 +11,7 @@ import (
 // database is touched; --unix "" goes back to the assumed login.
 func TestUserSetUnix(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, url string) {
+	eachMigrated(t, func(t *testing.T, url string) {
 		mustGpubook(t, url, "user", "add", "--email", "zhangsan@lab.edu.cn", "--name", "Zhang San")
 		mustGpubook(t, url, "user", "add", "--email", "bob@lab.edu.cn", "--name", "Bob")
 		out := mustGpubook(t, url, "user", "set", "--email", "zhangsan@lab.edu.cn", "--unix", "zs2023", "--unix-extra", "zsold, shared1")

@@ -14,7 +14,7 @@ import (
 // file with a bad row unless --skip-bad, naming the line.
 func TestImportAndFrozenWeekCLI(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, url string) {
+	eachMigrated(t, func(t *testing.T, url string) {
 		w := reportWeekData(t, url)
 		mustGpubook(t, url, "report", "send", "--week", w.String())
 		sent := mustGpubook(t, url, "report", "preview", "--email", "ann@example.org", "--week", w.String())

@@ -29,7 +29,7 @@ func previewFairWeek(t *testing.T, c fairweek.Case) {
 	w := c.Parse()
 	want := fairweek.Expect(c, models.DefaultReportRules.UnbookedWeight)
 	now := w.End.Add(50 * time.Hour)
-	eachDialect(t, func(t *testing.T, url string) {
+	eachMigrated(t, func(t *testing.T, url string) {
 		db := storetest.OpenURL(t, url)
 		if _, err := db.MigrateUp(ctx); err != nil {
 			t.Fatal(err)

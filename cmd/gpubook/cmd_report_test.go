@@ -45,7 +45,7 @@ func reportWeekData(t *testing.T, url string) models.Week {
 
 func TestReportPreviewAndSend(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, url string) {
+	eachMigrated(t, func(t *testing.T, url string) {
 		w := reportWeekData(t, url)
 		out := mustGpubook(t, url, "report", "preview", "--email", "ann@example.org", "--week", w.String())
 		for _, want := range []string{"Your GPU usage, week " + w.String(), "Hello Ann,", "GPU-hours booked", "2.0", "Efficiency", "50%",

@@ -133,7 +133,7 @@ func sharesGPU(a, b []int) bool {
 
 func TestDemoCommand(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, url string) {
+	eachMigrated(t, func(t *testing.T, url string) {
 		// One day of agent records, not seven: the same path at a seventh of the time.
 		out := mustGpubook(t, url, "demo", "--usage-days", "1")
 		if !strings.Contains(out, "added 12 users, 3 teams, 3 nodes, 24 GPUs and ") || !strings.Contains(out, "added 34560 GPU-minutes of agent records (the last 1 day(s))") || !strings.Contains(out, "/login and pick any user; admin@example.org is an admin") {
