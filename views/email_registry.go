@@ -158,7 +158,7 @@ func emailTextLayout(e EmailEnv, body string) string {
 	b.WriteString(strings.TrimSpace(body) + "\n\n")
 	b.WriteString("-- \n")
 	b.WriteString(e.Tr("email.footer_why", "BaseURL", e.BaseURL) + "\n")
-	b.WriteString(e.Tr("email.footer_prefs") + ": " + e.PreferencesURL() + "\n")
+	b.WriteString(e.Tr("email.footer_prefs") + e.Tr("common.colon") + " " + e.PreferencesURL() + "\n")
 	b.WriteString(e.Tr("email.footer_auto") + "\n")
 	return b.String()
 }

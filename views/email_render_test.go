@@ -19,10 +19,10 @@ func testEnv(lang string) EmailEnv {
 func TestRenderTestEmailInBothLanguages(t *testing.T) {
 	sent := time.Date(2026, 12, 7, 0, 30, 0, 0, time.UTC)
 	tests := []struct {
-		lang, subject, heading, greeting, sentAt string
+		lang, subject, heading, greeting, sentAt, prefs string
 	}{
-		{"en", "gpubook test email", "Mail delivery works", "Hello Ada,", "Sent at 2026-12-07 08:30 CST."},
-		{"zh-CN", "gpubook 测试邮件", "邮件发送正常", "Ada，您好：", "发送时间：2026-12-07 08:30 CST。"},
+		{"en", "gpubook test email", "Mail delivery works", "Hello Ada,", "Sent at 2026-12-07 08:30 CST.", "Change which emails you receive: https://"},
+		{"zh-CN", "gpubook 测试邮件", "邮件发送正常", "Ada，您好：", "发送时间：2026-12-07 08:30 CST。", "更改您接收的邮件： https://"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.lang, func(t *testing.T) {
@@ -33,7 +33,7 @@ func TestRenderTestEmailInBothLanguages(t *testing.T) {
 			if subject != tt.subject {
 				t.Errorf("subject %q, want %q", subject, tt.subject)
 			}
-			for _, want := range []string{tt.greeting, tt.heading, tt.sentAt, "-- \n", "https://gpubook.example.org/profile#email"} {
+			for _, want := range []string{tt.greeting, tt.heading, tt.sentAt, "-- \n", tt.prefs + "gpubook.example.org/profile#email"} {
 				if !strings.Contains(text, want) {
 					t.Errorf("text lacks %q:\n%s", want, text)
 				}

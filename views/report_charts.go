@@ -42,11 +42,12 @@ func newBarChart(t *i18n.Translator, labels []string, figs []models.Figures) bar
 	c := barChart{Width: fmtf(chartLeft + groupW*float64(len(labels))), Max: Hours(top)}
 	for i, f := range figs {
 		x := chartLeft + groupW*float64(i) + 8
+		label := labels[i] + t.T("common.colon") + " "
 		h1, h2 := chartH*f.BookedHours()/top, chartH*f.BusyHours()/top
 		c.Groups = append(c.Groups, barGroup{Label: labels[i], X: fmtf(x),
 			Y1: fmtf(chartTop + chartH - h1), H1: fmtf(h1), Y2: fmtf(chartTop + chartH - h2), H2: fmtf(h2),
-			TitleA: labels[i] + ": " + Hours(f.BookedHours()) + " " + t.T("report.chart_booked"),
-			TitleB: labels[i] + ": " + Hours(f.BusyHours()) + " " + t.T("report.chart_busy"),
+			TitleA: label + Hours(f.BookedHours()) + " " + t.T("report.chart_booked"),
+			TitleB: label + Hours(f.BusyHours()) + " " + t.T("report.chart_busy"),
 			LabelX: fmtf(x + barW)})
 	}
 	return c

@@ -21,7 +21,8 @@ var latinAllowed = map[string]bool{
 	"gpubook": true, "GPU": true, "ID": true, "UUID": true, "UTC": true, "API": true, "CSV": true, "JSON": true,
 	"SSO": true, "OIDC": true, "ssh": true, "Unix": true, "GiB": true, "MiB": true, "NVIDIA": true, "English": true,
 	"Alice": true, "Admin": true, "Bob": true, "Builder": true, "Etc": true, "IP": true,
-	"AA": true, "BB": true, // the fixture's initials on narrow calendar bars
+	"root": true,             // the Unix name no one may take (the Unix login form's help)
+	"AA":   true, "BB": true, // the fixture's initials on narrow calendar bars
 }
 
 // latinToken is a word in Latin letters; node names, model names and
@@ -29,6 +30,10 @@ var latinAllowed = map[string]bool{
 var (
 	latinToken = regexp.MustCompile(`[A-Za-z][A-Za-z]+`)
 	latinWhole = regexp.MustCompile(`[\w.+-]+@[\w.-]+|node-[a-z]|[A-Z]\d{2,3}[\w-]*|HBM\d|SXM\d[\w-]*|\d+GB|gpubook \w+ \w+`)
+	rawKey     = regexp.MustCompile(`\b[a-z]+\.[a-z_]+\b`)
+	// asciiColon is a label's ASCII colon after Chinese text: Chinese
+	// takes the full-width ： (common.colon).
+	asciiColon = regexp.MustCompile(`\p{Han}\s*:`)
 )
 
 // The main pages in zh-CN show no English word and no raw catalog key.
@@ -48,7 +53,7 @@ func TestChinesePagesHaveNoEnglish(t *testing.T) {
 		pages := []string{"/", "/bookings", "/limits", "/profile", "/usage", "/status", "/bookings/new", "/bookings/new?node=" + itoa(f.nodes[0].ID) + "&start=2026-06-03T12:00Z&end=2026-06-03T13:00Z",
 			"/calendar", "/calendar?view=day&date=2026-06-03"}
 		if u == "alice" { // after bob's cancel, so that the audit log has his changes
-			pages = append(pages, "/admin/policies", "/admin/audit", "/admin/audit?action=booking.")
+			pages = append(pages, "/admin/policies", "/admin/audit", "/admin/audit?action=booking.", "/admin/users/"+itoa(f.bob.ID))
 		}
 		if u == "bob" {
 			c.Get("/bookings")
@@ -121,8 +126,12 @@ func check(t *testing.T, page, text string) {
 			bad[w] = true
 		}
 	}
-	if strings.Contains(text, "{{") || regexp.MustCompile(`\b[a-z]+\.[a-z_]+\b`).MatchString(text) {
+	if strings.Contains(text, "{{") || rawKey.MatchString(text) {
 		t.Errorf("%s: a raw key or template shows: %q", page, text)
+	}
+	if m := asciiColon.FindStringIndex(text); m != nil {
+		before := []rune(text[:m[1]])
+		t.Errorf("%s: an ASCII colon after Chinese text (%q); a Chinese label takes ：", page, string(before[max(0, len(before)-20):]))
 	}
 	if len(bad) > 0 {
 		words := make([]string, 0, len(bad))
