@@ -245,7 +245,6 @@ func pgServerCPU(tb testing.TB, db *store.DB) func() time.Duration {
 	}
 }
 
-// cpuTime is the CPU time (user + system) this process has used.
 // goroutinesCreated is how many goroutines the process has started: each
 // is a hand-off that may wake another thread.
 func goroutinesCreated() uint64 {
@@ -254,6 +253,7 @@ func goroutinesCreated() uint64 {
 	return s[0].Value.Uint64()
 }
 
+// cpuTime is the CPU time (user + system) this process has used.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)

@@ -280,13 +280,14 @@ func checkPages(t *testing.T, ctx context.Context, base string, errs *consoleErr
 			// page is laid out anew, as a phone would lay it out (no
 			// script of these pages reads the window's width), for half
 			// the page loads.
-			err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+pg), chromedp.WaitReady(chromedp.CSS("body")))
-			if err != nil {
-				t.Fatalf("%s %s: %v", lang, pg, err)
-			}
-			for _, size := range [][2]int64{{1280, 800}, {390, 844}} {
+			for i, size := range [][2]int64{{1280, 800}, {390, 844}} {
 				if err := chromedp.Do(ctx, chromedp.EmulateViewport(size[0], size[1])); err != nil {
 					t.Fatalf("%s %s at %d px: %v", lang, pg, size[0], err)
+				}
+				if i == 0 {
+					if err := chromedp.Do(ctx, chromedp.Navigate(base+pg), chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+						t.Fatalf("%s %s: %v", lang, pg, err)
+					}
 				}
 				wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > document.documentElement.clientWidth`))
 				if err != nil || (wide && !(strings.HasPrefix(pg, "/calendar") && size[0] < 1280)) {

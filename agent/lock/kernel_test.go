@@ -200,6 +200,8 @@ func expectOpens(t *testing.T, p *locktest.Proc, when string, want map[string]st
 	for path, w := range want {
 		if got := p.Open(t, path); got != w {
 			t.Errorf("%sopen %s: got %s, want %s", when, path, got, w)
+		} else {
+			t.Logf("%sopen %s: %s", when, path, got) // what scripts/gpucheck shows on a real GPU
 		}
 	}
 }

@@ -124,8 +124,12 @@ func floorHandler(db *store.DB, user, node int64) http.Handler {
 			StartsAt time.Time `json:"starts_at"`
 			EndsAt   time.Time `json:"ends_at"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.GPUIDs) == 0 {
-			fail(w, http.StatusBadRequest, fmt.Errorf("booking body: %v", err))
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			fail(w, http.StatusBadRequest, fmt.Errorf("booking body: %w", err))
+			return
+		}
+		if len(req.GPUIDs) == 0 || !req.EndsAt.After(req.StartsAt) {
+			fail(w, http.StatusBadRequest, errors.New("booking body: gpu_ids and a range (starts_at before ends_at) are required"))
 			return
 		}
 		p.GPU = req.GPUIDs[0]

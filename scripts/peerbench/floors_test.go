@@ -55,6 +55,10 @@ func TestFloorServerDoesThePairsWork(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "400") {
 		t.Errorf("booking with a broken body: %v, want a 400", err)
 	}
+	_, err = call(ctx, srv.Client(), http.MethodPost, srv.URL+"/api/v1/bookings", p.token, `{"gpu_ids":[]}`, http.StatusCreated)
+	if err == nil || !strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "gpu_ids and a range") {
+		t.Errorf("booking without GPUs or range: %v, want a 400 that says what is missing", err)
+	}
 	db.Close() // the store gone: its answer is the server's fault, not the token's
 	_, err = call(ctx, srv.Client(), http.MethodPost, srv.URL+"/api/v1/bookings", p.token, bookNowBody(gpus[1].ID), http.StatusCreated)
 	if err == nil || !strings.Contains(err.Error(), "500") {
