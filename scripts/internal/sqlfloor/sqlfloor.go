@@ -1,6 +1,7 @@
 // Package sqlfloor runs the database work of a gpubook operation with no
-// HTTP and no gpubook code around it: the same SQL statements, on the
-// connection pool gpubook's store uses. What it measures is the floor no
+// HTTP and no gpubook code around it: the same writes (on PostgreSQL each
+// transaction as one statement, below), on the connection pool gpubook's
+// store uses. What it measures is the floor no
 // implementation of that operation on that database can go under, which
 // the load scripts (bookload, peerbench) print beside gpubook's own time.
 package sqlfloor
