@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubook/gpubook/agent/agenttest/agentbin"
 	"github.com/gpubook/gpubook/agent/simgpu"
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
@@ -30,12 +31,7 @@ import (
 // buildAgent builds cmd/gpubook-agent (cgo) into a temporary directory.
 func buildAgent(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gpubook-agent")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/gpubook/gpubook/cmd/gpubook-agent").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build gpubook-agent: %v\n%s", err, out)
-	}
-	return bin
+	return agentbin.Build(t, filepath.Join(t.TempDir(), "gpubook-agent"))
 }
 
 // agentProc is a running agent process and its log.

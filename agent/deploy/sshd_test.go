@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubook/gpubook/agent/agenttest/agentbin"
 	"github.com/gpubook/gpubook/agent/cache"
 	"github.com/gpubook/gpubook/models/wire"
 )
@@ -126,9 +127,7 @@ func startNode(t *testing.T) *node {
 	t.Helper()
 	dir := openDir(t)
 	n := &node{dir: dir, agent: filepath.Join(dir, "bin", "gpubook-agent"), bashrc: filepath.Join(dir, "bash.bashrc")}
-	if out, err := exec.Command("go", "build", "-o", n.agent, "github.com/gpubook/gpubook/cmd/gpubook-agent").CombinedOutput(); err != nil {
-		t.Fatalf("go build gpubook-agent: %v\n%s", err, out)
-	}
+	agentbin.Build(t, n.agent)
 	must(t, os.WriteFile(n.bashrc, nil, 0o644))
 	writeAccounts(t, dir)
 	writeSchedule(t, dir)

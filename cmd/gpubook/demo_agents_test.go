@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpubook/gpubook/agent/agenttest/agentbin"
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
@@ -23,10 +23,7 @@ import (
 // (the context's end) stops every agent process.
 func TestDemoAgents(t *testing.T) {
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "gpubook-agent")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/gpubook/gpubook/cmd/gpubook-agent").CombinedOutput(); err != nil {
-		t.Fatalf("go build gpubook-agent: %v\n%s", err, out)
-	}
+	bin := agentbin.Build(t, filepath.Join(t.TempDir(), "gpubook-agent"))
 	url := storetest.URL(t, store.SQLite)
 	base, _, _, _ := serveInBackground(t, map[string]string{"GPUBOOK_DATABASE_URL": url})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,0 +1,69 @@
+// Package agentbin gives tests the gpubook-agent binary of this checkout.
+// It is a package of its own, apart from agenttest, because agenttest
+// brings go-nvml's simulated GPUs (cgo) into every test binary that
+// imports it.
+package agentbin
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// Build writes cmd/gpubook-agent, built from this checkout, to dst and
+// returns dst.
+//
+// It builds with `go run -exec echo`, which prints the executable's path
+// instead of running it: go run keeps what it links in the build cache
+// (since Go 1.24), so the tests that need the agent link it once between
+// them, and not at all when nothing changed since the last run. With `go
+// build -o` into a new folder each of them linked it every time (1.4–1.8 s
+// of CPU a link: the agent is cgo, linked by gcc). The first build after a
+// change prints a temporary folder that go run removes when it ends (the
+// executable is in the cache by then): a second run prints the cached one.
+func Build(t testing.TB, dst string) string {
+	t.Helper()
+	var last error
+	for range 2 {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command("go", "run", "-exec", "echo", "github.com/gpubook/gpubook/cmd/gpubook-agent")
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("build gpubook-agent: %v\n%s", err, stderr.Bytes())
+		}
+		path := string(bytes.TrimSpace(stdout.Bytes()))
+		if last = copyExecutable(path, dst); last == nil {
+			return dst
+		}
+	}
+	t.Fatalf("build gpubook-agent: %v", last)
+	return ""
+}
+
+// copyExecutable copies the file at src to dst with mode 0755.
+func copyExecutable(src, dst string) error {
+	if src == "" {
+		return errors.New("go run printed no path")
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
