@@ -20,8 +20,9 @@ import (
 // The kept-alive pair's floor is the same two HTTP calls answered by a
 // server in a process of its own that does nothing but their database
 // work (httpFloor: Go's net/http, the bearer token's look-up, the JSON
-// body read, and sqlfloor's statements — the same ones, on the store's
-// pool — no gpubook code), on the portal's own database, on another GPU
+// body read, and sqlfloor's writes — gpubook's, on the store's pool, on
+// PostgreSQL each transaction in one statement — no gpubook code), on the
+// portal's own database, on another GPU
 // of its node; the database work alone, in the client's process (sqlFloor),
 // is printed under the table. The shell pair's floor is the same two curl
 // processes against a server that answers at once without doing anything
