@@ -30,11 +30,8 @@ func (s *countingStore) TryLease(ctx context.Context, name, owner string, ttl ti
 // as two gpubook processes would have.
 func replicas(t *testing.T) [2]*store.DB {
 	t.Helper()
-	url := storetest.URL(t, store.Postgres)
+	url := storetest.MigratedURL(t, store.Postgres)
 	dbs := [2]*store.DB{storetest.OpenURL(t, url), storetest.OpenURL(t, url)}
-	if _, err := dbs[0].MigrateUp(ctx); err != nil {
-		t.Fatal(err)
-	}
 	return dbs
 }
 

@@ -76,11 +76,8 @@ func TestRunSendsMail(t *testing.T) {
 func TestRegisterPeriodicOncePerPeriod(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
-			url := storetest.URL(t, dialect)
+			url := storetest.MigratedURL(t, dialect)
 			dbs := [2]*store.DB{storetest.OpenURL(t, url), storetest.OpenURL(t, url)}
-			if _, err := dbs[0].MigrateUp(ctx); err != nil {
-				t.Fatal(err)
-			}
 			var period atomic.Value
 			period.Store("2026-W49")
 			var mu sync.Mutex
@@ -119,11 +116,8 @@ func TestRegisterPeriodicOncePerPeriod(t *testing.T) {
 // TestRegisterHoldsTheLease: a lease-guarded job never runs in two
 // processes at once.
 func TestRegisterHoldsTheLease(t *testing.T) {
-	url := storetest.URL(t, store.Postgres)
+	url := storetest.MigratedURL(t, store.Postgres)
 	dbs := [2]*store.DB{storetest.OpenURL(t, url), storetest.OpenURL(t, url)}
-	if _, err := dbs[0].MigrateUp(ctx); err != nil {
-		t.Fatal(err)
-	}
 	var running, most, total atomic.Int32
 	var runners []*jobs.Runner
 	for _, db := range dbs {

@@ -55,11 +55,8 @@ func TestOutboxReplicaProcess(t *testing.T) {
 // 10th alone is unconfirmed. Every message arrives exactly once, or is
 // explicitly unconfirmed because its transaction had started.
 func TestKillReplicaMidBatch(t *testing.T) {
-	url := storetest.URL(t, store.Postgres)
+	url := storetest.MigratedURL(t, store.Postgres)
 	db := storetest.OpenURL(t, url)
-	if _, err := db.MigrateUp(ctx); err != nil {
-		t.Fatal(err)
-	}
 	enqueue(t, db, 50, time.Now().Add(-time.Minute))
 	stalling := smtptest.Start(t, smtptest.Options{HangAt: 10, HangAfterData: 30 * time.Second})
 	cmd := exec.Command(os.Args[0], "-test.run=^TestOutboxReplicaProcess$", "-test.count=1")

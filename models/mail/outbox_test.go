@@ -53,11 +53,8 @@ func TestOutboxOutage(t *testing.T) {
 func TestTwoRunnersSendConcurrently(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
-			url := storetest.URL(t, dialect)
+			url := storetest.MigratedURL(t, dialect)
 			dbs := [2]*store.DB{storetest.OpenURL(t, url), storetest.OpenURL(t, url)}
-			if _, err := dbs[0].MigrateUp(ctx); err != nil {
-				t.Fatal(err)
-			}
 			// Each message's answer takes 10 ms, so that a round (4 messages)
 			// lasts long enough for the other runner to claim beside it even
 			// on a busy machine, where one runner could otherwise drain all

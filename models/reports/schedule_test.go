@@ -23,10 +23,8 @@ import (
 func TestReportScheduleTwoProcesses(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
-			url := storetest.URL(t, dialect)
+			url := storetest.MigratedURL(t, dialect)
 			dbs := [2]*store.DB{storetest.OpenURL(t, url), storetest.OpenURL(t, url)}
-			_, err := dbs[0].MigrateUp(context.Background())
-			must(t, err)
 			deliveryData(t, dbs[0])
 			srv := smtptest.Start(t, smtptest.Options{})
 			ctx, cancel := context.WithCancel(context.Background())

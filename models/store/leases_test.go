@@ -54,11 +54,8 @@ func TestClaimPeriodConcurrent(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			url := storetest.URL(t, dialect)
+			url := storetest.MigratedURL(t, dialect)
 			first := at(storetest.OpenURL(t, url), t0)
-			if _, err := first.MigrateUp(ctx); err != nil {
-				t.Fatal(err)
-			}
 			var wins atomic.Int32
 			var wg sync.WaitGroup
 			start := make(chan struct{})

@@ -97,11 +97,8 @@ func TestClaimMailConcurrent(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			url := storetest.URL(t, dialect)
+			url := storetest.MigratedURL(t, dialect)
 			dbs := [2]*store.DB{at(storetest.OpenURL(t, url), t0), at(storetest.OpenURL(t, url), t0)}
-			if _, err := dbs[0].MigrateUp(ctx); err != nil {
-				t.Fatal(err)
-			}
 			enqueue(t, dbs[0], 200)
 			var mu sync.Mutex
 			claims := map[int64][]string{}

@@ -27,7 +27,7 @@ func TestFloorServerDoesThePairsWork(t *testing.T) {
 
 func testFloorServer(t *testing.T, dialect string) {
 	ctx := context.Background()
-	url := storetest.URL(t, dialect)
+	url := storetest.MigratedURL(t, dialect)
 	p := &portal{}
 	if err := p.fill(ctx, url, 2); err != nil {
 		t.Fatal(err)
