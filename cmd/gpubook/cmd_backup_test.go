@@ -219,7 +219,7 @@ func TestBackupRestorePostgres(t *testing.T) {
 			t.Skipf("%s not on PATH; docs/deploy.md has the commands", tool)
 		}
 	}
-	src := storetest.URL(t, store.Postgres)
+	src := storetest.MigratedURL(t, store.Postgres)
 	fill(t, src)
 	file := filepath.Join(t.TempDir(), "gpubook.dump")
 	if out := mustGpubook(t, src, "backup", file); !strings.HasPrefix(out, "backed up postgres://") {

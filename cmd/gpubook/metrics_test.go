@@ -42,7 +42,7 @@ func TestMetrics(t *testing.T) {
 
 func testMetrics(t *testing.T, dialect string) {
 	ctx := context.Background()
-	dbURL := storetest.URL(t, dialect)
+	dbURL := storetest.MigratedURL(t, dialect)
 	base, _, stop, stderr := serveInBackground(t, map[string]string{"GPUBOOK_DATABASE_URL": dbURL,
 		"GPUBOOK_LOG_FORMAT": "json", "GPUBOOK_METRICS_LISTEN": "127.0.0.1:0"})
 	defer stop()
