@@ -39,7 +39,6 @@ type Conn struct {
 // once: building them in the measured loop would add to the floor.
 type statements struct {
 	token, booking, bookingGPU, audit, cancel, free string
-	bookOnce, releaseOnce                           string // PostgreSQL: each transaction as one statement
 }
 
 // On PostgreSQL each statement is a round trip of its own (0.07 ms of both
@@ -91,9 +90,6 @@ func New(db *store.DB) Conn {
 			VALUES (?, ?, 'load', ?, 'booking', ?, ?, '127.0.0.1')`),
 		cancel: c.numbered("UPDATE bookings SET status = 'cancelled', released_at = ?, updated_at = ? WHERE id = ?"),
 		free:   c.numbered("UPDATE booking_gpus SET blocking = FALSE WHERE booking_id = ?"),
-	}
-	if c.dialect == store.Postgres {
-		c.sql.bookOnce, c.sql.releaseOnce = bookOnceSQL, releaseOnceSQL
 	}
 	return c
 }
@@ -185,8 +181,8 @@ func (c Conn) Token(ctx context.Context, hash string) error {
 // audit event in one transaction, and returns its ID.
 func (c Conn) Book(ctx context.Context, p Pair, start, end, now time.Time) (int64, error) {
 	var id int64
-	if c.sql.bookOnce != "" {
-		err := c.pool.QueryRowContext(ctx, c.sql.bookOnce, p.UserID, p.NodeID, start, end, p.Note, now, p.GPU,
+	if c.dialect == store.Postgres {
+		err := c.pool.QueryRowContext(ctx, bookOnceSQL, p.UserID, p.NodeID, start, end, p.Note, now, p.GPU,
 			models.AuditBookingCreate).Scan(&id)
 		return id, err
 	}
@@ -227,9 +223,9 @@ func (c Conn) BookNowAndRelease(ctx context.Context, p Pair) error {
 // Release cancels booking id (released in its first second), frees its
 // GPU row and writes the release's audit event, in one transaction.
 func (c Conn) Release(ctx context.Context, p Pair, id int64, now time.Time) error {
-	if c.sql.releaseOnce != "" {
+	if c.dialect == store.Postgres {
 		var n int
-		if err := c.pool.QueryRowContext(ctx, c.sql.releaseOnce, now, id, p.UserID, models.AuditBookingRelease, p.Note).Scan(&n); err != nil {
+		if err := c.pool.QueryRowContext(ctx, releaseOnceSQL, now, id, p.UserID, models.AuditBookingRelease, p.Note).Scan(&n); err != nil {
 			return err
 		}
 		if n != 1 {
