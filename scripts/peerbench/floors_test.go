@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
 )
 
@@ -45,19 +44,13 @@ func testFloorServer(t *testing.T, dialect string) {
 			t.Fatal(err)
 		}
 	}
-	q := func(sql string) string {
-		if dialect == store.Postgres {
-			return store.DollarParams(sql)
-		}
-		return sql
-	}
 	var cancelled, audits int
-	if err := db.SQL.QueryRow(q(`SELECT count(*) FROM bookings b JOIN booking_gpus g ON g.booking_id = b.id
-		WHERE b.note = ? AND b.status = 'cancelled' AND NOT g.blocking AND g.gpu_id = ?`), floorNote, gpus[1].ID).Scan(&cancelled); err != nil {
+	if err := db.Gorm.Raw(`SELECT count(*) FROM bookings b JOIN booking_gpus g ON g.booking_id = b.id
+		WHERE b.note = ? AND b.status = 'cancelled' AND NOT g.blocking AND g.gpu_id = ?`, floorNote, gpus[1].ID).Scan(&cancelled).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SQL.QueryRow(q(`SELECT count(*) FROM audit_events WHERE details = ? AND target_type = 'booking'
-		AND target_id IN (SELECT CAST(id AS text) FROM bookings WHERE note = ?)`), floorNote, floorNote).Scan(&audits); err != nil {
+	if err := db.Gorm.Raw(`SELECT count(*) FROM audit_events WHERE details = ? AND target_type = 'booking'
+		AND target_id IN (SELECT CAST(id AS text) FROM bookings WHERE note = ?)`, floorNote, floorNote).Scan(&audits).Error; err != nil {
 		t.Fatal(err)
 	}
 	if cancelled != 3 || audits != 6 {
