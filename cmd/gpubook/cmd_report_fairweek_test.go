@@ -31,9 +31,6 @@ func previewFairWeek(t *testing.T, c fairweek.Case) {
 	now := w.End.Add(50 * time.Hour)
 	eachMigrated(t, func(t *testing.T, url string) {
 		db := storetest.OpenURL(t, url)
-		if _, err := db.MigrateUp(ctx); err != nil {
-			t.Fatal(err)
-		}
 		fairweek.Build(t, db, w)
 		env := envOf(map[string]string{"GPUBOOK_DATABASE_URL": url, "GPUBOOK_TIMEZONE": "Europe/Berlin"})
 		for _, name := range fairweek.Names {
