@@ -7,7 +7,6 @@ package agentbin
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,8 +34,7 @@ func Build(t testing.TB, dst string) string {
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("build gpubook-agent: %v\n%s", err, stderr.Bytes())
 		}
-		path := string(bytes.TrimSpace(stdout.Bytes()))
-		if last = copyExecutable(path, dst); last == nil {
+		if last = copyTo(string(bytes.TrimSpace(stdout.Bytes())), dst); last == nil {
 			return dst
 		}
 	}
@@ -44,26 +42,17 @@ func Build(t testing.TB, dst string) string {
 	return ""
 }
 
-// copyExecutable copies the file at src to dst with mode 0755.
-func copyExecutable(src, dst string) error {
+// copyTo writes the executable at src (as go run printed it) to dst.
+func copyTo(src, dst string) error {
 	if src == "" {
 		return errors.New("go run printed no path")
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
+	data, err := os.ReadFile(src)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(dst), 0o755)
 	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
+	if err == nil {
+		err = os.WriteFile(dst, data, 0o755)
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return err
 }
