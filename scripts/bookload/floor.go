@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gpubook/gpubook/models"
@@ -40,16 +41,26 @@ func sqlFloor(ctx context.Context, dialect string, db *store.DB, dbURL string, t
 		return res, err
 	}
 	// Later levels book on the same database; leave it as the HTTP load left it.
+	return res, deleteFloorRows(ctx, db, floorNote)
+}
+
+// deleteFloorRows deletes what a floor wrote: its bookings (note), their
+// GPU rows and their audit events (details), so that the next level and
+// the next floor find the database as the HTTP load left it.
+func deleteFloorRows(ctx context.Context, db *store.DB, note string) error {
 	for _, q := range []string{
-		"DELETE FROM audit_events WHERE action = 'booking.create' AND details = '" + floorNote + "'",
-		"DELETE FROM booking_gpus WHERE booking_id IN (SELECT id FROM bookings WHERE note = '" + floorNote + "')",
-		"DELETE FROM bookings WHERE note = '" + floorNote + "'",
+		"DELETE FROM audit_events WHERE details = $1",
+		"DELETE FROM booking_gpus WHERE booking_id IN (SELECT id FROM bookings WHERE note = $1)",
+		"DELETE FROM bookings WHERE note = $1",
 	} {
-		if _, err := db.SQL.ExecContext(ctx, q); err != nil {
-			return res, fmt.Errorf("sql floor cleanup: %w", err)
+		if db.Dialect == store.SQLite {
+			q = strings.ReplaceAll(q, "$1", "?")
+		}
+		if _, err := db.SQL.ExecContext(ctx, q, note); err != nil {
+			return fmt.Errorf("%s: cleanup: %w", note, err)
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // pgFloor runs pgbench with a script of gpubook's two statements, prepared

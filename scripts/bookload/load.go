@@ -160,6 +160,7 @@ func sqliteLoop(ctx context.Context, sqlDB *sql.DB, clients int, d time.Duration
 var tpsRE = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
 var latRE = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
 var failedRE = regexp.MustCompile(`number of failed transactions: ([0-9]+)`)
+var doneRE = regexp.MustCompile(`number of transactions actually processed: ([0-9]+)`)
 
 // pgbench runs pgbench with a one-line script: one INSERT, its own transaction.
 // Its p50 column shows the average latency (pgbench reports no median).
@@ -201,6 +202,9 @@ func parsePgbench(out []byte) (result, error) {
 	}
 	tps, _ := strconv.ParseFloat(string(m[1]), 64)
 	res := result{tps: tps}
+	if d := doneRE.FindSubmatch(out); d != nil {
+		res.count, _ = strconv.Atoi(string(d[1]))
+	}
 	if l := latRE.FindSubmatch(out); l != nil {
 		avg, _ := strconv.ParseFloat(string(l[1]), 64)
 		res.lat = []time.Duration{time.Duration(avg * float64(time.Millisecond))}

@@ -8,7 +8,9 @@
 // net/http server that decodes the body and answers 201 with no middleware
 // and no database (ceiling.go), and the SQL floor, the inserts no correct
 // booking can skip, driven with no HTTP and no gpubook code (floor.go).
-// A booking costs at least both, so "bound" is 1/(1/bare + 1/floor).
+// A booking costs at least both, so "bound" is 1/(1/bare + 1/floor). On
+// PostgreSQL a third, the checked floor (checked.go), replays gpubook's own
+// statements, the policy read and its lock included, with pgbench.
 //
 //	go run ./scripts/bookload -db sqlite,postgres -clients 1,8,64 -n 2000
 //
@@ -96,7 +98,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if o.now {
 		fmt.Fprintf(out, "| database | clients | gpubook pairs/s | p50 ms | p99 ms | errors | bare HTTP pairs/s | SQL floor pairs/s | bound/s | gpubook/bound |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	} else {
-		fmt.Fprintf(out, "| database | clients | gpubook bookings/s | p50 ms | p99 ms | errors | raw 1-row tx/s | raw p50 ms | ratio | bare HTTP req/s | SQL floor/s | bound/s | bound/raw |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(out, "| database | clients | gpubook bookings/s | p50 ms | p99 ms | errors | raw 1-row tx/s | raw p50 ms | ratio | bare HTTP req/s | SQL floor/s | bound/s | bound/raw | checked floor/s | checked bound/s | gpubook/checked bound |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	}
 	for _, d := range o.dialects {
 		if err := measureDialect(ctx, d, o, out); err != nil {
@@ -161,9 +163,18 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 		// The bound: a booking costs at least a bare HTTP request plus the
 		// SQL floor, so no implementation books faster than this here.
 		bound := 1 / (1/ceil.perSecond() + 1/floor.perSecond())
-		fmt.Fprintf(out, "| %s | %d | %.0f | %.1f | %.1f | %d | %.0f | %.1f | %.2f | %.0f | %.0f | %.0f | %.2f |\n", d, c, res.perSecond(),
+		checked := "– | – | –"
+		if d == store.Postgres {
+			cf, err := pgCheckedFloor(ctx, db, dbURL, target, c, o.maxTime/3)
+			if err != nil {
+				return err
+			}
+			cb := 1 / (1/ceil.perSecond() + 1/cf.perSecond())
+			checked = fmt.Sprintf("%.0f | %.0f | %.2f", cf.perSecond(), cb, res.perSecond()/cb)
+		}
+		fmt.Fprintf(out, "| %s | %d | %.0f | %.1f | %.1f | %d | %.0f | %.1f | %.2f | %.0f | %.0f | %.0f | %.2f | %s |\n", d, c, res.perSecond(),
 			ms(res.quantile(0.5)), ms(res.quantile(0.99)), res.errors, raw.perSecond(), ms(raw.quantile(0.5)), res.perSecond()/raw.perSecond(),
-			ceil.perSecond(), floor.perSecond(), bound, bound/raw.perSecond())
+			ceil.perSecond(), floor.perSecond(), bound, bound/raw.perSecond(), checked)
 	}
 	return nil
 }

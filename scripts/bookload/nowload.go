@@ -129,16 +129,7 @@ func nowFloor(ctx context.Context, dialect string, db *store.DB, dbURL string, t
 	if err != nil {
 		return res, err
 	}
-	for _, q := range []string{
-		"DELETE FROM audit_events WHERE details = '" + nowNote + "'",
-		"DELETE FROM booking_gpus WHERE booking_id IN (SELECT id FROM bookings WHERE note = '" + nowNote + "')",
-		"DELETE FROM bookings WHERE note = '" + nowNote + "'",
-	} {
-		if _, err := db.SQL.ExecContext(ctx, q); err != nil {
-			return res, fmt.Errorf("now floor cleanup: %w", err)
-		}
-	}
-	return res, nil
+	return res, deleteFloorRows(ctx, db, nowNote)
 }
 
 // pgNowFloor runs the pair as pgbench statements, prepared: the token, the
