@@ -130,3 +130,35 @@ func TestRecycledDatabaseIsLikeAFreshCopy(t *testing.T) {
 		}
 	})
 }
+
+// A test's own handle (Open) lends the recycling a connection of its pool,
+// whatever the test left in that session's settings: the database still
+// goes, emptied, to the next test, whose ids start at 1.
+func TestRecycledThroughTheTestsOwnHandle(t *testing.T) {
+	var first int64
+	t.Run("changes its sessions", func(t *testing.T) {
+		db := storetest.Open(t, store.Postgres)
+		first = dbOID(t, db)
+		fill(t, db)
+		db.SQL.SetMaxOpenConns(1) // the settings below stay on the one connection the recycling gets
+		for _, set := range []string{"SET search_path TO pg_catalog", "SET statement_timeout TO 1", "SET default_transaction_read_only TO on"} {
+			if _, err := db.SQL.Exec(set); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	t.Run("finds it fresh", func(t *testing.T) {
+		db := storetest.Open(t, store.Postgres)
+		if oid := dbOID(t, db); oid != first {
+			t.Fatalf("got database %d, not the recycled %d", oid, first)
+		}
+		if n := rows(t, db); n != 0 {
+			t.Fatalf("recycled database holds %d rows", n)
+		}
+		fill(t, db)
+		gpus, err := db.GPUs(t.Context())
+		if err != nil || len(gpus) != 2 || gpus[0].ID != 1 {
+			t.Fatalf("ids do not start at 1 again: %+v %v", gpus, err)
+		}
+	})
+}

@@ -56,7 +56,20 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 // nothing left to apply.
 func Open(t testing.TB, dialect string) *store.DB {
 	t.Helper()
-	db := OpenURL(t, MigratedURL(t, dialect))
+	var db *store.DB
+	if dialect == store.Postgres {
+		url, name, recyclable := freshPostgres(t, true)
+		db = openURL(t, url)
+		t.Cleanup(func() {
+			if recyclable {
+				recycleOrDrop(t, name, db) // on a connection of db's own pool, then closes it
+			} else {
+				db.Close()
+			}
+		})
+	} else {
+		db = OpenURL(t, freshSQLite(t))
+	}
 	if _, err := db.MigrateUp(context.Background()); err != nil {
 		t.Fatalf("migrate up: %v", err)
 	}
@@ -69,7 +82,11 @@ func Open(t testing.TB, dialect string) *store.DB {
 func MigratedURL(t testing.TB, dialect string) string {
 	t.Helper()
 	if dialect == store.Postgres {
-		return freshPostgres(t, true)
+		url, name, recyclable := freshPostgres(t, true)
+		if recyclable {
+			t.Cleanup(func() { recycleOrDrop(t, name, nil) })
+		}
+		return url
 	}
 	return freshSQLite(t)
 }
@@ -84,12 +101,19 @@ func OpenEmpty(t testing.TB, dialect string) *store.DB {
 // say, as a second replica would), closed when the test ends.
 func OpenURL(t testing.TB, url string) *store.DB {
 	t.Helper()
+	db := openURL(t, url)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// openURL is OpenURL without the close at the test's end.
+func openURL(t testing.TB, url string) *store.DB {
+	t.Helper()
 	db, err := store.Open(context.Background(), url)
 	if err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}
 	db.SetMaxConns(testMaxConns)
-	t.Cleanup(func() { db.Close() })
 	return db
 }
 
@@ -104,18 +128,21 @@ func URL(t testing.TB, dialect string) string {
 	if dialect == store.SQLite {
 		return "sqlite:" + filepath.Join(t.TempDir(), "gpubook.db")
 	}
-	return freshPostgres(t, false)
+	url, _, _ := freshPostgres(t, false)
+	return url
 }
 
 // freshPostgres creates a scratch database, empty or (migrated) a copy of
-// the migrated template, dropped when the test ends.
-func freshPostgres(t testing.TB, migrated bool) string {
+// the migrated template (or, under Run, an emptied one of an earlier
+// test), and returns its URL and name. A recyclable one (migrated, under
+// Run) is the caller's to hand to recycleOrDrop when the test ends; any
+// other is dropped when the test ends.
+func freshPostgres(t testing.TB, migrated bool) (url, name string, recyclable bool) {
 	t.Helper()
 	ctx := context.Background()
 	if migrated {
 		if name, ok := takeRecycled(); ok {
-			t.Cleanup(func() { recycleOrDrop(t, name) })
-			return replaceDBName(AdminURL(), name)
+			return replaceDBName(AdminURL(), name), name, true
 		}
 	}
 	template := ""
@@ -123,7 +150,6 @@ func freshPostgres(t testing.TB, migrated bool) string {
 	if migrated {
 		template, err = migratedTemplate(ctx)
 	}
-	var name string
 	if err == nil {
 		name, err = scratchPostgres(ctx, AdminURL(), "gpubook_test", template, true)
 		if template != "" && isMissingDatabase(err) {
@@ -143,22 +169,23 @@ func freshPostgres(t testing.TB, migrated bool) string {
 	if err != nil {
 		t.Fatalf("postgres: %v", err)
 	}
-	url := replaceDBName(AdminURL(), name)
+	url = replaceDBName(AdminURL(), name)
 	if migrated && runActive() {
 		if err := learnFresh(ctx, url); err != nil {
 			t.Log(err) // nothing is recycled then; every database is dropped
 		}
-		t.Cleanup(func() { recycleOrDrop(t, name) })
-		return url
+		return url, name, true
 	}
 	t.Cleanup(func() { dropNowOrLater(t, dropper(AdminURL(), name)) })
-	return url
+	return url, name, false
 }
 
 // recycleOrDrop puts the migrated database name back in Run's pool (see
-// recycle) or, when it cannot be, drops it.
-func recycleOrDrop(t testing.TB, name string) {
-	if err := recycle(name); err != nil {
+// recycle) or, when it cannot be, drops it. With the test's own handle
+// db (nil when the test opened its own), the check and the emptying run
+// on a connection of db's pool, which recycleOrDrop then closes.
+func recycleOrDrop(t testing.TB, name string, db *store.DB) {
+	if err := recycle(name, db); err != nil {
 		if !errors.Is(err, errNotRecyclable) {
 			t.Logf("storetest: %s not recycled: %v", name, err)
 		}
