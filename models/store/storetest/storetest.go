@@ -59,14 +59,15 @@ func Open(t testing.TB, dialect string) *store.DB {
 	var db *store.DB
 	if dialect == store.Postgres {
 		url, name, recyclable := freshPostgres(t, true)
-		db = openURL(t, url)
-		t.Cleanup(func() {
-			if recyclable {
+		t.Cleanup(func() { // registered first: a failed open still recycles or drops it
+			switch {
+			case recyclable:
 				recycleOrDrop(t, name, db) // on a connection of db's own pool, then closes it
-			} else {
+			case db != nil:
 				db.Close()
 			}
 		})
+		db = openURL(t, url)
 	} else {
 		db = OpenURL(t, freshSQLite(t))
 	}
