@@ -31,8 +31,8 @@ func (t *target) checkedStart() time.Time { return t.start.AddDate(3, 0, 0) }
 // deletes its rows. Client c books GPU c, hour k of its own for its k-th
 // booking, as user c (mod the load's users), as the plain floor does.
 func pgCheckedFloor(ctx context.Context, db *store.DB, dbURL string, t *target, clients int, d time.Duration) (result, error) {
-	if clients > len(t.gpuIDs) || !consecutive(t.gpuIDs) || !consecutive(t.users) {
-		return result{}, fmt.Errorf("checked floor: at most %d clients, consecutive ids", len(t.gpuIDs))
+	if err := t.pgbenchReady(clients); err != nil {
+		return result{}, err
 	}
 	res, err := runPgbench(ctx, dbURL, checkedScript(t), clients, d, "-M", "prepared", "-D", "k=0")
 	if err != nil {

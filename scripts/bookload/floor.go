@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gpubook/gpubook/models"
@@ -49,16 +48,26 @@ func sqlFloor(ctx context.Context, dialect string, db *store.DB, dbURL string, t
 // the next floor find the database as the HTTP load left it.
 func deleteFloorRows(ctx context.Context, db *store.DB, note string) error {
 	for _, q := range []string{
-		"DELETE FROM audit_events WHERE details = $1",
-		"DELETE FROM booking_gpus WHERE booking_id IN (SELECT id FROM bookings WHERE note = $1)",
-		"DELETE FROM bookings WHERE note = $1",
+		"DELETE FROM audit_events WHERE details = ?",
+		"DELETE FROM booking_gpus WHERE booking_id IN (SELECT id FROM bookings WHERE note = ?)",
+		"DELETE FROM bookings WHERE note = ?",
 	} {
-		if db.Dialect == store.SQLite {
-			q = strings.ReplaceAll(q, "$1", "?")
-		}
-		if _, err := db.SQL.ExecContext(ctx, q, note); err != nil {
+		if err := db.Gorm.WithContext(ctx).Exec(q, note).Error; err != nil { // GORM writes ? as the dialect's parameter
 			return fmt.Errorf("%s: cleanup: %w", note, err)
 		}
+	}
+	return nil
+}
+
+// pgbenchReady says whether pgbench's arithmetic can give each of clients
+// clients a GPU and a user of its own (client c: the c-th GPU, the user
+// c mod the load's users), which the pgbench floors rely on.
+func (t *target) pgbenchReady(clients int) error {
+	if clients > len(t.gpuIDs) {
+		return fmt.Errorf("the pgbench floors give each client a GPU of its own: at most %d clients", len(t.gpuIDs))
+	}
+	if !consecutive(t.gpuIDs) || !consecutive(t.users) {
+		return fmt.Errorf("the pgbench floors need consecutive GPU and user ids")
 	}
 	return nil
 }
@@ -69,11 +78,8 @@ func deleteFloorRows(ctx context.Context, db *store.DB, note string) error {
 // pgbench's arithmetic picks them). The token looked up is always the first
 // user's: the cost of the lookup does not depend on whose it is.
 func pgFloor(ctx context.Context, dbURL string, t *target, clients int, d time.Duration) (result, error) {
-	if clients > len(t.gpuIDs) {
-		return result{}, fmt.Errorf("the SQL floor gives each pgbench client its own GPU: at most %d clients", len(t.gpuIDs))
-	}
-	if !consecutive(t.gpuIDs) || !consecutive(t.users) {
-		return result{}, fmt.Errorf("sql floor: GPU and user ids must be consecutive")
+	if err := t.pgbenchReady(clients); err != nil {
+		return result{}, err
 	}
 	start := t.floorStart().Format(time.RFC3339)
 	within := func(slot string) string {

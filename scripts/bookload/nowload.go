@@ -136,8 +136,8 @@ func nowFloor(ctx context.Context, dialect string, db *store.DB, dbURL string, t
 // booking's one insert statement (its id kept with \gset), the token
 // again, the release's one statement. Client c books GPU c.
 func pgNowFloor(ctx context.Context, dbURL string, t *target, clients int, d time.Duration) (result, error) {
-	if clients > len(t.gpuIDs) || !consecutive(t.gpuIDs) || !consecutive(t.users) {
-		return result{}, fmt.Errorf("now floor: at most %d clients, consecutive ids", len(t.gpuIDs))
+	if err := t.pgbenchReady(clients); err != nil {
+		return result{}, err
 	}
 	token := fmt.Sprintf(sqlfloor.TokenUserSQL, "'"+models.HashToken(t.tokens[0])+"'")
 	script := fmt.Sprintf(`\set gpu %d + :client_id
