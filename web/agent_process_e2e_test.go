@@ -28,12 +28,6 @@ import (
 	"github.com/gpubook/gpubook/web/webtest"
 )
 
-// buildAgent builds cmd/gpubook-agent (cgo) into a temporary directory.
-func buildAgent(t *testing.T) string {
-	t.Helper()
-	return agentbin.Build(t, filepath.Join(t.TempDir(), "gpubook-agent"))
-}
-
 // agentProc is a running agent process and its log.
 type agentProc struct {
 	cmd  *exec.Cmd
@@ -63,7 +57,7 @@ func agentEnv(extra ...string) []string {
 
 func TestAgentProcessOnSimulatedGPUs(t *testing.T) {
 	t.Parallel()
-	bin := buildAgent(t)
+	bin := agentbin.Build(t, filepath.Join(t.TempDir(), "gpubook-agent"))
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()

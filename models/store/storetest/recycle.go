@@ -240,7 +240,7 @@ func recycle(name string, db *store.DB) error {
 		return err
 	}
 	if db != nil {
-		db.Close() // its session ends before the rename, which waits for none
+		db.Close() // its sessions end first: the rename fails while one is left (after 5 s of waiting)
 	}
 	// A session that connected again meanwhile makes the rename fail.
 	renamed := randomName("gpubook_test")
