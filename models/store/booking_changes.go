@@ -92,7 +92,7 @@ func (db *DB) changeBooking(ctx context.Context, id int64, change func(tx *gorm.
 // inBookingTx runs change on the locked booking id in one transaction;
 // an overlap comes back as the database's error, for the caller to explain.
 func (db *DB) inBookingTx(ctx context.Context, id int64, change func(tx *gorm.DB, b *models.Booking) error) error {
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.inTxRetrying(ctx, func(tx *gorm.DB) error {
 		if err := db.lockOwner(tx, id); err != nil {
 			return err
 		}

@@ -27,7 +27,7 @@ const importBatch = 500
 // the import fails the whole transaction.
 func (db *DB) ImportBookings(ctx context.Context, rows []models.ImportRow, rejects []models.ImportReject, skipBad bool, now time.Time, by models.Actor) (models.ImportResult, error) {
 	res := models.ImportResult{Rows: len(rows) + len(rejects)}
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.inTxRetrying(ctx, func(tx *gorm.DB) error {
 		t, err := importTargets(tx, rows)
 		if err != nil {
 			return err

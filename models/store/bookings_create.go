@@ -23,8 +23,14 @@ import (
 // bookings in the way be gone by the time the refusal is explained (one
 // cancelled in that instant), the booking is tried once more rather than
 // answered with a conflict that names nobody.
+// A try that PostgreSQL aborted as a deadlock's victim (two conflicting
+// bookings inserted at the same instant) is tried once more as well.
 func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim models.BookingLimits, now time.Time, by models.Actor) (*models.Booking, error) {
-	b, err := db.createBooking(ctx, req, lim, now, by)
+	var b *models.Booking
+	err := retryDeadlock(func() (err error) {
+		b, err = db.createBooking(ctx, req, lim, now, by)
+		return err
+	})
 	if !isOverlap(err) {
 		return b, err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"time"
@@ -22,6 +23,35 @@ func isOverlap(err error) bool {
 		return pg.Code == "23P01"
 	}
 	return err != nil && strings.Contains(err.Error(), overlapConstraint)
+}
+
+// isDeadlock reports whether PostgreSQL chose err's transaction as the
+// victim of a deadlock. Two transactions that insert conflicting blocking
+// rows at the same instant can each find the other's row in the exclusion
+// constraint's index and wait for it; after deadlock_timeout PostgreSQL
+// aborts one of them, and the other goes on to commit.
+func isDeadlock(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "40P01"
+}
+
+// retryDeadlock runs try, and once more when its transaction was a
+// deadlock's victim: the transaction that won has committed or is about to,
+// so the second try sees its booking and is refused with it explained
+// (or succeeds, when the winner let go), instead of failing as internal.
+func retryDeadlock(try func() error) error {
+	err := try()
+	if isDeadlock(err) {
+		err = try()
+	}
+	return err
+}
+
+// inTxRetrying runs fn in a transaction, and once more when PostgreSQL
+// aborted it as a deadlock's victim (retryDeadlock): the transactions that
+// write blocking booking rows, which race on the exclusion constraint.
+func (db *DB) inTxRetrying(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return retryDeadlock(func() error { return db.Gorm.WithContext(ctx).Transaction(fn) })
 }
 
 // mapErr turns driver errors into domain errors; what stays unknown becomes

@@ -20,7 +20,7 @@ import (
 // the decider was shown (PreemptionPlan), or AnyPlan; any other plan is
 // refused with ECONFLICT rather than applied unseen.
 func (db *DB) ApproveRequest(ctx context.Context, id int64, actor *models.User, comment, plan string, now time.Time, mail models.Mailer) (*models.PriorityRequest, error) {
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.inTxRetrying(ctx, func(tx *gorm.DB) error {
 		r, err := db.decide(tx, id, actor, models.RequestApproved, comment, now)
 		if err != nil {
 			return err
