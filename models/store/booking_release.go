@@ -59,7 +59,20 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 // round trips on PostgreSQL (releasePipelined). Unlike the other
 // changes it does not lock the owner's row first: a release only frees,
 // so no rule judged against what the owner holds can be passed wrongly.
+// A release that PostgreSQL aborted as a deadlock's victim (its shortened
+// range checked against a booking being inserted into the old one) is
+// tried once more.
 func (db *DB) ReleaseBooking(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.Booking, error) {
+	var b *models.Booking
+	err := retryDeadlock(func() (err error) {
+		b, err = db.releaseBooking(ctx, id, actor, now)
+		return err
+	})
+	return b, err
+}
+
+// releaseBooking is one try of ReleaseBooking.
+func (db *DB) releaseBooking(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.Booking, error) {
 	var done *models.Booking
 	ctx, err := uncancelled(ctx)
 	if err != nil {

@@ -63,7 +63,7 @@ func (db *DB) TakeGPUOutOfService(ctx context.Context, gpuID int64, reason strin
 	if err := models.ValidateServiceReason(&reason); err != nil {
 		return err
 	}
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.inTxRetrying(ctx, func(tx *gorm.DB) error { // its moves insert bookings
 		plan, g, err := servicePlan(tx, gpuID, now, true)
 		if err != nil {
 			return err
