@@ -61,7 +61,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 // so no rule judged against what the owner holds can be passed wrongly.
 // A release that PostgreSQL aborted as a deadlock's victim (its shortened
 // range checked against a booking being inserted into the old one) is
-// tried once more.
+// tried again (retryDeadlock).
 func (db *DB) ReleaseBooking(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.Booking, error) {
 	var b *models.Booking
 	err := retryDeadlock(func() (err error) {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -198,14 +199,60 @@ func gpusByID(tx *gorm.DB, ids []int64) (map[int64]models.GPU, error) {
 	return m, nil
 }
 
+// gpuLock is the lock a transaction takes on the rows of the GPUs it is
+// about to book or extend on, on PostgreSQL, always in the order of their
+// ids (lockGPUs, and the policy read of a booking). Without it, writers of
+// one GPU's bookings met only on the exclusion constraint, which checks a
+// new row after inserting it into the index: two or more inserting at
+// once could each find another's row and wait for it, a deadlock that
+// PostgreSQL breaks after a second by failing one of them, again and again
+// under load (TestMixedChangesUnderConcurrency). With it they queue, one at
+// a time per GPU. Like userLock it lets foreign-key checks through.
+const gpuLock = "FOR NO KEY UPDATE"
+
+// lockGPUs takes gpuLock on the GPUs ids, in the order of their ids.
+func lockGPUs(tx *gorm.DB, ids []int64) error {
+	if tx.Dialector.Name() != Postgres || len(ids) == 0 {
+		return nil
+	}
+	var got []int64
+	if err := tx.Raw("SELECT id FROM gpus WHERE id IN ? ORDER BY id "+gpuLock, ids).Scan(&got).Error; err != nil {
+		return fmt.Errorf("store: lock GPUs: %w", err)
+	}
+	return nil
+}
+
+// lockBookingGPUs takes gpuLock on the GPUs of booking id, in the order of
+// their ids, before the booking's own row is locked.
+func lockBookingGPUs(tx *gorm.DB, id int64) error {
+	if tx.Dialector.Name() != Postgres {
+		return nil
+	}
+	var got []int64
+	err := tx.Raw("SELECT id FROM gpus WHERE id IN (SELECT gpu_id FROM booking_gpus WHERE booking_id = ?) ORDER BY id "+gpuLock, id).Scan(&got).Error
+	if err != nil {
+		return fmt.Errorf("store: lock the GPUs of booking %d: %w", id, err)
+	}
+	return nil
+}
+
 func insertBooking(tx *gorm.DB, req models.NewBooking, nodeID int64, kind string, now time.Time) (int64, error) {
+	if err := lockGPUs(tx, req.GPUIDs); err != nil {
+		return 0, err
+	}
 	row := bookingRow{UserID: req.UserID, NodeID: nodeID, StartsAt: utc(req.StartsAt), EndsAt: utc(req.EndsAt), Note: req.Note,
 		Kind: kind, Status: models.StatusConfirmed, CreatedAt: utc(now), UpdatedAt: utc(now)}
 	if err := tx.Omit("user_name", "user_email", "node_name").Create(&row).Error; err != nil {
 		return 0, err
 	}
+	// In the order of the GPUs' ids, as every booking inserts them: two
+	// transactions that insert rows for the same two GPUs in opposite
+	// orders each wait, on the exclusion constraint, for the row the other
+	// inserted first — a deadlock whenever they meet (an approval whose
+	// request listed its GPUs as chosen, beside a booking, which
+	// ValidateNewBooking sorts).
 	links := make([]bookingGPURow, len(req.GPUIDs))
-	for i, g := range req.GPUIDs {
+	for i, g := range slices.Sorted(slices.Values(req.GPUIDs)) {
 		links[i] = bookingGPURow{BookingID: row.ID, GPUID: g, StartsAt: row.StartsAt, EndsAt: row.EndsAt, Blocking: true}
 	}
 	if err := tx.Create(&links).Error; err != nil {

@@ -24,7 +24,7 @@ import (
 // cancelled in that instant), the booking is tried once more rather than
 // answered with a conflict that names nobody.
 // A try that PostgreSQL aborted as a deadlock's victim (two conflicting
-// bookings inserted at the same instant) is tried once more as well.
+// bookings inserted at the same instant) is tried again (retryDeadlock).
 func (db *DB) CreateBooking(ctx context.Context, req models.NewBooking, lim models.BookingLimits, now time.Time, by models.Actor) (*models.Booking, error) {
 	var b *models.Booking
 	err := retryDeadlock(func() (err error) {

@@ -23,7 +23,8 @@ func TestRetryDeadlock(t *testing.T) {
 		{"another error is not tried again", []error{other}, 1, other},
 		{"a deadlock's victim is tried again", []error{deadlock, nil}, 2, nil},
 		{"wrapped as internal, still a deadlock", []error{models.Internal(fmt.Errorf("store: x: %w", deadlock)), nil}, 2, nil},
-		{"only once more", []error{deadlock, deadlock, nil}, 2, deadlock},
+		{"a victim again is tried again", []error{deadlock, deadlock, nil}, 3, nil},
+		{"three tries at most", []error{deadlock, deadlock, deadlock, nil}, 3, deadlock},
 		{"the second try's own error", []error{deadlock, other}, 2, other},
 	}
 	for _, c := range cases {

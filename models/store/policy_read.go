@@ -34,8 +34,9 @@ type policyRead struct {
 //	rowGPU        gpu id     node_id  model    node     uuid     index    in_service  -
 //
 // The limits come first because SQLite takes a column's declared type
-// (DATETIME for at) from the first branch. %s is FOR UPDATE on PostgreSQL:
-// the user's row is locked by the statement that reads it. What the user
+// (DATETIME for at) from the first branch. The two %s are userLock and
+// gpuLock on PostgreSQL: the user's row and the GPUs' rows are locked by
+// the statement that reads them, the GPUs in the order of their ids. What the user
 // already holds is NOT read here: on PostgreSQL a statement that waited for
 // the lock still sees the snapshot taken before it waited, so held bookings
 // are read by a later statement (addUsage).
@@ -50,7 +51,7 @@ UNION ALL SELECT 'u', id, 0, name, email, '', 0, is_admin, CAST(NULL AS TIMESTAM
 UNION ALL SELECT 't', m.team_id, 0, t.name, '', '', 0, FALSE, CAST(NULL AS TIMESTAMPTZ)
 	FROM memberships m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ?
 UNION ALL SELECT 'g', g.id, g.node_id, g.model, n.name, g.uuid, g.idx, g.in_service, CAST(NULL AS TIMESTAMPTZ)
-	FROM gpus g JOIN nodes n ON n.id = g.node_id WHERE g.id IN ?`
+	FROM (SELECT id, node_id, model, uuid, idx, in_service FROM gpus WHERE id IN ?%s) g JOIN nodes n ON n.id = g.node_id`
 
 // policyQuery is policyReadSQL and its arguments for the dialect, in its
 // parameter markers: the store runs it without GORM (raw_sql.go). On
@@ -84,7 +85,7 @@ func policySQLite(n int) string {
 	if n > 0 {
 		in = "(+?" + strings.Repeat(", +?", n-1) + ")"
 	}
-	q := strings.ReplaceAll(fmt.Sprintf(policyReadSQL, ""), "= ?", "= +?")
+	q := strings.ReplaceAll(fmt.Sprintf(policyReadSQL, "", ""), "= ?", "= +?")
 	return strings.Replace(q, "IN ?", "IN "+in, 1)
 }
 
@@ -92,8 +93,8 @@ func policySQLite(n int) string {
 // lock, SQLite's for one GPU.
 var (
 	policyReadPG = [2]string{
-		DollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, ""), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
-		DollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, " FOR UPDATE"), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
+		DollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, "", ""), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
+		DollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, " "+userLock, " ORDER BY id "+gpuLock), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
 	}
 	policyReadSQLite1 = policySQLite(1)
 )

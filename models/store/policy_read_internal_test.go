@@ -22,7 +22,7 @@ func TestPolicyQuerySQLiteParameters(t *testing.T) {
 			t.Errorf("%d GPUs: %d markers, %d arguments", len(ids), len(n), len(args))
 		}
 	}
-	if q, args := policyQuery(Postgres, true, 3, []int64{7, 8}); !regexp.MustCompile(`FOR UPDATE`).MatchString(q) || len(args) != 5 {
+	if q, args := policyQuery(Postgres, true, 3, []int64{7, 8}); !regexp.MustCompile(`FOR NO KEY UPDATE`).MatchString(q) || len(args) != 5 {
 		t.Errorf("postgres: %d arguments, query\n%s", len(args), q)
 	}
 }

@@ -109,6 +109,20 @@ func (db *DB) decide(tx *gorm.DB, id int64, actor *models.User, status, comment 
 // saw another, or none. It returns what it did to each booking, for the request's audit
 // event.
 func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.User, want string, now time.Time, mail models.Mailer) ([]map[string]any, error) {
+	// The GPUs first (gpuLock), before any booking in the way: the
+	// request's own, or, when it pre-empts, every GPU of the node, since a
+	// booking in the way may be moved to any of them.
+	gpus := r.GPUIDs
+	if r.Preempt {
+		var all []int64 // not into gpus: Pluck would overwrite r.GPUIDs
+		if err := tx.Table("gpus").Where("node_id = ?", r.NodeID).Pluck("id", &all).Error; err != nil {
+			return nil, fmt.Errorf("store: the node's GPUs: %w", err)
+		}
+		gpus = all
+	}
+	if err := lockGPUs(tx, gpus); err != nil {
+		return nil, err
+	}
 	if !r.Preempt {
 		cs, err := conflicts(tx, r.GPUIDs, r.StartsAt, r.EndsAt, 0)
 		if err != nil || len(cs) == 0 {
