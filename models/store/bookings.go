@@ -222,6 +222,20 @@ func lockGPUs(tx *gorm.DB, ids []int64) error {
 	return nil
 }
 
+// lockNodeGPUs takes gpuLock on every GPU of node nodeID, in the order of
+// their ids: for a change that may move bookings to any of them (a
+// pre-empting approval, a GPU taken out of service).
+func lockNodeGPUs(tx *gorm.DB, nodeID int64) error {
+	if tx.Dialector.Name() != Postgres {
+		return nil
+	}
+	var got []int64
+	if err := tx.Raw("SELECT id FROM gpus WHERE node_id = ? ORDER BY id "+gpuLock, nodeID).Scan(&got).Error; err != nil {
+		return fmt.Errorf("store: lock the GPUs of node %d: %w", nodeID, err)
+	}
+	return nil
+}
+
 // lockBookingGPUs takes gpuLock on the GPUs of booking id, in the order of
 // their ids, before the booking's own row is locked.
 func lockBookingGPUs(tx *gorm.DB, id int64) error {

@@ -112,15 +112,13 @@ func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.Use
 	// The GPUs first (gpuLock), before any booking in the way: the
 	// request's own, or, when it pre-empts, every GPU of the node, since a
 	// booking in the way may be moved to any of them.
-	gpus := r.GPUIDs
+	var err error
 	if r.Preempt {
-		var all []int64 // not into gpus: Pluck would overwrite r.GPUIDs
-		if err := tx.Table("gpus").Where("node_id = ?", r.NodeID).Pluck("id", &all).Error; err != nil {
-			return nil, fmt.Errorf("store: the node's GPUs: %w", err)
-		}
-		gpus = all
+		err = lockNodeGPUs(tx, r.NodeID)
+	} else {
+		err = lockGPUs(tx, r.GPUIDs)
 	}
-	if err := lockGPUs(tx, gpus); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if !r.Preempt {
