@@ -85,6 +85,9 @@ func (db *DB) releaseBooking(ctx context.Context, id int64, actor *models.User, 
 		}
 	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockBookingGPUs(tx, id); err != nil { // the GPUs before the booking, as every writer
+			return err
+		}
 		conn := rawTx(tx)
 		b, usage, err := readForRelease(conn, id, now)
 		if err != nil {

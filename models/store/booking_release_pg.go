@@ -23,9 +23,11 @@ func (db *DB) releasePipelined(ctx context.Context, id int64, actor *models.User
 		var rr releaseReadRows
 		batch := &pgx.Batch{}
 		batch.Queue("BEGIN")
+		batch.Queue(bookingGPUsLockPG, id) // the GPUs before the booking, as every writer
 		batch.Queue(releaseRead.postgres, releaseReadArgs(id, now)...)
 		res := sendBatch(ctx, c, batch)
 		res.exec()
+		res.rows(func(sqlRows) error { return nil })
 		res.rows(rr.scan)
 		if err := res.close(); err != nil {
 			return fmt.Errorf("store: read booking %d: %w", id, err)

@@ -236,6 +236,12 @@ func lockNodeGPUs(tx *gorm.DB, nodeID int64) error {
 	return nil
 }
 
+// bookingGPUsLock takes gpuLock on the GPUs of booking ?, by id; with
+// PostgreSQL's parameter, for the release's pipeline.
+const bookingGPUsLock = "SELECT id FROM gpus WHERE id IN (SELECT gpu_id FROM booking_gpus WHERE booking_id = ?) ORDER BY id " + gpuLock
+
+var bookingGPUsLockPG = DollarParams(bookingGPUsLock)
+
 // lockBookingGPUs takes gpuLock on the GPUs of booking id, in the order of
 // their ids, before the booking's own row is locked.
 func lockBookingGPUs(tx *gorm.DB, id int64) error {
@@ -243,7 +249,7 @@ func lockBookingGPUs(tx *gorm.DB, id int64) error {
 		return nil
 	}
 	var got []int64
-	err := tx.Raw("SELECT id FROM gpus WHERE id IN (SELECT gpu_id FROM booking_gpus WHERE booking_id = ?) ORDER BY id "+gpuLock, id).Scan(&got).Error
+	err := tx.Raw(bookingGPUsLock, id).Scan(&got).Error
 	if err != nil {
 		return fmt.Errorf("store: lock the GPUs of booking %d: %w", id, err)
 	}

@@ -16,8 +16,8 @@ import (
 // the other's row), but only now and then; here the cycle is made on
 // purpose: another transaction holds an uncommitted booking of the GPU,
 // the create locks its user's row and waits for that booking, and the
-// other transaction then asks for the same user's row. The create waited
-// first, so its backend is the one that finds the cycle and gives up.
+// other transaction then asks for the same user's row. The create's
+// backend is the one that finds the cycle and gives up.
 func TestDeadlockVictimIsTriedAgainPostgres(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, store.Postgres)
@@ -44,6 +44,12 @@ func TestDeadlockVictimIsTriedAgainPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Rollback()
+	// Only the create may find the cycle: the other session waits ten
+	// seconds before it looks (the tests connect as PostgreSQL's superuser,
+	// who may set this), so that a slow poll cannot make it the victim.
+	if _, err := other.ExecContext(ctx, `SET LOCAL deadlock_timeout = '10s'`); err != nil {
+		t.Fatal(err)
+	}
 	var held int64
 	err = other.QueryRowContext(ctx, `INSERT INTO bookings (user_id, node_id, starts_at, ends_at, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $5) RETURNING id`, bo.ID, node.ID, start, start.Add(2*time.Hour), now).Scan(&held)
