@@ -199,63 +199,6 @@ func gpusByID(tx *gorm.DB, ids []int64) (map[int64]models.GPU, error) {
 	return m, nil
 }
 
-// gpuLock is the lock a transaction takes on the rows of the GPUs it is
-// about to book or extend on, on PostgreSQL, always in the order of their
-// ids (lockGPUs, and the policy read of a booking). Without it, writers of
-// one GPU's bookings met only on the exclusion constraint, which checks a
-// new row after inserting it into the index: two or more inserting at
-// once could each find another's row and wait for it, a deadlock that
-// PostgreSQL breaks after a second by failing one of them, again and again
-// under load (TestMixedChangesUnderConcurrency). With it they queue, one at
-// a time per GPU. Like userLock it lets foreign-key checks through.
-const gpuLock = "FOR NO KEY UPDATE"
-
-// lockGPUs takes gpuLock on the GPUs ids, in the order of their ids.
-func lockGPUs(tx *gorm.DB, ids []int64) error {
-	if tx.Dialector.Name() != Postgres || len(ids) == 0 {
-		return nil
-	}
-	var got []int64
-	if err := tx.Raw("SELECT id FROM gpus WHERE id IN ? ORDER BY id "+gpuLock, ids).Scan(&got).Error; err != nil {
-		return fmt.Errorf("store: lock GPUs: %w", err)
-	}
-	return nil
-}
-
-// lockNodeGPUs takes gpuLock on every GPU of node nodeID, in the order of
-// their ids: for a change that may move bookings to any of them (a
-// pre-empting approval, a GPU taken out of service).
-func lockNodeGPUs(tx *gorm.DB, nodeID int64) error {
-	if tx.Dialector.Name() != Postgres {
-		return nil
-	}
-	var got []int64
-	if err := tx.Raw("SELECT id FROM gpus WHERE node_id = ? ORDER BY id "+gpuLock, nodeID).Scan(&got).Error; err != nil {
-		return fmt.Errorf("store: lock the GPUs of node %d: %w", nodeID, err)
-	}
-	return nil
-}
-
-// bookingGPUsLock takes gpuLock on the GPUs of booking ?, by id; with
-// PostgreSQL's parameter, for the release's pipeline.
-const bookingGPUsLock = "SELECT id FROM gpus WHERE id IN (SELECT gpu_id FROM booking_gpus WHERE booking_id = ?) ORDER BY id " + gpuLock
-
-var bookingGPUsLockPG = DollarParams(bookingGPUsLock)
-
-// lockBookingGPUs takes gpuLock on the GPUs of booking id, in the order of
-// their ids, before the booking's own row is locked.
-func lockBookingGPUs(tx *gorm.DB, id int64) error {
-	if tx.Dialector.Name() != Postgres {
-		return nil
-	}
-	var got []int64
-	err := tx.Raw(bookingGPUsLock, id).Scan(&got).Error
-	if err != nil {
-		return fmt.Errorf("store: lock the GPUs of booking %d: %w", id, err)
-	}
-	return nil
-}
-
 func insertBooking(tx *gorm.DB, req models.NewBooking, nodeID int64, kind string, now time.Time) (int64, error) {
 	if err := lockGPUs(tx, req.GPUIDs); err != nil {
 		return 0, err

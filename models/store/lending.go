@@ -100,29 +100,3 @@ func (db *DB) CreateLoan(ctx context.Context, l *models.QuotaLoan, lim models.Bo
 	})
 	return mapErr(err, "loan")
 }
-
-// userLock is the lock a transaction takes on a user's row on PostgreSQL
-// to serialise that user's bookings, changes and loans: it conflicts with
-// itself, so two of them cannot both spend the same allowance, but not
-// with the key-share lock of a foreign-key check, so a row that only names
-// the user (their notification, a priority booking approved for them, a
-// booking of theirs that a pre-emption shortens) is not held up by it.
-// FOR UPDATE blocked those too, which closed cycles with booking-row locks:
-// an approval holding the pre-empted booking and waiting to notify its
-// owner, whose extension held the owner's row and waited for the booking
-// (TestMixedChangesUnderConcurrency).
-const userLock = "FOR NO KEY UPDATE"
-
-// lockUser serialises the policy checks of one user on PostgreSQL, so that
-// two concurrent bookings or loans cannot both spend the same allowance.
-// SQLite's IMMEDIATE transactions already run one writer at a time.
-func lockUser(tx *gorm.DB, dialect string, userID int64) error {
-	if dialect != Postgres || userID == 0 {
-		return nil
-	}
-	var got []int64
-	if err := tx.Raw("SELECT id FROM users WHERE id = ? "+userLock, userID).Scan(&got).Error; err != nil {
-		return fmt.Errorf("store: lock user: %w", err)
-	}
-	return nil
-}
