@@ -136,3 +136,75 @@ func TestMixedChangesUnderConcurrency(t *testing.T) {
 		}
 	})
 }
+
+// TestUsageIngestBesideBookingChanges: a node's agent reports the minutes
+// just past on its GPUs (three senders, overlapping, as retries do) while
+// users book those GPUs from now, release and extend there: the booking
+// changes restamp minutes already stored and the ingest stamps new ones,
+// on the same rows at the same moments. No side fails with an internal
+// error (a deadlock's victim, a lock timeout).
+func TestUsageIngestBesideBookingChanges(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		u, _ := fixture(t, db, 1)
+		n1, _ := enrolled(t, db, "gpu11", 1, 4)
+		var gpus []int64
+		if err := db.Gorm.Table("gpus").Where("node_id = ?", n1).Order("idx").Pluck("id", &gpus).Error; err != nil {
+			t.Fatal(err)
+		}
+		ret := 400 * 24 * time.Hour
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		counts := map[string]int{}
+		tally := func(op string, err error) {
+			code := models.ErrorCode(err)
+			mu.Lock()
+			counts[op+" "+code]++
+			mu.Unlock()
+			if code == models.EINTERNAL {
+				t.Errorf("%s: %v", op, err)
+			}
+		}
+		// The first minutes are there before anyone books, so that the
+		// first bookings from now already restamp stored minutes.
+		if _, err := db.IngestUsage(ctx, n1, usageBatch(1, at0, 4, 4), ret, at0.Add(4*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		for w := range 3 {
+			wg.Add(1)
+			go func() { // an agent's sender: two minutes a batch, a minute late
+				defer wg.Done()
+				for k := range 30 {
+					_, err := db.IngestUsage(ctx, n1, usageBatch(1, at0.Add(time.Duration(k+w%2)*time.Minute), 2, 4), ret,
+						at0.Add(time.Duration(k+3)*time.Minute))
+					tally("ingest", err)
+				}
+			}()
+		}
+		for w := range 3 {
+			wg.Add(1)
+			go func() { // a user: book a GPU from now, then release or extend it
+				defer wg.Done()
+				r := rand.New(rand.NewPCG(uint64(w), 7))
+				for k := range 20 {
+					now := at0.Add(time.Duration(k)*time.Minute + 30*time.Second)
+					b, err := db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{gpus[r.IntN(4)]}, StartsAt: now,
+						EndsAt: now.Add(30 * time.Minute)}, models.DefaultBookingLimits, now, models.ActorFor(u, ""))
+					tally("create", err)
+					if err != nil {
+						continue
+					}
+					if r.IntN(2) == 0 {
+						_, err = db.ReleaseBooking(ctx, b.ID, u, now.Add(time.Minute))
+						tally("release", err)
+					} else {
+						_, err = db.ExtendBooking(ctx, b.ID, u, b.EndsAt.Add(30*time.Minute), models.DefaultBookingLimits, now.Add(time.Minute))
+						tally("extend", err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		t.Logf("outcomes: %v", counts)
+	})
+}
