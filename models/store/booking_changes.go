@@ -20,7 +20,7 @@ import (
 // CancelBooking cancels a booking that has not started: it stays in the
 // record as cancelled and stops holding its GPUs.
 func (db *DB) CancelBooking(ctx context.Context, id int64, actor *models.User, now time.Time) (*models.Booking, error) {
-	return db.changeBooking(ctx, id, false, func(tx *gorm.DB, b *models.Booking) error {
+	return db.changeBooking(ctx, id, func(tx *gorm.DB, b *models.Booking) error {
 		if err := models.CheckCancel(b, actor, now); err != nil {
 			return err
 		}
@@ -38,7 +38,7 @@ func (db *DB) CancelBooking(ctx context.Context, id int64, actor *models.User, n
 // and on PostgreSQL the exclusion constraint refuses the loser of a race,
 // whose error is then explained the same way.
 func (db *DB) ExtendBooking(ctx context.Context, id int64, actor *models.User, newEnd time.Time, lim models.BookingLimits, now time.Time) (*models.Booking, error) {
-	b, err := db.changeBooking(ctx, id, true, func(tx *gorm.DB, b *models.Booking) error {
+	b, err := db.changeBooking(ctx, id, func(tx *gorm.DB, b *models.Booking) error {
 		end, err := models.CheckExtend(b, actor, newEnd, lim, now)
 		if err != nil {
 			return err
@@ -67,7 +67,7 @@ func (db *DB) ExtendBooking(ctx context.Context, id int64, actor *models.User, n
 // UpdateBookingNote replaces the note of an upcoming or active booking.
 // The signature has no clock, so "past" is judged by the wall clock.
 func (db *DB) UpdateBookingNote(ctx context.Context, id int64, actor *models.User, note string, lim models.BookingLimits, now time.Time) (*models.Booking, error) {
-	return db.changeBooking(ctx, id, false, func(tx *gorm.DB, b *models.Booking) error {
+	return db.changeBooking(ctx, id, func(tx *gorm.DB, b *models.Booking) error {
 		clean, err := models.CheckNote(b, actor, note, lim, now)
 		if err != nil {
 			return err
@@ -81,10 +81,9 @@ func (db *DB) UpdateBookingNote(ctx context.Context, id int64, actor *models.Use
 }
 
 // changeBooking runs change on the locked booking id in one transaction and
-// returns the booking as committed; withGPUs for a change that holds its
-// GPUs longer (inBookingTx).
-func (db *DB) changeBooking(ctx context.Context, id int64, withGPUs bool, change func(tx *gorm.DB, b *models.Booking) error) (*models.Booking, error) {
-	if err := db.inBookingTx(ctx, id, withGPUs, change); err != nil {
+// returns the booking as committed.
+func (db *DB) changeBooking(ctx context.Context, id int64, change func(tx *gorm.DB, b *models.Booking) error) (*models.Booking, error) {
+	if err := db.inBookingTx(ctx, id, change); err != nil {
 		return nil, err
 	}
 	return db.Booking(ctx, id)
@@ -92,18 +91,15 @@ func (db *DB) changeBooking(ctx context.Context, id int64, withGPUs bool, change
 
 // inBookingTx runs change on the locked booking id in one transaction;
 // an overlap comes back as the database's error, for the caller to explain.
-// The locks come in the order every writer takes them: the owner's row,
-// then, withGPUs (a change that makes the booking hold its GPUs longer),
-// its GPUs' rows (gpuLock), then the booking's.
-func (db *DB) inBookingTx(ctx context.Context, id int64, withGPUs bool, change func(tx *gorm.DB, b *models.Booking) error) error {
+// The locks come in the order every writer takes them (locks.go): the
+// owner's row, its GPUs' rows, then the booking's.
+func (db *DB) inBookingTx(ctx context.Context, id int64, change func(tx *gorm.DB, b *models.Booking) error) error {
 	err := db.inTxRetrying(ctx, func(tx *gorm.DB) error {
-		if err := db.lockOwner(tx, id); err != nil {
+		if err := lockOwner(tx, id); err != nil {
 			return err
 		}
-		if withGPUs {
-			if err := lockBookingGPUs(tx, id); err != nil {
-				return err
-			}
+		if err := lockBookingGPUs(tx, id); err != nil {
+			return err
 		}
 		b, err := bookingByID(tx, id, true)
 		if err != nil {
@@ -116,21 +112,6 @@ func (db *DB) inBookingTx(ctx context.Context, id int64, withGPUs bool, change f
 	}
 	if err != nil {
 		return mapErr(err, "booking")
-	}
-	return nil
-}
-
-// lockOwner takes the lock of the booking's owner on PostgreSQL before the
-// booking's own, in the order CreateBooking takes it: an extension is
-// judged against what the owner holds, so two at once must not both pass
-// the same allowance (TestExtendQuotaUnderConcurrency).
-func (db *DB) lockOwner(tx *gorm.DB, bookingID int64) error {
-	if db.Dialect != Postgres {
-		return nil
-	}
-	var got []int64
-	if err := tx.Raw("SELECT id FROM users WHERE id = (SELECT user_id FROM bookings WHERE id = ?) "+userLock, bookingID).Scan(&got).Error; err != nil {
-		return fmt.Errorf("store: lock booking owner: %w", err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -36,6 +37,9 @@ func (db *DB) ImportBookings(ctx context.Context, rows []models.ImportRow, rejec
 		res.Rejects = mergeRejects(rejects, bad)
 		if len(res.Rejects) > 0 && !skipBad {
 			return errImportRejected
+		}
+		if err := lockGPUs(tx, importedGPUs(ok)); err != nil { // locks.go
+			return err
 		}
 		first, last, err := insertImported(tx, ok, now)
 		if err != nil {
@@ -172,4 +176,14 @@ func insertImported(tx *gorm.DB, ok []models.ImportBooking, now time.Time) (firs
 		return first, last, restampUsage(tx, nil, lo, hi)
 	}
 	return first, last, nil
+}
+
+// importedGPUs lists the GPUs the bookings ok hold, each once.
+func importedGPUs(ok []models.ImportBooking) []int64 {
+	var ids []int64
+	for _, b := range ok {
+		ids = append(ids, b.GPUIDs...)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -199,23 +198,16 @@ func gpusByID(tx *gorm.DB, ids []int64) (map[int64]models.GPU, error) {
 	return m, nil
 }
 
+// insertBooking inserts a booking of req's GPUs, whose rows the caller has
+// locked (locks.go): its policy read, or an approval's lockGPUs.
 func insertBooking(tx *gorm.DB, req models.NewBooking, nodeID int64, kind string, now time.Time) (int64, error) {
-	if err := lockGPUs(tx, req.GPUIDs); err != nil {
-		return 0, err
-	}
 	row := bookingRow{UserID: req.UserID, NodeID: nodeID, StartsAt: utc(req.StartsAt), EndsAt: utc(req.EndsAt), Note: req.Note,
 		Kind: kind, Status: models.StatusConfirmed, CreatedAt: utc(now), UpdatedAt: utc(now)}
 	if err := tx.Omit("user_name", "user_email", "node_name").Create(&row).Error; err != nil {
 		return 0, err
 	}
-	// In the order of the GPUs' ids, as every booking inserts them: two
-	// transactions that insert rows for the same two GPUs in opposite
-	// orders each wait, on the exclusion constraint, for the row the other
-	// inserted first — a deadlock whenever they meet (an approval whose
-	// request listed its GPUs as chosen, beside a booking, which
-	// ValidateNewBooking sorts).
 	links := make([]bookingGPURow, len(req.GPUIDs))
-	for i, g := range slices.Sorted(slices.Values(req.GPUIDs)) {
+	for i, g := range req.GPUIDs {
 		links[i] = bookingGPURow{BookingID: row.ID, GPUID: g, StartsAt: row.StartsAt, EndsAt: row.EndsAt, Blocking: true}
 	}
 	if err := tx.Create(&links).Error; err != nil {

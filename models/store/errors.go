@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"time"
@@ -23,42 +22,6 @@ func isOverlap(err error) bool {
 		return pg.Code == "23P01"
 	}
 	return err != nil && strings.Contains(err.Error(), overlapConstraint)
-}
-
-// isDeadlock reports whether PostgreSQL chose err's transaction as the
-// victim of a deadlock. Two transactions that insert conflicting blocking
-// rows at the same instant can each find the other's row in the exclusion
-// constraint's index and wait for it; after deadlock_timeout PostgreSQL
-// aborts one of them, and the other goes on to commit.
-func isDeadlock(err error) bool {
-	var pg *pgconn.PgError
-	return errors.As(err, &pg) && pg.Code == "40P01"
-}
-
-// deadlockTries is how many times retryDeadlock runs a transaction that
-// keeps being a deadlock's victim. One more try is nearly always enough;
-// a lab's busiest minutes (TestMixedChangesUnderConcurrency: eight
-// writers on four GPUs) saw a retry be a victim again.
-const deadlockTries = 3
-
-// retryDeadlock runs try, and again, up to deadlockTries times in all,
-// while its transaction was a deadlock's victim: the transaction that won
-// has committed or is about to, so the next try sees its booking and is
-// refused with it explained (or succeeds, when the winner let go), instead
-// of failing as internal.
-func retryDeadlock(try func() error) error {
-	err := try()
-	for n := 1; n < deadlockTries && isDeadlock(err); n++ {
-		err = try()
-	}
-	return err
-}
-
-// inTxRetrying runs fn in a transaction, and again when PostgreSQL
-// aborted it as a deadlock's victim (retryDeadlock): the transactions that
-// write blocking booking rows, which race on the exclusion constraint.
-func (db *DB) inTxRetrying(ctx context.Context, fn func(tx *gorm.DB) error) error {
-	return retryDeadlock(func() error { return db.Gorm.WithContext(ctx).Transaction(fn) })
 }
 
 // mapErr turns driver errors into domain errors; what stays unknown becomes

@@ -64,17 +64,11 @@ func (db *DB) TakeGPUOutOfService(ctx context.Context, gpuID int64, reason strin
 		return err
 	}
 	err := db.inTxRetrying(ctx, func(tx *gorm.DB) error { // its moves insert bookings
-		// Every GPU of the node first (gpuLock), before the bookings it
+		// Every GPU of the node first (locks.go), before the bookings it
 		// moves: a booking may go to any of them.
-		var node []int64
-		if err := tx.Table("gpus").Where("id = ?", gpuID).Pluck("node_id", &node).Error; err != nil {
-			return fmt.Errorf("store: the GPU's node: %w", err)
+		if err := lockNodeGPUsOf(tx, gpuID); err != nil {
+			return err
 		}
-		if len(node) == 1 {
-			if err := lockNodeGPUs(tx, node[0]); err != nil {
-				return err
-			}
-		} // else servicePlan answers that the GPU is not there
 		plan, g, err := servicePlan(tx, gpuID, now, true)
 		if err != nil {
 			return err

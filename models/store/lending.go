@@ -69,7 +69,7 @@ func (db *DB) Loans(ctx context.Context, userID int64, teamIDs []int64, weekStar
 // and a pool holds what is drawn.
 func (db *DB) CreateLoan(ctx context.Context, l *models.QuotaLoan, lim models.BookingLimits, now time.Time, by models.Actor) error {
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := lockUser(tx, db.Dialect, by.UserID); err != nil {
+		if err := lockUser(tx, by.UserID); err != nil {
 			return err
 		}
 		actor := by.UserID

@@ -34,9 +34,9 @@ type policyRead struct {
 //	rowGPU        gpu id     node_id  model    node     uuid     index    in_service  -
 //
 // The limits come first because SQLite takes a column's declared type
-// (DATETIME for at) from the first branch. The two %s are userLock and
-// gpuLock on PostgreSQL: the user's row and the GPUs' rows are locked by
-// the statement that reads them, the GPUs in the order of their ids. What the user
+// (DATETIME for at) from the first branch. The two %s lock on PostgreSQL
+// (writerLock): the user's row and the GPUs' rows are locked by the
+// statement that reads them, the GPUs in the order of their ids. What the user
 // already holds is NOT read here: on PostgreSQL a statement that waited for
 // the lock still sees the snapshot taken before it waited, so held bookings
 // are read by a later statement (addUsage).
@@ -94,7 +94,7 @@ func policySQLite(n int) string {
 var (
 	policyReadPG = [2]string{
 		DollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, "", ""), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
-		DollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, " "+userLock, " ORDER BY id "+gpuLock), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
+		DollarParams(strings.Replace(fmt.Sprintf(policyReadSQL, " "+writerLock, " ORDER BY id "+writerLock), "IN ?", "= ANY(CAST(? AS bigint[]))", 1)),
 	}
 	policyReadSQLite1 = policySQLite(1)
 )

@@ -109,7 +109,7 @@ func (db *DB) decide(tx *gorm.DB, id int64, actor *models.User, status, comment 
 // saw another, or none. It returns what it did to each booking, for the request's audit
 // event.
 func (db *DB) clearWay(tx *gorm.DB, r *models.PriorityRequest, actor *models.User, want string, now time.Time, mail models.Mailer) ([]map[string]any, error) {
-	// The GPUs first (gpuLock), before any booking in the way: the
+	// The GPUs first (locks.go), before any booking in the way: the
 	// request's own, or, when it pre-empts, every GPU of the node, since a
 	// booking in the way may be moved to any of them.
 	var err error
