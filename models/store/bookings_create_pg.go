@@ -74,8 +74,9 @@ func (db *DB) createPipelined(ctx context.Context, req models.NewBooking, lim mo
 
 // PipelinedBookingSQL returns, in PostgreSQL's $n parameters, the two
 // statements createPipelined sends for a booking ahead that no limit counts
-// usage for: the policy read that locks the user's row (after BEGIN, in the
-// first round trip; $1–$4 the user, $5 the GPUs as an array) and the insert
+// usage for: the policy read that locks the user's row and the GPUs' rows
+// (locks.go; after BEGIN, in the first round trip; $1–$4 the user, $5 the
+// GPUs as an array) and the insert
 // (before COMMIT, in the second; newBookingArgs gives its parameters).
 // Exported for bookload's checked floor, which replays them with pgbench.
 func PipelinedBookingSQL() (policyRead, insert string) {

@@ -14,7 +14,8 @@ import (
 
 // The checked floor is the SQL floor plus the reads a correct booking
 // cannot skip either: the policy read that locks the user's row (so that
-// two bookings of one user cannot both pass a quota), in the round trips
+// two bookings of one user cannot both pass a quota) and the GPUs' rows (so
+// that writers of one GPU queue instead of deadlocking), in the round trips
 // gpubook sends them on PostgreSQL — the token's look-up; BEGIN with the
 // policy read; the insert with COMMIT — as gpubook's own texts
 // (store.PipelinedBookingSQL), replayed by pgbench with its pipelines. No
