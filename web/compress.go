@@ -94,17 +94,23 @@ func (w *gzipWriter) sendStatus() {
 	}
 }
 
-// Flush compresses from here on, however short the answer so far: more
-// is coming, of a length nobody knows yet.
-func (w *gzipWriter) Flush() {
+// FlushError compresses from here on, however short the answer so far:
+// more is coming, of a length nobody knows yet. It sends what was written,
+// and says why it could not (http.ResponseController calls it).
+func (w *gzipWriter) FlushError() error {
 	if w.zw == nil {
 		if err := w.startGzip(); err != nil {
-			return
+			return err
 		}
 	}
-	w.zw.Flush()
-	_ = http.NewResponseController(w.ResponseWriter).Flush()
+	if err := w.zw.Flush(); err != nil {
+		return err
+	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
 }
+
+// Flush is FlushError for callers of http.Flusher, which has no error.
+func (w *gzipWriter) Flush() { _ = w.FlushError() }
 
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (w *gzipWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
