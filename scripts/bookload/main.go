@@ -10,7 +10,9 @@
 // booking can skip, driven with no HTTP and no gpubook code (floor.go).
 // A booking costs at least both, so "bound" is 1/(1/bare + 1/floor). On
 // PostgreSQL a third, the checked floor (checked.go), replays gpubook's own
-// statements, the policy read and its lock included, with pgbench.
+// statements, the policy read and its lock included, with pgbench. The
+// HTTP floor (httpfloor.go) serves the SQL floor's work over HTTP, where
+// the bound only adds the two up.
 //
 //	go run ./scripts/bookload -db sqlite,postgres -clients 1,8,64 -n 2000
 //
@@ -96,9 +98,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if o.now {
-		fmt.Fprintf(out, "| database | clients | gpubook pairs/s | p50 ms | p99 ms | errors | bare HTTP pairs/s | SQL floor pairs/s | bound/s | gpubook/bound |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(out, "| database | clients | gpubook pairs/s | p50 ms | p99 ms | errors | bare HTTP pairs/s | SQL floor pairs/s | bound/s | gpubook/bound | HTTP floor pairs/s | gpubook/HTTP floor |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	} else {
-		fmt.Fprintf(out, "| database | clients | gpubook bookings/s | p50 ms | p99 ms | errors | raw 1-row tx/s | raw p50 ms | ratio | bare HTTP req/s | SQL floor/s | bound/s | bound/raw | checked floor/s | checked bound/s | gpubook/checked bound |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(out, "| database | clients | gpubook bookings/s | p50 ms | p99 ms | errors | raw 1-row tx/s | raw p50 ms | ratio | bare HTTP req/s | SQL floor/s | bound/s | bound/raw | checked floor/s | checked bound/s | gpubook/checked bound | HTTP floor/s | gpubook/HTTP floor | checked HTTP floor/s | gpubook/checked HTTP floor |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	}
 	for _, d := range o.dialects {
 		if err := measureDialect(ctx, d, o, out); err != nil {
@@ -139,8 +141,20 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 		return err
 	}
 	defer bare.close()
+	hf, err := newHTTPFloor(db, target)
+	if err != nil {
+		return err
+	}
+	defer hf.close()
+	var chf *httpFloor
+	if d == store.Postgres && !o.now {
+		if chf, err = newCheckedHTTPFloor(db, target); err != nil {
+			return err
+		}
+		defer chf.close()
+	}
 	if o.now {
-		return measureNow(ctx, d, o, db, dbURL, target, bare, out)
+		return measureNow(ctx, d, o, db, dbURL, target, bare, hf, out)
 	}
 	for _, c := range o.clients {
 		res := target.load(ctx, c, o.n, o.maxTime)
@@ -153,9 +167,13 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 		if err != nil {
 			return err
 		}
+		httpFloor, err := hf.bookings(ctx, db, target, c, o.maxTime/3)
+		if err != nil {
+			return err
+		}
 		// A comparison figure that counts failed calls overstates itself
 		// (pgbench's own failures are refused by parsePgbench).
-		for name, r := range map[string]result{"raw baseline": raw, "bare HTTP": ceil, "SQL floor": floor} {
+		for name, r := range map[string]result{"raw baseline": raw, "bare HTTP": ceil, "SQL floor": floor, "HTTP floor": httpFloor} {
 			if r.errors > 0 {
 				return fmt.Errorf("%d clients: %s: %d of %d calls failed", c, name, r.errors, len(r.lat))
 			}
@@ -163,7 +181,7 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 		// The bound: a booking costs at least a bare HTTP request plus the
 		// SQL floor, so no implementation books faster than this here.
 		bound := 1 / (1/ceil.perSecond() + 1/floor.perSecond())
-		checked := "– | – | –"
+		checked, checkedHTTP := "– | – | –", "– | –"
 		if d == store.Postgres {
 			cf, err := pgCheckedFloor(ctx, db, dbURL, target, c, o.maxTime/3)
 			if err != nil {
@@ -171,10 +189,18 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 			}
 			cb := 1 / (1/ceil.perSecond() + 1/cf.perSecond())
 			checked = fmt.Sprintf("%.0f | %.0f | %.2f", cf.perSecond(), cb, res.perSecond()/cb)
+			ch, err := chf.bookings(ctx, db, target, c, o.maxTime/3)
+			if err != nil {
+				return err
+			}
+			if ch.errors > 0 {
+				return fmt.Errorf("%d clients: checked HTTP floor: %d of %d calls failed", c, ch.errors, len(ch.lat))
+			}
+			checkedHTTP = fmt.Sprintf("%.0f | %.2f", ch.perSecond(), res.perSecond()/ch.perSecond())
 		}
-		fmt.Fprintf(out, "| %s | %d | %.0f | %.1f | %.1f | %d | %.0f | %.1f | %.2f | %.0f | %.0f | %.0f | %.2f | %s |\n", d, c, res.perSecond(),
+		fmt.Fprintf(out, "| %s | %d | %.0f | %.1f | %.1f | %d | %.0f | %.1f | %.2f | %.0f | %.0f | %.0f | %.2f | %s | %.0f | %.2f | %s |\n", d, c, res.perSecond(),
 			ms(res.quantile(0.5)), ms(res.quantile(0.99)), res.errors, raw.perSecond(), ms(raw.quantile(0.5)), res.perSecond()/raw.perSecond(),
-			ceil.perSecond(), floor.perSecond(), bound, bound/raw.perSecond(), checked)
+			ceil.perSecond(), floor.perSecond(), bound, bound/raw.perSecond(), checked, httpFloor.perSecond(), res.perSecond()/httpFloor.perSecond(), checkedHTTP)
 	}
 	return nil
 }

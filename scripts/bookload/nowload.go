@@ -183,7 +183,7 @@ func sqliteNowFloor(ctx context.Context, db *store.DB, t *target, clients int, d
 }
 
 // measureNow prints the book-now + release rows of one database.
-func measureNow(ctx context.Context, d string, o options, db *store.DB, dbURL string, t *target, bare *ceiling, out io.Writer) error {
+func measureNow(ctx context.Context, d string, o options, db *store.DB, dbURL string, t *target, bare *ceiling, hf *httpFloor, out io.Writer) error {
 	for _, c := range o.clients {
 		if c > len(t.gpuIDs) {
 			return fmt.Errorf("book now + release: at most %d clients (one GPU each)", len(t.gpuIDs))
@@ -194,14 +194,19 @@ func measureNow(ctx context.Context, d string, o options, db *store.DB, dbURL st
 		if err != nil {
 			return err
 		}
-		for name, r := range map[string]result{"bare HTTP": ceil, "SQL floor": floor} {
+		httpFloor, err := hf.pairs(ctx, db, t, c, o.maxTime/3)
+		if err != nil {
+			return err
+		}
+		for name, r := range map[string]result{"bare HTTP": ceil, "SQL floor": floor, "HTTP floor": httpFloor} {
 			if r.errors > 0 {
 				return fmt.Errorf("%d clients: %s: %d of %d calls failed", c, name, r.errors, len(r.lat))
 			}
 		}
 		bound := 1 / (1/ceil.perSecond() + 1/floor.perSecond())
-		fmt.Fprintf(out, "| %s | %d | %.0f | %.1f | %.1f | %d | %.0f | %.0f | %.0f | %.2f |\n", d, c, res.perSecond(),
-			ms(res.quantile(0.5)), ms(res.quantile(0.99)), res.errors, ceil.perSecond(), floor.perSecond(), bound, res.perSecond()/bound)
+		fmt.Fprintf(out, "| %s | %d | %.0f | %.1f | %.1f | %d | %.0f | %.0f | %.0f | %.2f | %.0f | %.2f |\n", d, c, res.perSecond(),
+			ms(res.quantile(0.5)), ms(res.quantile(0.99)), res.errors, ceil.perSecond(), floor.perSecond(), bound, res.perSecond()/bound,
+			httpFloor.perSecond(), res.perSecond()/httpFloor.perSecond())
 	}
 	return nil
 }

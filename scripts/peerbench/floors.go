@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
@@ -19,7 +16,7 @@ import (
 // The floors: what a row's operation costs with gpubook taken out of it.
 // The kept-alive pair's floor is the same two HTTP calls answered by a
 // server in a process of its own that does nothing but their database
-// work (httpFloor: Go's net/http, the bearer token's look-up, the JSON
+// work (sqlfloor.Handler: Go's net/http, the bearer token's look-up, the JSON
 // body read, and sqlfloor's writes — gpubook's, on the store's pool, on
 // PostgreSQL each transaction in one statement — no gpubook code), on the
 // portal's own database, on another GPU
@@ -90,78 +87,7 @@ func floorServe(ctx context.Context, args []string) error {
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	return listenAndServe(ctx, floorHandler(db, user, node))
-}
-
-// floorHandler answers the floor server's two calls on db for the user
-// and node given (floorServe): 401 for a token no user has.
-func floorHandler(db *store.DB, user, node int64) http.Handler {
-	conn := sqlfloor.New(db)
-	pair := func(r *http.Request) (sqlfloor.Pair, error) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		p := sqlfloor.Pair{TokenHash: models.HashToken(token), UserID: user, NodeID: node, Note: floorNote}
-		if !ok {
-			return p, sqlfloor.ErrNoToken
-		}
-		return p, conn.Token(r.Context(), p.TokenHash)
-	}
-	authFailed := func(w http.ResponseWriter, err error) {
-		code := http.StatusInternalServerError
-		if errors.Is(err, sqlfloor.ErrNoToken) {
-			code = http.StatusUnauthorized
-		}
-		http.Error(w, err.Error(), code)
-	}
-	fail := func(w http.ResponseWriter, code int, err error) { http.Error(w, err.Error(), code) }
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /api/v1/bookings", func(w http.ResponseWriter, r *http.Request) {
-		p, err := pair(r)
-		if err != nil {
-			authFailed(w, err)
-			return
-		}
-		var req struct {
-			GPUIDs   []int64   `json:"gpu_ids"`
-			StartsAt time.Time `json:"starts_at"`
-			EndsAt   time.Time `json:"ends_at"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			fail(w, http.StatusBadRequest, fmt.Errorf("booking body: %w", err))
-			return
-		}
-		if len(req.GPUIDs) == 0 || !req.EndsAt.After(req.StartsAt) {
-			fail(w, http.StatusBadRequest, errors.New("booking body: gpu_ids and a range (starts_at before ends_at) are required"))
-			return
-		}
-		p.GPU = req.GPUIDs[0]
-		id, err := conn.Book(r.Context(), p, req.StartsAt.UTC(), req.EndsAt.UTC(), time.Now().UTC())
-		if err != nil {
-			fail(w, http.StatusInternalServerError, err)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		fmt.Fprintf(w, `{"id":%d}`, id)
-	})
-	mux.HandleFunc("POST /api/v1/bookings/{id}/release", func(w http.ResponseWriter, r *http.Request) {
-		p, err := pair(r)
-		if err != nil {
-			authFailed(w, err)
-			return
-		}
-		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-		if err != nil {
-			fail(w, http.StatusNotFound, err)
-			return
-		}
-		if err := conn.Release(r.Context(), p, id, time.Now().UTC()); err != nil {
-			fail(w, http.StatusInternalServerError, err)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{}`))
-	})
-	return mux
+	return listenAndServe(ctx, sqlfloor.Handler(db, user, node, floorNote))
 }
 
 // startBareAPI answers a booking with {"id":1} and a release with {}, and

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/scripts/internal/sqlfloor"
 )
 
 // TestFloorServerDoesThePairsWork: the kept-alive pair's floor server
@@ -36,7 +37,7 @@ func testFloorServer(t *testing.T, dialect string) {
 	if err != nil || len(gpus) != 2 {
 		t.Fatalf("GPUs = %v, %v", gpus, err)
 	}
-	srv := httptest.NewServer(floorHandler(db, p.userID, p.nodeID))
+	srv := httptest.NewServer(sqlfloor.Handler(db, p.userID, p.nodeID, floorNote))
 	defer srv.Close()
 	pair := bookRelease(ctx, srv.Client(), srv.URL, p.token, gpus[1].ID)
 	for range 3 {
