@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -96,9 +97,13 @@ type loadedTable struct {
 // a row's columns in order, end closes the row, and done writes the
 // table's last rows and says how many the table took.
 type rowLoader struct {
-	tx   *gorm.DB
-	conn *sql.Conn // PostgreSQL: the transaction's connection, for COPY
-	ctx  context.Context
+	tx    *gorm.DB
+	conn  *sql.Conn // PostgreSQL: the transaction's connection, for COPY
+	ctx   context.Context
+	lines bool // PostgreSQL's pieces (a row per line); without conn, only one piece a table (ingestPipelined)
+	// pieceCap is the room a table's piece starts with (0: a whole piece);
+	// a small batch's loader needs a few kB, not 36 a table.
+	pieceCap int
 
 	cur    *loadedTable // the table of the open row
 	col    int          // columns of the open row
@@ -120,12 +125,16 @@ func (db *DB) bulkTx(ctx context.Context, fn func(tx *gorm.DB, l *rowLoader) err
 			return fmt.Errorf("store: bulk load: no connection of its own (%T)", c.Statement.ConnPool)
 		}
 		return c.Transaction(func(tx *gorm.DB) error {
-			return fn(tx, &rowLoader{tx: tx, conn: conn, ctx: ctx})
+			return fn(tx, &rowLoader{tx: tx, conn: conn, ctx: ctx, lines: true})
 		})
 	})
 }
 
-func (l *rowLoader) pg() bool { return l.conn != nil }
+func (l *rowLoader) pg() bool { return l.lines }
+
+// errPieceFull: a loader without a connection (ingestPipelined's) filled
+// a piece, which only COPY could take.
+var errPieceFull = errors.New("store: bulk load: more than one piece")
 
 // table makes t the table of the rows that follow.
 func (l *rowLoader) table(t *rowTable) {
@@ -141,7 +150,11 @@ func (l *rowLoader) table(t *rowTable) {
 			return
 		}
 	}
-	l.tables = append(l.tables, loadedTable{t: t, buf: make([]byte, 0, rowPiece+4<<10)})
+	room := l.pieceCap
+	if room == 0 {
+		room = rowPiece + 4<<10
+	}
+	l.tables = append(l.tables, loadedTable{t: t, buf: make([]byte, 0, room)})
 	l.cur = &l.tables[len(l.tables)-1]
 }
 
@@ -251,6 +264,9 @@ func (l *rowLoader) send(lt *loadedTable) error {
 		return nil
 	}
 	if l.pg() {
+		if l.conn == nil {
+			return errPieceFull
+		}
 		if !lt.copied {
 			if err := l.tx.Exec(lt.t.pgCreate).Error; err != nil {
 				return fmt.Errorf("store: bulk load: %w", err)

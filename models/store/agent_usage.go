@@ -54,6 +54,12 @@ func (db *DB) nodeGPUIDs(tx *gorm.DB, nodeID int64, uuids []string) (map[string]
 	if err := tx.Model(&gpuRow{}).Select("id, node_id, uuid").Where("uuid IN ?", uuids).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: gpu ids: %w", err)
 	}
+	return batchGPUIDs(nodeID, uuids, rows)
+}
+
+// batchGPUIDs maps the UUIDs a batch names to the ids of rows, the GPUs read
+// for them: refused when one is another node's or none of the cluster's.
+func batchGPUIDs(nodeID int64, uuids []string, rows []gpuRow) (map[string]int64, error) {
 	ids := make(map[string]int64, len(rows))
 	for _, r := range rows {
 		if r.NodeID != nodeID {

@@ -16,11 +16,31 @@ func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b wire.UsageBatch, 
 }
 
 // usageScan is what the first reading of a batch learns: the GPUs it
-// names, in order of appearance, and its first and last minute.
+// names, in order of appearance, its first and last minute, how many
+// records and user rows it holds, and, while it is small enough for the
+// pipelined path (pipelinedIngest), the unix names its users go by.
 type usageScan struct {
-	uuids  []string
-	seen   map[string]bool
-	lo, hi time.Time
+	uuids          []string
+	seen           map[string]bool
+	lo, hi         time.Time
+	records, users int
+	names          []string
+	named          map[string]bool
+}
+
+// scanUsage reads the batch a first time: it checks every record
+// (wire's rules and the future-minute rule) and learns what the second
+// reading needs.
+func scanUsage(s wire.UsageStream, retention time.Duration, now time.Time) (usageScan, error) {
+	scan := usageScan{seen: map[string]bool{}, named: map[string]bool{}}
+	err := s.ValidateEach(func(_ int, r *wire.UsageRecord) error {
+		if _, err := models.CheckUsageRecord(*r, now, retention); err != nil {
+			return err
+		}
+		scan.add(r)
+		return nil
+	})
+	return scan, err
 }
 
 func (s *usageScan) add(r *wire.UsageRecord) {
@@ -34,6 +54,17 @@ func (s *usageScan) add(r *wire.UsageRecord) {
 	if r.Minute.After(s.hi) {
 		s.hi = r.Minute
 	}
+	s.records++
+	s.users += len(r.Users)
+	if !s.small() {
+		return
+	}
+	for _, u := range r.Users {
+		if !s.named[u.User] {
+			s.named[u.User] = true
+			s.names = append(s.names, u.User)
+		}
+	}
 }
 
 // IngestUsageStream stores a usage batch with INSERT … ON CONFLICT DO
@@ -45,16 +76,18 @@ func (s *usageScan) add(r *wire.UsageRecord) {
 // through a rowLoader (agent_rows.go). Refused (an invalid record, a
 // foreign GPU) means nothing written.
 func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageStream, retention time.Duration, now time.Time) (models.UsageResult, error) {
-	scan := usageScan{seen: map[string]bool{}}
-	err := s.ValidateEach(func(_ int, r *wire.UsageRecord) error {
-		if _, err := models.CheckUsageRecord(*r, now, retention); err != nil {
-			return err
-		}
-		scan.add(r)
-		return nil
-	})
+	scan, err := scanUsage(s, retention, now)
 	if err != nil {
 		return models.UsageResult{}, models.AgentError(err)
+	}
+	if db.Dialect == Postgres && scan.small() {
+		res, done, err := db.ingestPipelined(ctx, nodeID, s, scan, retention, now)
+		if err != nil {
+			return models.UsageResult{}, mapErr(models.AgentError(err), "usage")
+		}
+		if done {
+			return res, nil
+		}
 	}
 	var res models.UsageResult
 	err = db.bulkTx(ctx, func(tx *gorm.DB, l *rowLoader) error {
@@ -68,7 +101,10 @@ func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageS
 		if err != nil {
 			return err
 		}
-		w := newUsageWriter(l, ids, holders)
+		if scan.small() {
+			l.pieceCap = 4 << 10 // a minute of a node: a few kB a table
+		}
+		w := newUsageWriter(l, ids, holders, scan.records, scan.users)
 		err = s.Each(func(_ int, r *wire.UsageRecord) error {
 			if verdict, _ := models.CheckUsageRecord(*r, now, retention); verdict == models.UsageStale {
 				res.Stale++

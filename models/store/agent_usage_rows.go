@@ -69,11 +69,13 @@ type usageWriter struct {
 	rows int // records stored or found stored
 }
 
-func newUsageWriter(l *rowLoader, ids map[string]int64, holders []models.UsageHolder) *usageWriter {
+// newUsageWriter makes the writer of a batch of records records and users
+// user rows (its chunk's buffers are no larger than they need).
+func newUsageWriter(l *rowLoader, ids map[string]int64, holders []models.UsageHolder, records, users int) *usageWriter {
 	return &usageWriter{l: l, ids: ids, holders: holders, userIDs: map[string]int64{},
-		recs:    make([]pendingMinute, 0, usageChunk),
-		users:   make([]wire.UserUsage, 0, usageChunk+wire.MaxUsersPerRecord),
-		stamped: make([]models.StampedUser, 0, wire.MaxUsersPerRecord)}
+		recs:    make([]pendingMinute, 0, min(records, usageChunk)),
+		users:   make([]wire.UserUsage, 0, min(users, usageChunk+wire.MaxUsersPerRecord)),
+		stamped: make([]models.StampedUser, 0, min(users, wire.MaxUsersPerRecord))}
 }
 
 // add gathers one record (copied: the stream reuses it) and writes the

@@ -161,12 +161,20 @@ func unixNamesIn(q *gorm.DB, names []string) (map[string]int64, error) {
 			users = append(users, models.User{ID: r.ID, Email: r.Email})
 		}
 	}
+	return withAssumedNames(out, users), nil
+}
+
+// withAssumedNames adds to explicit (unix name → user, from unix_names)
+// the names users go by without one of their own (the local part of
+// their email, models.UnixNameIndex), where no one owns the name
+// explicitly, and returns it.
+func withAssumedNames(explicit map[string]int64, users []models.User) map[string]int64 {
 	for n, id := range models.UnixNameIndex(users) {
-		if _, explicit := out[n]; !explicit {
-			out[n] = id
+		if _, owned := explicit[n]; !owned {
+			explicit[n] = id
 		}
 	}
-	return out, nil
+	return explicit
 }
 
 // unixLogins returns the login each user's bookings reach on the nodes.
