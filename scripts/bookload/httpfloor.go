@@ -41,13 +41,18 @@ type httpFloor struct {
 }
 
 func newHTTPFloor(db *store.DB, t *target) (*httpFloor, error) {
+	return serveFloor(sqlfloor.Handler(db, t.users[0], t.nodeID, httpFloorNote), httpFloorNote)
+}
+
+// serveFloor serves h on a free port of 127.0.0.1; its bookings carry note.
+func serveFloor(h http.Handler, note string) (*httpFloor, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: sqlfloor.Handler(db, t.users[0], t.nodeID, httpFloorNote), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
-	return &httpFloor{url: "http://" + ln.Addr().String(), srv: srv, note: httpFloorNote}, nil
+	return &httpFloor{url: "http://" + ln.Addr().String(), srv: srv, note: note}, nil
 }
 
 func (f *httpFloor) close() { f.srv.Close() }
@@ -91,13 +96,7 @@ const checkedHTTPNote = "checked http floor"
 
 // newCheckedHTTPFloor starts the checked HTTP floor's server on db.
 func newCheckedHTTPFloor(db *store.DB, t *target) (*httpFloor, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	srv := &http.Server{Handler: checkedHandler(db, t), ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	return &httpFloor{url: "http://" + ln.Addr().String(), srv: srv, note: checkedHTTPNote}, nil
+	return serveFloor(checkedHandler(db, t), checkedHTTPNote)
 }
 
 // checkedHandler answers POST /api/v1/bookings with 201 {"id":…} after the
