@@ -74,7 +74,9 @@ func (s *usageScan) add(r *wire.UsageRecord) {
 // the future-minute rule) before it touches the database, then, in one
 // transaction, to store them a chunk of usageChunk records at a time,
 // through a rowLoader (agent_rows.go). Refused (an invalid record, a
-// foreign GPU) means nothing written.
+// foreign GPU) means nothing written. On PostgreSQL a small batch, a
+// node's minute, is stored in three round trips instead
+// (agent_usage_ingest_pg.go), with the same statements and result.
 func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageStream, retention time.Duration, now time.Time) (models.UsageResult, error) {
 	scan, err := scanUsage(s, retention, now)
 	if err != nil {
