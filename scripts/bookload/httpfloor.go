@@ -115,8 +115,16 @@ func checkedHandler(db *store.DB, t *target) http.Handler {
 		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		hash := models.HashToken(token)
 		uid, ok := users[hash]
-		if err := floor.Token(ctx, hash); err != nil || !ok {
-			http.Error(w, fmt.Sprintf("token: %v", err), http.StatusUnauthorized)
+		if !ok {
+			http.Error(w, "token: not one of the load's", http.StatusUnauthorized)
+			return
+		}
+		if err := floor.Token(ctx, hash); err != nil {
+			code := http.StatusInternalServerError
+			if errors.Is(err, sqlfloor.ErrNoToken) {
+				code = http.StatusUnauthorized
+			}
+			http.Error(w, fmt.Sprintf("token: %v", err), code)
 			return
 		}
 		var req struct {
