@@ -340,6 +340,18 @@ func (l *rowLoader) done(t *rowTable) (int64, error) {
 	return 0, nil
 }
 
+// piece returns t's rows gathered and not sent, PostgreSQL's lines as one
+// parameter's text ("" for none), for a caller that sends them itself
+// (ingestPipelined: its loader has no connection).
+func (l *rowLoader) piece(t *rowTable) string {
+	for i := range l.tables {
+		if lt := &l.tables[i]; lt.t == t && lt.rows > 0 {
+			return string(lt.buf[:len(lt.buf)-1]) // no empty last line
+		}
+	}
+	return ""
+}
+
 // repeatedKey reports whether two of n elements have the same key. It
 // sorts the keys rather than filling a set: n strings cost a third of
 // what a map of them does.

@@ -45,13 +45,17 @@ func (userUsageRow) TableName() string { return "gpu_user_usage_minutes" }
 // insertChunk keeps one INSERT under SQLite's 32766 bound variables.
 const insertChunk = 1000
 
+// usageGPUsSQL reads the GPUs of the UUIDs ? (the pipelined ingest sends
+// it in PostgreSQL's form, pgArrays).
+const usageGPUsSQL = "SELECT id, node_id, uuid FROM gpus WHERE uuid IN ?"
+
 // nodeGPUIDs maps the UUIDs a node names to its GPU IDs. A UUID of another
 // node is a 403; one nobody knows is a 409 (the agent reports its inventory
 // before anything else, so this means a broken agent or a GPU swapped
 // since the agent started).
 func (db *DB) nodeGPUIDs(tx *gorm.DB, nodeID int64, uuids []string) (map[string]int64, error) {
 	var rows []gpuRow
-	if err := tx.Model(&gpuRow{}).Select("id, node_id, uuid").Where("uuid IN ?", uuids).Find(&rows).Error; err != nil {
+	if err := tx.Raw(usageGPUsSQL, uuids).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: gpu ids: %w", err)
 	}
 	return batchGPUIDs(nodeID, uuids, rows)

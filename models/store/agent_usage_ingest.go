@@ -99,7 +99,7 @@ func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageS
 			return err
 		}
 		lo, hi := scan.lo, scan.hi.Add(time.Minute)
-		holders, err := usageHolders(tx, mapValues(ids), lo, hi)
+		holders, err := usageHolders(tx, nodeID, scan.uuids, lo, hi)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,18 +33,14 @@ const pipelinedIngest = 64
 // small says whether the batch scanned so far may take the pipelined path.
 func (s *usageScan) small() bool { return s.records <= pipelinedIngest && s.users <= pipelinedIngest }
 
-// The pipelined path's reads: the GPUs of the batch's UUIDs ($1); the
-// bookings holding those of node $2 in [$4, $3) ($5: confirmed), as
-// usageHolders reads them; the explicit owners of the names ($1); and the
-// users without a login of their own whose email starts with a name and
-// an @ ($1: the patterns), as unixNamesIn reads them.
-const (
-	ingestGPUsPG    = `SELECT id, node_id, uuid FROM gpus WHERE uuid = ANY($1)`
-	ingestHoldersPG = `SELECT bg.gpu_id, bg.booking_id, b.user_id, bg.starts_at, bg.ends_at FROM booking_gpus bg
-	JOIN bookings b ON b.id = bg.booking_id
-	WHERE b.status = $5 AND bg.gpu_id IN (SELECT id FROM gpus WHERE uuid = ANY($1) AND node_id = $2)
-	  AND bg.starts_at < $3 AND bg.ends_at > $4`
-	ingestOwnersPG  = `SELECT name, user_id FROM unix_names WHERE name = ANY($1)`
+// The pipelined path's reads are the GORM path's statements in
+// PostgreSQL's form (usageGPUsSQL, usageHoldersSQL, unixOwnersSQL), and
+// the users who go by a name's email local part with the patterns as one
+// array where unixNamesIn writes one LIKE each.
+var (
+	ingestGPUsPG    = pgArrays(usageGPUsSQL)
+	ingestHoldersPG = pgArrays(usageHoldersSQL)
+	ingestOwnersPG  = pgArrays(unixOwnersSQL)
 	ingestAssumedPG = `SELECT id, email FROM users WHERE unix_name IS NULL AND email LIKE ANY($1)`
 )
 
@@ -52,6 +49,11 @@ var (
 	ingestUsagePG     = DollarParams(usageTable.pgInsert)
 	ingestUserUsagePG = DollarParams(userUsageTable.pgInsert)
 )
+
+// pgArrays writes q, whose every "IN ?" takes a slice (GORM expands it to
+// a list), for the driver: each such marker an array parameter
+// (= ANY($n)), every marker numbered.
+func pgArrays(q string) string { return DollarParams(strings.ReplaceAll(q, " IN ?", " = ANY(?)")) }
 
 // ingestPipelined stores a small batch, scanned and checked by
 // IngestUsageStream, in three round trips. done is false when the batch
@@ -165,31 +167,22 @@ func ingestReads(ctx context.Context, c *pgx.Conn, nodeID int64, scan usageScan,
 // ingestWrites sends the loader's two pieces (GPU minutes first, then
 // their users) in one round trip and says how many rows each table took.
 func ingestWrites(ctx context.Context, c *pgx.Conn, l *rowLoader) (inserted, usersInserted int64, err error) {
+	usage, users := l.piece(usageTable), l.piece(userUsageTable)
+	if usage == "" {
+		return 0, 0, nil // every record stale: no user rows either
+	}
 	batch := &pgx.Batch{}
-	var counts []*int64
-	for _, w := range []struct {
-		t   *rowTable
-		sql string
-		n   *int64
-	}{{usageTable, ingestUsagePG, &inserted}, {userUsageTable, ingestUserUsagePG, &usersInserted}} {
-		for i := range l.tables {
-			if lt := &l.tables[i]; lt.t == w.t && lt.rows > 0 {
-				batch.Queue(w.sql, string(lt.buf[:len(lt.buf)-1])) // no empty last line
-				counts = append(counts, w.n)
-			}
-		}
+	batch.Queue(ingestUsagePG, usage)
+	if users != "" {
+		batch.Queue(ingestUserUsagePG, users)
 	}
-	if batch.Len() == 0 {
-		return 0, 0, nil
+	res := sendBatch(ctx, c, batch)
+	inserted = res.count()
+	if users != "" {
+		usersInserted = res.count()
 	}
-	br := c.SendBatch(ctx, batch)
-	for _, n := range counts {
-		tag, err := br.Exec()
-		if err != nil {
-			br.Close()
-			return 0, 0, fmt.Errorf("store: usage rows: %w", err)
-		}
-		*n = tag.RowsAffected()
+	if err := res.close(); err != nil {
+		return 0, 0, fmt.Errorf("store: usage rows: %w", err)
 	}
-	return inserted, usersInserted, br.Close()
+	return inserted, usersInserted, nil
 }

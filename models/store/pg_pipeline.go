@@ -77,6 +77,16 @@ func (r *batchResults) exec() {
 	}
 }
 
+// count reads the answer of a write and returns how many rows it
+// changed (0 after an error).
+func (r *batchResults) count() int64 {
+	tag, err := r.br.Exec()
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return tag.RowsAffected()
+}
+
 // rows reads a statement's rows with scan, one call per row.
 func (r *batchResults) rows(scan func(rows sqlRows) error) {
 	rows, err := r.br.Query()

@@ -127,13 +127,17 @@ func (db *DB) unixNames(ctx context.Context, names []string) (map[string]int64, 
 	return unixNamesIn(db.Gorm.WithContext(ctx), names)
 }
 
+// unixOwnersSQL reads who owns the unix names ? explicitly (the pipelined
+// ingest sends it in PostgreSQL's form, pgArrays).
+const unixOwnersSQL = "SELECT name, user_id FROM unix_names WHERE name IN ?"
+
 // unixNamesIn is unixNames through q (a transaction).
 func unixNamesIn(q *gorm.DB, names []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(names))
 	var rest []string
 	for chunk := range slices.Chunk(names, insertChunk) {
 		var rows []unixNameRow
-		if err := q.Where("name IN ?", chunk).Find(&rows).Error; err != nil {
+		if err := q.Raw(unixOwnersSQL, chunk).Scan(&rows).Error; err != nil {
 			return nil, fmt.Errorf("store: unix names: %w", err)
 		}
 		for _, r := range rows {

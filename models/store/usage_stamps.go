@@ -19,9 +19,16 @@ import (
 // (tests, the report benchmark). Both follow the one rule of a booking's
 // range: a minute is held when its start lies in [starts_at, ends_at).
 
-// usageHolders reads the confirmed bookings' holds on gpuIDs that overlap
-// [from, to).
-func usageHolders(tx *gorm.DB, gpuIDs []int64, from, to time.Time) ([]models.UsageHolder, error) {
+// usageHoldersSQL reads the confirmed bookings' holds on the GPUs of node
+// ?2 named by the UUIDs ?1 that overlap [?4, ?3) (?5: confirmed); the
+// pipelined ingest sends it in PostgreSQL's form (pgArrays).
+const usageHoldersSQL = `SELECT bg.gpu_id, bg.booking_id, b.user_id, bg.starts_at, bg.ends_at FROM booking_gpus bg
+	JOIN bookings b ON b.id = bg.booking_id
+	WHERE bg.gpu_id IN (SELECT id FROM gpus WHERE uuid IN ? AND node_id = ?) AND bg.starts_at < ? AND bg.ends_at > ? AND b.status = ?`
+
+// usageHolders reads the confirmed bookings' holds on node nodeID's GPUs
+// uuids that overlap [from, to).
+func usageHolders(tx *gorm.DB, nodeID int64, uuids []string, from, to time.Time) ([]models.UsageHolder, error) {
 	var rows []struct {
 		GPUID     int64     `gorm:"column:gpu_id"`
 		BookingID int64     `gorm:"column:booking_id"`
@@ -29,11 +36,7 @@ func usageHolders(tx *gorm.DB, gpuIDs []int64, from, to time.Time) ([]models.Usa
 		StartsAt  time.Time `gorm:"column:starts_at"`
 		EndsAt    time.Time `gorm:"column:ends_at"`
 	}
-	err := tx.Table("booking_gpus bg").Select("bg.gpu_id, bg.booking_id, b.user_id, bg.starts_at, bg.ends_at").
-		Joins("JOIN bookings b ON b.id = bg.booking_id").
-		Where("b.status = ? AND bg.gpu_id IN ? AND bg.starts_at < ? AND bg.ends_at > ?", models.StatusConfirmed, gpuIDs, utc(to), utc(from)).
-		Scan(&rows).Error
-	if err != nil {
+	if err := tx.Raw(usageHoldersSQL, uuids, nodeID, utc(to), utc(from), models.StatusConfirmed).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: usage holders: %w", err)
 	}
 	out := make([]models.UsageHolder, len(rows))
