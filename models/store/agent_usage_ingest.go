@@ -17,8 +17,9 @@ func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b wire.UsageBatch, 
 
 // usageScan is what the first reading of a batch learns: the GPUs it
 // names, in order of appearance, its first and last minute, how many
-// records and user rows it holds, and, while it is small enough for the
-// pipelined path (pipelinedIngest), the unix names its users go by.
+// records and user rows it holds, and, when asked (named is not nil) and
+// while it is small enough for the pipelined path (pipelinedIngest), the
+// unix names its users go by.
 type usageScan struct {
 	uuids          []string
 	seen           map[string]bool
@@ -30,9 +31,12 @@ type usageScan struct {
 
 // scanUsage reads the batch a first time: it checks every record
 // (wire's rules and the future-minute rule) and learns what the second
-// reading needs.
-func scanUsage(s wire.UsageStream, retention time.Duration, now time.Time) (usageScan, error) {
-	scan := usageScan{seen: map[string]bool{}, named: map[string]bool{}}
+// reading needs: with names, the users' names for the pipelined path.
+func scanUsage(s wire.UsageStream, retention time.Duration, now time.Time, names bool) (usageScan, error) {
+	scan := usageScan{seen: map[string]bool{}}
+	if names {
+		scan.named = map[string]bool{}
+	}
 	err := s.ValidateEach(func(_ int, r *wire.UsageRecord) error {
 		if _, err := models.CheckUsageRecord(*r, now, retention); err != nil {
 			return err
@@ -56,7 +60,7 @@ func (s *usageScan) add(r *wire.UsageRecord) {
 	}
 	s.records++
 	s.users += len(r.Users)
-	if !s.small() {
+	if s.named == nil || !s.small() {
 		return
 	}
 	for _, u := range r.Users {
@@ -78,7 +82,7 @@ func (s *usageScan) add(r *wire.UsageRecord) {
 // node's minute, is stored in three round trips instead
 // (agent_usage_ingest_pg.go), with the same statements and result.
 func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageStream, retention time.Duration, now time.Time) (models.UsageResult, error) {
-	scan, err := scanUsage(s, retention, now)
+	scan, err := scanUsage(s, retention, now, db.Dialect == Postgres)
 	if err != nil {
 		return models.UsageResult{}, models.AgentError(err)
 	}

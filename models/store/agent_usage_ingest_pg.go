@@ -68,7 +68,6 @@ func (db *DB) ingestPipelined(ctx context.Context, nodeID int64, s wire.UsageStr
 		l := &rowLoader{ctx: ctx, lines: true, pieceCap: 4 << 10}
 		w := newUsageWriter(l, ids, holders, scan.records, scan.users)
 		w.userIDs = names // every name of the batch: flush looks none up
-		res = models.UsageResult{}
 		err = s.Each(func(_ int, r *wire.UsageRecord) error {
 			if verdict, _ := models.CheckUsageRecord(*r, now, retention); verdict == models.UsageStale {
 				res.Stale++

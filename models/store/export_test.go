@@ -26,7 +26,7 @@ func (db *DB) UsageNow(ctx context.Context, userID int64, from, to time.Time) (h
 // the batch the GORM way instead, and nothing is written then.
 func (db *DB) IngestPipelined(ctx context.Context, nodeID int64, b wire.UsageBatch, retention time.Duration, now time.Time) (res models.UsageResult, done bool, err error) {
 	s := b.Stream()
-	scan, err := scanUsage(s, retention, now)
+	scan, err := scanUsage(s, retention, now, true)
 	if err != nil || !scan.small() {
 		return res, false, err
 	}
