@@ -155,9 +155,6 @@ func checkedHandler(db *store.DB, t *target) http.Handler {
 					return rows.Scan(&id, &stored)
 				})
 			}
-			if err != nil {
-				c.Exec(context.Background(), "ROLLBACK")
-			}
 			return err
 		})
 		if err != nil {
@@ -171,14 +168,25 @@ func checkedHandler(db *store.DB, t *target) http.Handler {
 	return mux
 }
 
-// onPgx runs fn on the pgx connection under one of db's pooled connections.
+// onPgx runs fn on the pgx connection under one of db's pooled
+// connections, and rolls back a transaction fn left open or failed, as the
+// store's own pipelines do (store's pgConn, which it keeps to itself).
 func onPgx(ctx context.Context, db *store.DB, fn func(*pgx.Conn) error) error {
 	conn, err := db.SQL.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	return conn.Raw(func(dc any) error { return fn(dc.(*stdlib.Conn).Conn()) })
+	return conn.Raw(func(dc any) error {
+		c := dc.(*stdlib.Conn).Conn()
+		err := fn(c)
+		if c.PgConn().TxStatus() != 'I' && !c.IsClosed() {
+			if _, rerr := c.Exec(ctx, "ROLLBACK"); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+			}
+		}
+		return err
+	})
 }
 
 // runBatch sends b in one round trip and reads every statement's answer,
