@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -120,25 +119,17 @@ func checkedHandler(db *store.DB, t *target) http.Handler {
 			return
 		}
 		if err := floor.Token(ctx, hash); err != nil {
-			code := http.StatusInternalServerError
-			if errors.Is(err, sqlfloor.ErrNoToken) {
-				code = http.StatusUnauthorized
-			}
-			http.Error(w, fmt.Sprintf("token: %v", err), code)
+			sqlfloor.TokenFailed(w, err)
 			return
 		}
-		var req struct {
-			GPUIDs   []int64   `json:"gpu_ids"`
-			StartsAt time.Time `json:"starts_at"`
-			EndsAt   time.Time `json:"ends_at"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.GPUIDs) == 0 {
-			http.Error(w, fmt.Sprintf("booking body: %v", err), http.StatusBadRequest)
+		req, err := sqlfloor.DecodeBooking(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		from, to, now := req.StartsAt.UTC(), req.EndsAt.UTC(), time.Now().UTC()
+		from, to, now := req.StartsAt, req.EndsAt, time.Now().UTC()
 		var id int64
-		err := onPgx(ctx, db, func(c *pgx.Conn) error {
+		err = onPgx(ctx, db, func(c *pgx.Conn) error {
 			first := &pgx.Batch{}
 			first.Queue("BEGIN")
 			first.Queue(policy, uid, uid, uid, uid, req.GPUIDs)

@@ -32,36 +32,21 @@ func Handler(db *store.DB, user, node int64, note string) http.Handler {
 		}
 		return p, conn.Token(r.Context(), p.TokenHash)
 	}
-	authFailed := func(w http.ResponseWriter, err error) {
-		code := http.StatusInternalServerError
-		if errors.Is(err, ErrNoToken) {
-			code = http.StatusUnauthorized
-		}
-		http.Error(w, err.Error(), code)
-	}
 	fail := func(w http.ResponseWriter, code int, err error) { http.Error(w, err.Error(), code) }
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/v1/bookings", func(w http.ResponseWriter, r *http.Request) {
 		p, err := pair(r)
 		if err != nil {
-			authFailed(w, err)
+			TokenFailed(w, err)
 			return
 		}
-		var req struct {
-			GPUIDs   []int64   `json:"gpu_ids"`
-			StartsAt time.Time `json:"starts_at"`
-			EndsAt   time.Time `json:"ends_at"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			fail(w, http.StatusBadRequest, fmt.Errorf("booking body: %w", err))
-			return
-		}
-		if len(req.GPUIDs) == 0 || !req.EndsAt.After(req.StartsAt) {
-			fail(w, http.StatusBadRequest, errors.New("booking body: gpu_ids and a range (starts_at before ends_at) are required"))
+		req, err := DecodeBooking(r)
+		if err != nil {
+			fail(w, http.StatusBadRequest, err)
 			return
 		}
 		p.GPU = req.GPUIDs[0]
-		id, err := conn.Book(r.Context(), p, req.StartsAt.UTC(), req.EndsAt.UTC(), time.Now().UTC())
+		id, err := conn.Book(r.Context(), p, req.StartsAt, req.EndsAt, time.Now().UTC())
 		if err != nil {
 			fail(w, http.StatusInternalServerError, err)
 			return
@@ -73,7 +58,7 @@ func Handler(db *store.DB, user, node int64, note string) http.Handler {
 	mux.HandleFunc("POST /api/v1/bookings/{id}/release", func(w http.ResponseWriter, r *http.Request) {
 		p, err := pair(r)
 		if err != nil {
-			authFailed(w, err)
+			TokenFailed(w, err)
 			return
 		}
 		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
@@ -89,4 +74,35 @@ func Handler(db *store.DB, user, node int64, note string) http.Handler {
 		w.Write([]byte(`{}`))
 	})
 	return mux
+}
+
+// Booking is what a booking call asks the floors for.
+type Booking struct {
+	GPUIDs   []int64   `json:"gpu_ids"`
+	StartsAt time.Time `json:"starts_at"`
+	EndsAt   time.Time `json:"ends_at"`
+}
+
+// DecodeBooking reads a booking call's body; its error (a broken body, no
+// GPU, no range) is the caller's 400.
+func DecodeBooking(r *http.Request) (Booking, error) {
+	var b Booking
+	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+		return b, fmt.Errorf("booking body: %w", err)
+	}
+	if len(b.GPUIDs) == 0 || !b.EndsAt.After(b.StartsAt) {
+		return b, errors.New("booking body: gpu_ids and a range (starts_at before ends_at) are required")
+	}
+	b.StartsAt, b.EndsAt = b.StartsAt.UTC(), b.EndsAt.UTC()
+	return b, nil
+}
+
+// TokenFailed answers a failed token look-up: 401 for a token no user has,
+// 500 for the database's failure.
+func TokenFailed(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	if errors.Is(err, ErrNoToken) {
+		code = http.StatusUnauthorized
+	}
+	http.Error(w, err.Error(), code)
 }
