@@ -173,10 +173,8 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 		}
 		// A comparison figure that counts failed calls overstates itself
 		// (pgbench's own failures are refused by parsePgbench).
-		for name, r := range map[string]result{"raw baseline": raw, "bare HTTP": ceil, "SQL floor": floor, "HTTP floor": httpFloor} {
-			if r.errors > 0 {
-				return fmt.Errorf("%d clients: %s: %d of %d calls failed", c, name, r.errors, len(r.lat))
-			}
+		if err := callsFailed(c, map[string]result{"raw baseline": raw, "bare HTTP": ceil, "SQL floor": floor, "HTTP floor": httpFloor}); err != nil {
+			return err
 		}
 		// The bound: a booking costs at least a bare HTTP request plus the
 		// SQL floor, so no implementation books faster than this here.
@@ -193,14 +191,25 @@ func measureDialect(ctx context.Context, d string, o options, out io.Writer) err
 			if err != nil {
 				return err
 			}
-			if ch.errors > 0 {
-				return fmt.Errorf("%d clients: checked HTTP floor: %d of %d calls failed", c, ch.errors, len(ch.lat))
+			if err := callsFailed(c, map[string]result{"checked HTTP floor": ch}); err != nil {
+				return err
 			}
 			checkedHTTP = fmt.Sprintf("%.0f | %.2f", ch.perSecond(), res.perSecond()/ch.perSecond())
 		}
 		fmt.Fprintf(out, "| %s | %d | %.0f | %.1f | %.1f | %d | %.0f | %.1f | %.2f | %.0f | %.0f | %.0f | %.2f | %s | %.0f | %.2f | %s |\n", d, c, res.perSecond(),
 			ms(res.quantile(0.5)), ms(res.quantile(0.99)), res.errors, raw.perSecond(), ms(raw.quantile(0.5)), res.perSecond()/raw.perSecond(),
 			ceil.perSecond(), floor.perSecond(), bound, bound/raw.perSecond(), checked, httpFloor.perSecond(), res.perSecond()/httpFloor.perSecond(), checkedHTTP)
+	}
+	return nil
+}
+
+// callsFailed refuses the comparison figures of a level at clients
+// clients when one of them counted failed calls: it would overstate itself.
+func callsFailed(clients int, figures map[string]result) error {
+	for name, r := range figures {
+		if r.errors > 0 {
+			return fmt.Errorf("%d clients: %s: %d of %d calls failed", clients, name, r.errors, len(r.lat))
+		}
 	}
 	return nil
 }

@@ -198,10 +198,8 @@ func measureNow(ctx context.Context, d string, o options, db *store.DB, dbURL st
 		if err != nil {
 			return err
 		}
-		for name, r := range map[string]result{"bare HTTP": ceil, "SQL floor": floor, "HTTP floor": httpFloor} {
-			if r.errors > 0 {
-				return fmt.Errorf("%d clients: %s: %d of %d calls failed", c, name, r.errors, len(r.lat))
-			}
+		if err := callsFailed(c, map[string]result{"bare HTTP": ceil, "SQL floor": floor, "HTTP floor": httpFloor}); err != nil {
+			return err
 		}
 		bound := 1 / (1/ceil.perSecond() + 1/floor.perSecond())
 		fmt.Fprintf(out, "| %s | %d | %.0f | %.1f | %.1f | %d | %.0f | %.0f | %.0f | %.2f | %.0f | %.2f |\n", d, c, res.perSecond(),
