@@ -5,12 +5,14 @@ package procfs_test
 import (
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gpubook/gpubook/agent/procfs"
 )
@@ -120,6 +122,31 @@ func nssChild(t *testing.T) {
 	files := procfs.New(t.TempDir(), "/etc/passwd", "/etc/group")
 	if got := files.UserName(nssUID); got != strconv.Itoa(nssUID) {
 		t.Errorf("passwd file knows %d as %q", nssUID, got)
+	}
+
+	// The directory goes away (its files hidden under an empty directory,
+	// as when LDAP or SSSD is down): the resolver, past its cache, asks
+	// again and keeps the name it had; a resolver that never knew the
+	// user has only the number.
+	must(t, exec.Command("mount", "-t", "tmpfs", "tmpfs", "/var/lib/extrausers").Run())
+	_, err := user.LookupId(strconv.Itoa(nssUID))
+	t.Logf("the C library, directory gone: %v (%T)", err, err)
+	if err == nil {
+		t.Fatal("the user still resolves with the directory gone: the test would prove nothing")
+	}
+	now := time.Now()
+	r.SetClock(func() time.Time { return now })
+	for _, after := range []time.Duration{procfs.DefaultPositiveTTL + time.Second, time.Minute, 2 * time.Minute} {
+		now = now.Add(after)
+		if got := r.UserName(nssUID); got != nssUser {
+			t.Errorf("directory gone, %v later: UserName = %q, want %q kept", after, got, nssUser)
+		}
+		if got := r.UserGroups(nssUser); !slices.Contains(got, nssGroup) {
+			t.Errorf("directory gone, %v later: UserGroups = %v, want %s kept", after, got, nssGroup)
+		}
+	}
+	if got := procfs.New(t.TempDir(), "", "").UserName(nssUID); got != strconv.Itoa(nssUID) {
+		t.Errorf("a new resolver, directory gone: %q, want the number", got)
 	}
 }
 

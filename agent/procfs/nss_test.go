@@ -1,8 +1,10 @@
 package procfs_test
 
 import (
+	"errors"
 	"os/user"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,5 +108,115 @@ func TestNameServiceAnswers(t *testing.T) {
 	}
 	if got := r.UserGroups("nobody-here"); got != nil {
 		t.Errorf("unknown user's groups = %v", got)
+	}
+}
+
+// directory is a name service whose behaviour a test switches: it answers,
+// fails (server unreachable), hangs, says "no such user", or has renamed
+// the user.
+type directory struct {
+	mode         atomic.Value // "answer", "fail", "hang", "gone", "renamed"
+	calls, ended atomic.Int32
+	release      chan struct{} // ends the hung lookups
+}
+
+func (d *directory) lookups() procfs.Lookups {
+	zs := func() (*user.User, error) {
+		d.calls.Add(1)
+		defer d.ended.Add(1)
+		switch d.mode.Load() {
+		case "fail":
+			return nil, errors.New("nss_ldap: failed to bind to LDAP server ldap://ldap.lab: Can't contact LDAP server")
+		case "hang":
+			<-d.release
+			return nil, errors.New("timed out")
+		case "gone":
+			return nil, user.UnknownUserIdError(70001)
+		case "renamed":
+			return &user.User{Uid: "70001", Gid: "70001", Username: "zs2024"}, nil
+		}
+		return &user.User{Uid: "70001", Gid: "70001", Username: "zs2023"}, nil
+	}
+	return procfs.Lookups{
+		UserByID:   func(string) (*user.User, error) { return zs() },
+		UserByName: func(string) (*user.User, error) { return zs() },
+		GroupByID:  func(gid string) (*user.Group, error) { return &user.Group{Gid: gid, Name: "lab-gpu"}, nil },
+		GroupIDs:   func(*user.User) ([]string, error) { return []string{"70001"}, nil },
+	}
+}
+
+// TestNameServiceKeepsKnownName: once the name service has named a UID, a
+// directory that starts failing or hanging does not turn the name back
+// into a number (the lock would rewrite a booked user's rules with no
+// GPUs), however long it fails; its groups and UID stay known too. A
+// "no such user" is believed after DefaultKeepGone, a new name at once,
+// and a UID never named stays a number.
+func TestNameServiceKeepsKnownName(t *testing.T) {
+	d := &directory{release: make(chan struct{})}
+	var once sync.Once
+	unhang := func() { once.Do(func() { close(d.release) }) }
+	defer unhang()
+	d.mode.Store("answer")
+	now := time.Date(2025, 3, 3, 9, 0, 0, 0, time.UTC)
+	r := procfs.New(t.TempDir(), "", "").WithLookups(d.lookups(), 50*time.Millisecond)
+	r.SetClock(func() time.Time { return now })
+	check := func(step, wantName string, wantGroups []string) {
+		t.Helper()
+		if got := r.UserName(70001); got != wantName {
+			t.Errorf("%s: UserName = %q, want %q", step, got, wantName)
+		}
+		if got := r.UserGroups("zs2023"); !slices.Equal(got, wantGroups) {
+			t.Errorf("%s: UserGroups = %v, want %v", step, got, wantGroups)
+		}
+		uid, ok := r.UserID("zs2023")
+		if wantOK := wantName != "70001"; ok != wantOK || (ok && uid != 70001) {
+			t.Errorf("%s: UserID = %d, %v, want 70001, %v", step, uid, ok, wantOK)
+		}
+	}
+	check("directory up", "zs2023", []string{"lab-gpu"})
+
+	steps := []struct {
+		mode    string
+		advance time.Duration
+	}{
+		{"fail", procfs.DefaultPositiveTTL + time.Second}, // past the cache: asked again
+		{"fail", time.Minute},                             // the 60 s outage of the report
+		{"fail", 24 * time.Hour},
+		{"hang", procfs.DefaultPositiveTTL},
+	}
+	for _, s := range steps {
+		d.mode.Store(s.mode)
+		now = now.Add(s.advance)
+		before := d.calls.Load()
+		check(s.mode+" after "+s.advance.String(), "zs2023", []string{"lab-gpu"})
+		if d.calls.Load() == before {
+			t.Errorf("%s after %v: the directory was not asked again", s.mode, s.advance)
+		}
+	}
+	// The hung lookups end (failed): until they do, no new one starts.
+	unhang()
+	for deadline := time.Now().Add(10 * time.Second); d.ended.Load() < d.calls.Load(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the hung lookups never ended")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	check("hang ended in a failure", "zs2023", []string{"lab-gpu"})
+
+	// A failing directory with nothing known before: the UID is a number.
+	if got := r.UserName(70002); got != "70002" {
+		t.Errorf("never named, directory down: %q, want the number", got)
+	}
+
+	d.mode.Store("gone")
+	now = now.Add(time.Hour)
+	check("gone, just said", "zs2023", []string{"lab-gpu"})
+	now = now.Add(procfs.DefaultKeepGone)
+	check("gone for DefaultKeepGone", "70001", nil)
+
+	d.mode.Store("renamed")
+	now = now.Add(time.Minute)
+	if got := r.UserName(70001); got != "zs2024" {
+		t.Errorf("renamed: UserName = %q, want zs2024", got)
 	}
 }

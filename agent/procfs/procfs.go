@@ -97,7 +97,8 @@ func (r *Resolver) UID(pid int) (int, error) {
 
 // UserName returns the login of uid, or the number as text when neither
 // the passwd file nor the name service knows it in time (containers, a
-// directory that is down).
+// directory that was never reached). A name the name service gave once is
+// kept while it fails or hangs (see DefaultKeepGone).
 func (r *Resolver) UserName(uid int) string {
 	if r.Passwd == "" {
 		if u, ok := r.nss.userByID(uid); ok {
