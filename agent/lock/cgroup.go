@@ -11,14 +11,16 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/opencontainers/cgroups"
-	_ "github.com/opencontainers/cgroups/devices" // registers the v1 and v2 device setters
+	_ "github.com/opencontainers/cgroups/devices" // registers the v1 device setter
 	devices "github.com/opencontainers/cgroups/devices/config"
 )
 
 // Cgroups is one cgroup hierarchy that can hold device rules: the v1
 // devices controller (devices.allow/devices.deny) or cgroup2 (a device
-// eBPF program per cgroup, as runc attaches them).
+// eBPF program per cgroup, the agent's own: devprog.go).
 type Cgroups struct {
 	// Version is 1 or 2.
 	Version int
@@ -89,12 +91,22 @@ func (c *Cgroups) ident(dir string) string {
 
 // Apply replaces the device rules of dir with rules.
 func (c *Cgroups) Apply(dir string, rules []*devices.Rule) error {
-	r := &cgroups.Resources{Devices: rules}
+	return c.applyCounted(dir, rules, nil, nil)
+}
+
+// applyCounted replaces the device rules of dir with rules; on cgroup2
+// with counts, each refused open also adds one to counts at the slot that
+// slot gives (devprog.go). v1 has no way to count: its rules are written
+// with runc's library as before.
+func (c *Cgroups) applyCounted(dir string, rules []*devices.Rule, slot func(major, minor int64) int, counts *ebpf.Map) error {
 	var err error
 	if c.Version == 1 {
-		err = cgroups.DevicesSetV1(dir, r)
+		err = cgroups.DevicesSetV1(dir, &cgroups.Resources{Devices: rules})
 	} else {
-		err = cgroups.DevicesSetV2(dir, r)
+		var insns asm.Instructions
+		if insns, err = deviceProgram(rules, slot, counts); err == nil {
+			err = attachDeviceProgram(dir, insns)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("lock: cgroup %s: device rules: %w", dir, err)

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	devices "github.com/opencontainers/cgroups/devices/config"
+
 	"github.com/gpubook/gpubook/agent/exempt"
 	"github.com/gpubook/gpubook/models/wire"
 )
@@ -42,7 +44,9 @@ type Locker struct {
 	log      *slog.Logger
 	self     int
 
-	applied map[string]string // cgroup dir → Allow.Key() last written
+	applied map[string]string   // cgroup dir → Allow.Key() last written
+	counts  map[string]*counter // cgroup dir → its refusal counters (cgroup2)
+	capGPU  map[int]int         // capability minor → its GPU's minor
 }
 
 // New returns a Locker; majors come from /proc/devices (ParseDevices),
@@ -51,8 +55,11 @@ func New(cg *Cgroups, procRoot string, majors Majors, caps CapTable, ex exempt.R
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if cg.Version == 1 {
+		log.Info("agent: lock: cgroup v1 refuses opens without counting them: refused opens are not reported")
+	}
 	return &Locker{cg: cg, procRoot: procRoot, majors: majors, caps: caps, exempt: ex, users: users, log: log,
-		self: os.Getpid(), applied: map[string]string{}}
+		self: os.Getpid(), applied: map[string]string{}, counts: map[string]*counter{}, capGPU: capGPUs(caps)}
 }
 
 // Cgroups is the hierarchy the locker writes to.
@@ -85,7 +92,7 @@ func (l *Locker) Sync(now time.Time, bookings []wire.Booking, gpus []GPU, migs [
 			user = strconv.Itoa(uid)
 		}
 		a := AllowFor(bookings, user, now, gpus, migs, l.caps)
-		errs = append(errs, l.confine(uid, user, a, node, pids))
+		errs = append(errs, l.confine(now, uid, user, a, node, pids))
 	}
 	return errors.Join(errs...)
 }
@@ -99,7 +106,7 @@ type nodeDevices struct {
 
 // confine writes the user's rules when they changed, then moves the
 // user's processes in.
-func (l *Locker) confine(uid int, user string, a Allow, node nodeDevices, pids []int) error {
+func (l *Locker) confine(now time.Time, uid int, user string, a Allow, node nodeDevices, pids []int) error {
 	dir, owned := l.cg.Dir(uid)
 	if owned {
 		if err := l.cg.Ensure(dir); err != nil {
@@ -110,7 +117,7 @@ func (l *Locker) confine(uid int, user string, a Allow, node nodeDevices, pids [
 	// user's next login, or a cgroup deleted and re-created, has no rules.
 	// So are the node's capability files: a new MIG instance is closed.
 	if key := a.Key() + " node " + node.capsKey + "@" + l.cg.ident(dir); l.applied[dir] != key {
-		if err := l.cg.Apply(dir, Rules(a, l.majors, node.caps)); err != nil {
+		if err := l.apply(now, dir, uid, user, Rules(a, l.majors, node.caps)); err != nil {
 			return err
 		}
 		l.applied[dir] = key
@@ -127,6 +134,21 @@ func (l *Locker) confine(uid int, user string, a Allow, node nodeDevices, pids [
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// apply writes a confined user's rules; on cgroup2 their program counts
+// what it refuses (Refusals). Counters that cannot be set up (a kernel
+// without BPF array maps) do not stop the lock: the rules go on without.
+func (l *Locker) apply(now time.Time, dir string, uid int, user string, rules []*devices.Rule) error {
+	if l.cg.Version != 2 {
+		return l.cg.Apply(dir, rules)
+	}
+	c, err := l.counterFor(dir, uid, user, now)
+	if err != nil {
+		l.log.Warn("agent: lock: refused opens not counted", "cgroup", dir, "err", err)
+		return l.cg.Apply(dir, rules)
+	}
+	return l.cg.applyCounted(dir, rules, l.slot, c.m)
 }
 
 // Movable tells whether the agent may move a process out of cgroup cur:
