@@ -97,10 +97,14 @@ type Daemon struct {
 	syncErr   string
 	lastSnap  sampler.Snapshot
 	sampleErr string
-	nvmlDown  time.Time // since when no GPU source is attached; zero when one is
-	nvmlErr   string
-	lockErr   string                        // the device lock's last error, "" when it applied
-	migs      map[string][]lock.MIGInstance // GPUs in MIG mode → their instances, as last seen
+	// sampleFailing is when the samples began failing since the last good
+	// one; zero while sampling works.
+	sampleFailing time.Time
+	beatNow       chan struct{} // a heartbeat wanted now (sampling health changed)
+	nvmlDown      time.Time     // since when no GPU source is attached; zero when one is
+	nvmlErr       string
+	lockErr       string                        // the device lock's last error, "" when it applied
+	migs          map[string][]lock.MIGInstance // GPUs in MIG mode → their instances, as last seen
 }
 
 // New loads the cached schedule (so enforcement works from the first
@@ -109,7 +113,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Daemon, error) {
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
-	d := &Daemon{cfg: cfg, deps: deps, log: deps.Log}
+	d := &Daemon{cfg: cfg, deps: deps, log: deps.Log, beatNow: make(chan struct{}, 1)}
 	if f, err := cache.Read(ctx, cfg.CachePath, 5*time.Second); err == nil {
 		d.sched = f
 	} else {
@@ -152,8 +156,12 @@ func (d *Daemon) SampleOnce(ctx context.Context) error {
 	bookings := d.bookings()
 	d.syncLock(snap, bookings)
 	d.mu.Lock()
-	d.lastSnap, d.sampleErr = snap, errString(sampleErr)
+	d.lastSnap = snap
+	changed := d.noteSampleLocked(sampleErr, snap.At)
 	d.mu.Unlock()
+	if changed {
+		d.wakeHeartbeat()
+	}
 	if d.deps.Metrics != nil {
 		d.deps.Metrics.SetSnapshot(snap, bookings)
 	}

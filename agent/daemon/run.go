@@ -68,6 +68,8 @@ func (d *Daemon) portalLoop(ctx context.Context) {
 			d.step(ctx, "deliver", d.DeliverOnce)
 		case <-beatT.C:
 			d.step(ctx, "heartbeat", d.HeartbeatOnce)
+		case <-d.beatNow:
+			d.step(ctx, "heartbeat", d.HeartbeatOnce)
 		}
 	}
 }

@@ -10,17 +10,19 @@ import (
 // Status is the node's view that `gpubook-agent status` prints. The daemon
 // rewrites it after every sample so the command needs neither root nor NVML.
 type Status struct {
-	Node          string    `json:"node"`
-	At            time.Time `json:"at"`
-	NVMLOK        bool      `json:"nvml_ok"`
-	SampleError   string    `json:"sample_error,omitempty"`
-	LastSync      time.Time `json:"last_sync"`
-	SyncError     string    `json:"sync_error,omitempty"`
-	ScheduleETag  string    `json:"schedule_etag,omitempty"`
-	ScheduleAt    time.Time `json:"schedule_fetched_at"`
-	SpoolDepth    int       `json:"spool_depth"`
-	SpoolBytes    int64     `json:"spool_bytes"`
-	OldestSpooled time.Time `json:"oldest_spooled"`
+	Node        string    `json:"node"`
+	At          time.Time `json:"at"`
+	NVMLOK      bool      `json:"nvml_ok"`
+	SampleError string    `json:"sample_error,omitempty"`
+	// SampleFailingSince is when samples began failing (zero while they work).
+	SampleFailingSince time.Time `json:"sample_failing_since,omitzero"`
+	LastSync           time.Time `json:"last_sync"`
+	SyncError          string    `json:"sync_error,omitempty"`
+	ScheduleETag       string    `json:"schedule_etag,omitempty"`
+	ScheduleAt         time.Time `json:"schedule_fetched_at"`
+	SpoolDepth         int       `json:"spool_depth"`
+	SpoolBytes         int64     `json:"spool_bytes"`
+	OldestSpooled      time.Time `json:"oldest_spooled"`
 	// Degraded states, each shown by `status` and sent in the heartbeat.
 	NVMLDownSince  time.Time        `json:"nvml_down_since,omitzero"`
 	NVMLError      string           `json:"nvml_error,omitempty"`
@@ -61,7 +63,7 @@ func (d *Daemon) CurrentStatus() Status {
 	sp := d.deps.Spool.Stats()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := Status{Node: d.cfg.Node, At: d.lastSnap.At, NVMLOK: d.sampler != nil, SampleError: d.sampleErr,
+	st := Status{Node: d.cfg.Node, At: d.lastSnap.At, NVMLOK: d.sampler != nil, SampleError: d.sampleErr, SampleFailingSince: d.sampleFailing,
 		LastSync: d.lastSync, SyncError: d.syncErr, ScheduleETag: d.sched.ETag, ScheduleAt: d.sched.FetchedAt,
 		SpoolDepth: sp.Depth, SpoolBytes: sp.Bytes, OldestSpooled: sp.Oldest, NVMLDownSince: d.nvmlDown, NVMLError: d.nvmlErr,
 		SetAside: sp.SetAside, SetAsideReason: sp.SetAsideReason, Dropped: sp.Dropped, MetricsProblem: d.cfg.MetricsProblem,

@@ -129,7 +129,8 @@ func (d *Daemon) HeartbeatOnce(ctx context.Context) error {
 		ScheduleETag: d.sched.ETag, SpoolDepth: st.Depth, OldestSpooled: st.Oldest, NVMLOK: d.sampler != nil,
 		SpoolSetAside: st.SetAside, SpoolSetAsideReason: st.SetAsideReason, SpoolSetAsideAt: st.SetAsideAt,
 		SpoolDroppedUsage: st.Dropped[spool.Tag(wire.PathUsage)], SpoolDroppedEvents: st.DroppedTotal() - st.Dropped[spool.Tag(wire.PathUsage)],
-		NVMLDownSince: d.nvmlDown, Lock: d.lockStatus()}
+		NVMLDownSince: d.nvmlDown, Lock: d.lockStatus(),
+		SampleError: heartbeatText(d.sampleErr, maxSampleErrorLen), SampleFailingSince: d.sampleFailing}
 	d.mu.Unlock()
 	if err := d.deps.Portal.PostJSON(ctx, wire.PathHeartbeat, hb); err != nil {
 		return d.syncFailed(err)

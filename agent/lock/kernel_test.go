@@ -17,6 +17,7 @@ import (
 
 func TestMain(m *testing.M) {
 	locktest.MaybeOpener()
+	lock.MaybeSelfCheckChild()
 	os.Exit(m.Run())
 }
 
@@ -174,22 +175,48 @@ func TestLockOnSystemdSlices(t *testing.T) {
 }
 
 // TestProbe: on this machine kind (v1 devices controller and cgroup2 both
-// mounted) the probe picks v1, as runc does on hybrid hosts, and leaves
-// nothing behind but the agent's folder.
+// mounted) the probe picks v1, as runc does on hybrid hosts, or v2 when
+// asked; either is proved by the self-check on the real kernel, and nothing
+// is left behind but the agent's folder.
 func TestProbe(t *testing.T) {
 	prefix := fmt.Sprintf("gpubook-test-p%d", os.Getpid())
-	v1 := lock.V1("/sys/fs/cgroup/devices", prefix)
-	locktest.Require(t, v1)
-	t.Cleanup(func() { lock.Unlock(v1, nil) })
-	cg, why := lock.Probe("/sys/fs/cgroup", prefix)
-	if cg == nil || cg.Name() != "v1" || why != "" {
-		t.Fatalf("probe = %+v, %q; want v1", cg, why)
+	for _, tc := range []struct{ want, name string }{{"auto", "v1"}, {"v1", "v1"}, {"v2", "v2"}} {
+		t.Run(tc.want, func(t *testing.T) {
+			h := locktest.Hierarchies(prefix)[tc.name]
+			locktest.Require(t, h)
+			t.Cleanup(func() { lock.Unlock(h, nil) })
+			cg, why := lock.Probe(lock.ProbeSpec{CgroupRoot: "/sys/fs/cgroup", Prefix: prefix, Want: tc.want, Majors: lock.Majors{GPU: 195}, DevDir: t.TempDir()})
+			if cg == nil || cg.Name() != tc.name || why != "" {
+				t.Fatalf("probe = %+v, %q; want %s", cg, why, tc.name)
+			}
+			if _, err := os.Stat(filepath.Join(cg.Root, prefix, "selfcheck")); !os.IsNotExist(err) {
+				t.Errorf("scratch cgroup left behind (%v)", err)
+			}
+		})
 	}
-	if _, err := os.Stat(filepath.Join(cg.Root, prefix, "probe")); !os.IsNotExist(err) {
-		t.Errorf("scratch cgroup left behind (%v)", err)
-	}
-	if cg, why := lock.Probe(t.TempDir(), prefix); cg != nil || !strings.Contains(why, "no cgroup devices controller") {
-		t.Errorf("probe of an empty folder = %+v, %q; want the reason", cg, why)
+	t.Run("nothing mounted", func(t *testing.T) {
+		cg, why := lock.Probe(lock.ProbeSpec{CgroupRoot: t.TempDir(), Prefix: prefix, Want: "auto", Majors: lock.Majors{GPU: 195}, DevDir: "/dev"})
+		if os.Geteuid() == 0 && (cg != nil || !strings.Contains(why, "no cgroup devices controller")) {
+			t.Errorf("probe of an empty folder = %+v, %q; want the reason", cg, why)
+		}
+	})
+}
+
+// TestSelfCheckOnTheKernel: the self-check passes on both hierarchies of
+// this machine and says so plainly when its scratch device file cannot be
+// made.
+func TestSelfCheckOnTheKernel(t *testing.T) {
+	for name, h := range locktest.Hierarchies(fmt.Sprintf("gpubook-test-sc%d", os.Getpid())) {
+		t.Run(name, func(t *testing.T) {
+			locktest.Require(t, h)
+			t.Cleanup(func() { lock.Unlock(h, nil) })
+			if err := lock.SelfCheck(h, lock.Majors{GPU: 195}, t.TempDir()); err != nil {
+				t.Fatalf("self-check on the real kernel: %v", err)
+			}
+			if err := lock.SelfCheck(h, lock.Majors{GPU: 195}, "/proc"); err == nil || !strings.Contains(err.Error(), "scratch device folder") {
+				t.Errorf("self-check with an unusable device folder: %v; want it named", err)
+			}
+		})
 	}
 }
 

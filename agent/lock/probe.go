@@ -8,13 +8,26 @@ import (
 	"github.com/moby/sys/userns"
 )
 
-// Probe finds the hierarchy this node can lock with, under sysCgroup
-// (/sys/fs/cgroup): the v1 devices controller when mounted (as runc
-// prefers on hybrid hosts), else cgroup2 (at sysCgroup or its "unified"
-// mount). It proves the choice by writing open rules to a scratch cgroup.
-// When nothing works it returns nil and the reason, for the log, status
-// and the node page.
-func Probe(sysCgroup, prefix string) (*Cgroups, string) {
+// ProbeSpec says where and how to look for a hierarchy that can lock.
+type ProbeSpec struct {
+	// CgroupRoot is where the hierarchies are mounted (/sys/fs/cgroup).
+	CgroupRoot string
+	// Prefix is the folder of the agent's own cgroups ("gpubook").
+	Prefix string
+	// Want is "auto" (the v1 devices controller when mounted, as runc
+	// prefers on hybrid hosts, else cgroup2), "v1" or "v2".
+	Want string
+	// Majors are the device majors the rules use (ReadMajors).
+	Majors Majors
+	// DevDir is where the self-check makes its scratch device file (/dev).
+	DevDir string
+}
+
+// Probe finds the hierarchy this node can lock with and proves it with
+// SelfCheck: rules written to a scratch cgroup must make the kernel refuse
+// a scratch GPU device file. When nothing works it returns nil and the
+// reason, for the log, status and the node page.
+func Probe(p ProbeSpec) (*Cgroups, string) {
 	if os.Geteuid() != 0 {
 		return nil, "not running as root"
 	}
@@ -22,27 +35,38 @@ func Probe(sysCgroup, prefix string) (*Cgroups, string) {
 		// The v1 setter silently does nothing there: never claim a lock.
 		return nil, "running in a user namespace (a container?): device rules cannot be set"
 	}
-	var cg *Cgroups
-	switch v1 := filepath.Join(sysCgroup, "devices"); {
-	case exists(filepath.Join(v1, "devices.allow")):
-		cg = V1(v1, prefix)
-	case exists(filepath.Join(sysCgroup, "cgroup.controllers")):
-		cg = V2(sysCgroup, prefix, exists(filepath.Join(sysCgroup, "user.slice")) && exists("/run/systemd/system"))
-	case exists(filepath.Join(sysCgroup, "unified", "cgroup.procs")):
-		u := filepath.Join(sysCgroup, "unified")
-		cg = V2(u, prefix, exists(filepath.Join(u, "user.slice")) && exists("/run/systemd/system"))
-	default:
-		return nil, "no cgroup devices controller (v1) and no cgroup2 mount under " + sysCgroup
+	cg, why := find(p.CgroupRoot, p.Prefix, p.Want)
+	if cg == nil {
+		return nil, why
 	}
-	scratch := filepath.Join(cg.Root, prefix, "probe")
-	defer os.Remove(scratch)
-	if err := cg.Ensure(scratch); err != nil {
-		return nil, fmt.Sprintf("cgroup %s: %v", cg.Name(), err)
-	}
-	if err := cg.Apply(scratch, openRules()); err != nil {
+	if err := SelfCheck(cg, p.Majors, p.DevDir); err != nil {
 		return nil, fmt.Sprintf("cgroup %s: %v", cg.Name(), err)
 	}
 	return cg, ""
+}
+
+// find picks the hierarchy under sysCgroup that want asks for.
+func find(sysCgroup, prefix, want string) (*Cgroups, string) {
+	v1 := filepath.Join(sysCgroup, "devices")
+	hasV1 := exists(filepath.Join(v1, "devices.allow"))
+	v2 := ""
+	switch {
+	case exists(filepath.Join(sysCgroup, "cgroup.controllers")):
+		v2 = sysCgroup
+	case exists(filepath.Join(sysCgroup, "unified", "cgroup.procs")):
+		v2 = filepath.Join(sysCgroup, "unified")
+	}
+	switch {
+	case hasV1 && want != "v2":
+		return V1(v1, prefix), ""
+	case v2 != "" && want != "v1":
+		return V2(v2, prefix, exists(filepath.Join(v2, "user.slice")) && exists("/run/systemd/system")), ""
+	case want == "v1":
+		return nil, "lock_cgroup = v1, but no cgroup v1 devices controller is mounted under " + sysCgroup
+	case want == "v2":
+		return nil, "lock_cgroup = v2, but no cgroup2 mount under " + sysCgroup
+	}
+	return nil, "no cgroup devices controller (v1) and no cgroup2 mount under " + sysCgroup
 }
 
 // ReadMajors reads /proc/devices under procRoot.

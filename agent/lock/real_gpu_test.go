@@ -39,7 +39,12 @@ func TestLockOnRealGPUs(t *testing.T) {
 	if len(minors) == 0 {
 		t.Skip("no /dev/nvidiaN on this machine")
 	}
-	cg, why := lock.Probe("/sys/fs/cgroup", fmt.Sprintf("gpubook-realgpu-%d", os.Getpid()))
+	majors, err := lock.ReadMajors("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, why := lock.Probe(lock.ProbeSpec{CgroupRoot: "/sys/fs/cgroup", Prefix: fmt.Sprintf("gpubook-realgpu-%d", os.Getpid()),
+		Want: "auto", Majors: majors, DevDir: "/dev"})
 	if cg == nil {
 		t.Skipf("the agent could not lock here: %s", why)
 	}
@@ -49,10 +54,6 @@ func TestLockOnRealGPUs(t *testing.T) {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
-	majors, err := lock.ReadMajors("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := locktest.NewNode(t, map[string]int{"alice": aliceUID})
 	alice := n.Start(t, aliceUID, cg)
 	users := locktest.Only{Resolver: procfs.New("/proc", n.Passwd, "/etc/group"), PIDs: map[int]bool{alice.PID(): true}}

@@ -1,6 +1,7 @@
 package simgpu
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,14 +104,33 @@ func TestPIDsFitTheProtocol(t *testing.T) {
 }
 
 func TestUIDs(t *testing.T) {
-	got := UIDs([]string{"zoe", "root", "alice", "zoe"}, map[string]int{"root": 0, "alice": 1001})
+	host := mapUsers{"root": 0, "alice": 1001, "taken": uidBase + int(hash("zoe")%40000)}
+	got := UIDs([]string{"zoe", "root", "alice", "zoe"}, host)
 	if got["root"] != 0 || got["alice"] != 1001 {
 		t.Errorf("host users = %v, want root 0 and alice 1001", got)
 	}
-	if got["zoe"] < uidBase || got["zoe"] >= uidBase+40001 {
-		t.Errorf("zoe = %d, want a made-up UID ≥ %d", got["zoe"], uidBase)
+	if want := host["taken"] + 1; got["zoe"] != want {
+		t.Errorf("zoe = %d, want %d: a made-up UID that no host user has", got["zoe"], want)
 	}
-	if again := UIDs([]string{"zoe"}, nil); again["zoe"] != got["zoe"] {
+	if again := UIDs([]string{"zoe"}, host); again["zoe"] != got["zoe"] {
 		t.Errorf("zoe's UID changed: %d then %d", got["zoe"], again["zoe"])
 	}
+	// A user only the directory knows keeps her directory UID.
+	if nss := UIDs([]string{"alopez"}, mapUsers{"alopez": 21001}); nss["alopez"] != 21001 {
+		t.Errorf("alopez = %d, want her name service's 21001", nss["alopez"])
+	}
+}
+
+// mapUsers is a host name service of a few users.
+type mapUsers map[string]int
+
+func (m mapUsers) UserID(name string) (int, bool) { uid, ok := m[name]; return uid, ok }
+
+func (m mapUsers) UserName(uid int) string {
+	for n, u := range m {
+		if u == uid {
+			return n
+		}
+	}
+	return strconv.Itoa(uid)
 }

@@ -1,7 +1,6 @@
 package simgpu
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,10 +14,9 @@ import (
 // reads them, so attribution, exemption and the signal guard run the
 // production code; only what they read is made up.
 type procTree struct {
-	dir        string
-	hostPasswd string // known names keep their real UID
-	written    map[int]string
-	users      string // passwd content last written
+	dir     string
+	written map[int]string
+	users   string // passwd content last written
 }
 
 func (t *procTree) root() string   { return filepath.Join(t.dir, "proc") }
@@ -29,51 +27,43 @@ func (t *procTree) group() string  { return filepath.Join(t.dir, "group") }
 // (1000+) accounts, below those of most directory services.
 const uidBase = 20000
 
-// UIDs maps user names to UIDs: a name in the host's passwd keeps its UID
-// (a script line for root is root, and exempt), other names get a stable
-// made-up UID from their hash, collisions resolved in name order.
-func UIDs(names []string, host map[string]int) map[string]int {
+// HostUsers is what the simulation asks the host's name service
+// (procfs.Resolver answers through NSS, or a passwd file when set).
+type HostUsers interface {
+	// UserID is a login's UID, when the host knows the login.
+	UserID(name string) (int, bool)
+	// UserName is a UID's login, or the number as text when none has it.
+	UserName(uid int) string
+}
+
+// UIDs maps user names to UIDs: a name the host knows keeps its UID (a
+// script line for root is root, and exempt; a directory user keeps her
+// directory UID, so that the device lock and the simulation agree on who
+// she is), other names get a stable made-up UID from their hash that no
+// host user has, collisions resolved in name order. host may be nil.
+func UIDs(names []string, host HostUsers) map[string]int {
 	sorted := append([]string(nil), names...)
 	sort.Strings(sorted)
 	out := make(map[string]int, len(sorted))
 	used := map[int]bool{}
-	for _, uid := range host {
-		used[uid] = true
+	taken := func(uid int) bool {
+		return used[uid] || (host != nil && host.UserName(uid) != strconv.Itoa(uid))
 	}
 	for _, n := range sorted {
 		if _, done := out[n]; done {
 			continue
 		}
-		if uid, ok := host[n]; ok {
-			out[n] = uid
-			continue
+		if host != nil {
+			if uid, ok := host.UserID(n); ok {
+				used[uid], out[n] = true, uid
+				continue
+			}
 		}
 		uid := uidBase + int(hash(n)%40000)
-		for used[uid] {
+		for taken(uid) {
 			uid++
 		}
 		used[uid], out[n] = true, uid
-	}
-	return out
-}
-
-// readHostUsers reads name → UID from a passwd file; a missing file gives none.
-func readHostUsers(path string) map[string]int {
-	out := map[string]int{}
-	f, err := os.Open(path)
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Split(sc.Text(), ":")
-		if len(fs) < 3 || strings.HasPrefix(fs[0], "#") {
-			continue
-		}
-		if uid, err := strconv.Atoi(fs[2]); err == nil {
-			out[fs[0]] = uid
-		}
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -42,9 +43,13 @@ type Config struct {
 	CachePath string
 	// Script is the optional load script (ParseScript), re-read when it changes.
 	Script string
-	// HostPasswd is the real passwd file: names found there keep their UID.
-	HostPasswd string
-	Now        func() time.Time
+	// Host is the host's name service: names it knows keep their UID.
+	Host HostUsers
+	// DevDir, when set, receives a character device file per GPU with
+	// NVIDIA's major (DEVDIR/gpubook-sim/NODE/nvidiaN, 195:N), so that the
+	// device lock has real files to guard (see DeviceFiles). Needs root.
+	DevDir string
+	Now    func() time.Time
 }
 
 // Sim is a running simulated node.
@@ -64,6 +69,9 @@ type Sim struct {
 	script    []ScriptLine
 	scriptMod time.Time
 	bookings  []wire.Booking
+
+	devFiles []string // DeviceFiles
+	devErr   error
 }
 
 // New builds the simulated node and its (empty) proc tree.
@@ -86,7 +94,7 @@ func New(cfg Config) (*Sim, error) {
 	}
 	s := &Sim{cfg: cfg, server: dgxa100.NewWithGPUs(gpus.Multiple(cfg.GPUs, conf)...), state: make([]devState, cfg.GPUs),
 		pids: map[string]int{}, byPID: map[int]string{}, killed: map[string]bool{}, firstSeen: map[string]time.Time{}, names: map[string]bool{},
-		tree: procTree{dir: cfg.Dir, hostPasswd: cfg.HostPasswd, written: map[int]string{}}}
+		tree: procTree{dir: cfg.Dir, written: map[int]string{}}}
 	s.node.MemoryMiB = int64(conf.MemoryMB)
 	for i, d := range s.server.Devices {
 		dev := d.(*server.Device)
@@ -103,6 +111,9 @@ func New(cfg Config) (*Sim, error) {
 	if err := s.tree.writeUsers(nil); err != nil {
 		return nil, err
 	}
+	// Without device files the simulation still runs; only the lock, which
+	// asks for them, refuses to start.
+	s.devErr = s.makeDeviceFiles()
 	return s, nil
 }
 
@@ -145,6 +156,9 @@ func (src source) Sample(ctx context.Context) ([]gpu.Sample, error) {
 	if err := src.sim.Step(ctx); err != nil {
 		return nil, err
 	}
+	if err := src.sim.sampleFault(); err != nil {
+		return nil, err
+	}
 	return src.b.Sample(ctx)
 }
 
@@ -178,7 +192,7 @@ func (s *Sim) Step(ctx context.Context) error {
 	for n := range s.names {
 		names = append(names, n)
 	}
-	uids := UIDs(names, readHostUsers(s.cfg.HostPasswd))
+	uids := UIDs(names, s.cfg.Host)
 	if err := s.tree.write(procs, s.pids, uids); err != nil {
 		return err
 	}
@@ -232,16 +246,23 @@ func (s *Sim) setScript(lines []ScriptLine, mod time.Time) {
 	defer s.mu.Unlock()
 	s.script, s.scriptMod = lines, mod
 	for k := range s.killed {
-		if len(k) > 7 && k[:7] == "script:" {
+		if strings.HasPrefix(k, "script:") {
 			delete(s.killed, k)
 		}
 	}
 	present := map[string]bool{}
 	for _, l := range lines {
-		present[fmt.Sprintf("script:%d:%s", l.GPU, l.User)] = true
+		k := fmt.Sprintf("script:%d:%s", l.GPU, l.User)
+		present[k] = true
+		if _, ok := s.firstSeen[k]; !ok {
+			// A line starts its process when the script was written with
+			// it, not when this agent first read it: a restarted agent sees
+			// the same process (same start time), not a new one.
+			s.firstSeen[k] = mod
+		}
 	}
 	for k := range s.firstSeen {
-		if !present[k] {
+		if strings.HasPrefix(k, "script:") && !present[k] {
 			delete(s.firstSeen, k) // a line removed and added again is a new process
 		}
 	}

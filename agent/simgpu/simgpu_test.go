@@ -22,16 +22,13 @@ import (
 func TestSimulatedNodeThroughTheRealPath(t *testing.T) {
 	dir := t.TempDir()
 	now := t0
-	hostPasswd := filepath.Join(dir, "host-passwd")
-	if err := os.WriteFile(hostPasswd, []byte("root:x:0:0::/root:/bin/bash\nada:x:1001:1001::/home/ada:/bin/bash\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	host := mapUsers{"root": 0, "ada": 1001}
 	script := filepath.Join(dir, "load")
 	if err := os.WriteFile(script, []byte("3 mallory 80 20000\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	sim, err := New(Config{Node: "n1", GPUs: 4, Model: "NVIDIA H100 80GB HBM3", MemoryMiB: 81559, Dir: filepath.Join(dir, "sim"),
-		CachePath: filepath.Join(dir, "schedule.json"), Script: script, HostPasswd: hostPasswd, Now: func() time.Time { return now }})
+		CachePath: filepath.Join(dir, "schedule.json"), Script: script, Host: host, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

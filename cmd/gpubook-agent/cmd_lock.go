@@ -19,10 +19,14 @@ import (
 const cgroupPrefix = "gpubook"
 
 // setupLock returns the device lock for enforce = lock (nil otherwise) and
-// the mode for status and the heartbeat. A node that cannot lock falls back
-// to detection and says why, loudly, rather than refusing to start: the
-// schedule cache and logins must keep working.
-func setupLock(cfg config, res *procfs.Resolver, log *slog.Logger) (daemon.Locker, string) {
+// the mode for status and the heartbeat. host is the host's own /proc and
+// name service (also on simulated GPUs: the lock confines real logins);
+// noDevices, when set, says why there are no device files to guard. The
+// lock is claimed only after lock.Probe's self-check saw the kernel refuse
+// a scratch GPU. A node that cannot lock falls back to detection and says
+// why, loudly, rather than refusing to start: the schedule cache and
+// logins must keep working.
+func setupLock(cfg config, host *procfs.Resolver, majors lock.Majors, noDevices string, log *slog.Logger) (daemon.Locker, string) {
 	if cfg.Enforce != "lock" {
 		return nil, cfg.Enforce
 	}
@@ -30,24 +34,29 @@ func setupLock(cfg config, res *procfs.Resolver, log *slog.Logger) (daemon.Locke
 		log.Error("agent: enforce = lock, but this node CANNOT LOCK; falling back to detect (bookings are not enforced by the kernel)", "reason", why)
 		return nil, "detect (cannot lock: " + why + ")"
 	}
-	if cfg.GPU == "simulated" {
-		return fail("simulated GPUs have no device files")
+	if noDevices != "" {
+		return fail(noDevices)
 	}
-	cg, why := lock.Probe(cfg.CgroupRoot, cgroupPrefix)
+	cg, why := lock.Probe(lock.ProbeSpec{CgroupRoot: cfg.CgroupRoot, Prefix: cgroupPrefix, Want: cfg.LockCgroup, Majors: majors, DevDir: cfg.DevDir})
 	if cg == nil {
 		return fail(why)
 	}
-	majors, err := lock.ReadMajors(cfg.ProcRoot)
-	if err != nil {
-		log.Warn("agent: lock: /proc/devices unreadable; GPU major 195 assumed", "err", err)
-	}
-	caps, err := lock.ReadMIGMinors(cfg.ProcRoot)
+	caps, err := lock.ReadMIGMinors(host.Root)
 	if err != nil {
 		log.Warn("agent: lock: MIG capability table unreadable; MIG instances stay closed to everyone", "err", err)
 	}
-	log.Info("agent: lock: device rules on", "cgroup", cg.Name(), "root", cg.Root, "gpu_major", majors.GPU,
-		"uvm_major", majors.UVM, "caps_major", majors.Caps, "mig_caps", len(caps))
-	return lock.New(cg, cfg.ProcRoot, majors, caps, cfg.Policy.Exempt, res, log), "lock " + cg.Name()
+	log.Info("agent: lock: self-check passed: the kernel refuses a GPU no one holds", "cgroup", cg.Name(), "root", cg.Root,
+		"gpu_major", majors.GPU, "uvm_major", majors.UVM, "caps_major", majors.Caps, "mig_caps", len(caps))
+	return lock.New(cg, host.Root, majors, caps, cfg.Policy.Exempt, host, log), "lock " + cg.Name()
+}
+
+// readMajors reads the device majors from the host's /proc/devices.
+func readMajors(cfg config, log *slog.Logger) lock.Majors {
+	majors, err := lock.ReadMajors(cfg.ProcRoot)
+	if err != nil && cfg.Enforce == "lock" {
+		log.Warn("agent: lock: /proc/devices unreadable; GPU major 195 assumed", "err", err)
+	}
+	return majors
 }
 
 // cmdUnlock removes every device rule and cgroup the agent made, on every

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"cmp"
-	"context"
+		"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -52,7 +52,9 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdo
 		return fmt.Errorf("agent: state dir: %w", err)
 	}
 	if cfg.GPU == "simulated" {
-		return serveSimulated(ctx, cfg, cred, log)
+		// The host's processes and name service: the device lock confines
+		// real logins on simulated GPUs too.
+		return serveSimulated(ctx, cfg, cred, procfs.New(cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile), log)
 	}
 	var backend *nvmlgpu.Backend
 	open := func(context.Context) (gpu.Source, string, error) {
@@ -71,35 +73,48 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdo
 	return serve(ctx, cfg, cred, open, log)
 }
 
+// serve wires the daemon around open (real GPUs: the guarded kill(2), the
+// host's clock, the lock on the host's processes) and runs it.
+func serve(ctx context.Context, cfg config, cred credential, open daemon.OpenSource, log *slog.Logger) error {
+	host := procfs.New(cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile)
+	locker, lockMode := setupLock(cfg, host, readMajors(cfg, log), "", log)
+	return serveWith(ctx, cfg, cred, open, daemon.NewSignalGuard(cfg.ProcRoot, os.Getpid()), time.Now, locker, lockMode, log)
+}
+
 // serveSimulated runs the daemon on simulated GPUs (agent/simgpu). The
 // resolver reads the simulation's process tree and passwd instead of the
 // host's, and signals go to the simulation: nothing real is measured or
-// signalled.
-func serveSimulated(ctx context.Context, cfg config, cred credential, log *slog.Logger) error {
+// signalled. The GPUs get real device files (195:N under dev_dir), so
+// that `enforce = lock` confines the host's real logins to them.
+func serveSimulated(ctx context.Context, cfg config, cred credential, host *procfs.Resolver, log *slog.Logger) error {
 	sim, err := simgpu.New(simgpu.Config{Node: cfg.Node, GPUs: cfg.Sim.GPUs, Model: cfg.Sim.Model, MemoryMiB: cfg.Sim.MemoryMiB,
-		Dir: filepath.Join(cfg.StateDir, "sim"), CachePath: cfg.CacheFile, Script: cfg.Sim.Script, HostPasswd: cmp.Or(cfg.PasswdFile, "/etc/passwd")})
+		Dir: filepath.Join(cfg.StateDir, "sim"), CachePath: cfg.CacheFile, Script: cfg.Sim.Script, Host: host, DevDir: cfg.DevDir})
 	if err != nil {
 		return err
 	}
+	defer sim.Close()
+	noDevices := ""
+	if err := sim.DeviceFilesErr(); err != nil {
+		noDevices = "simulated GPUs have no device files: " + err.Error()
+	}
+	majors := readMajors(cfg, log)
+	locker, lockMode := setupLock(cfg, host, majors, noDevices, log)
 	cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile = sim.ProcRoot(), sim.Passwd(), sim.Group()
 	log.Warn("agent: SIMULATED GPUs (gpu = simulated): load follows the bookings and the load script; nothing real is measured or signalled",
-		"gpus", cfg.Sim.GPUs, "script", cfg.Sim.Script, "proc_root", cfg.ProcRoot, "clock_ahead", cfg.Sim.ClockAhead)
+		"gpus", cfg.Sim.GPUs, "script", cfg.Sim.Script, "proc_root", cfg.ProcRoot, "clock_ahead", cfg.Sim.ClockAhead,
+		"device_files", strings.Join(sim.DeviceFiles(), " "))
 	ahead := cfg.Sim.ClockAhead
 	now := func() time.Time { return time.Now().Add(ahead) }
-	return serveWith(ctx, cfg, cred, sim.Open, sim, now, log)
+	return serveWith(ctx, cfg, cred, sim.Open, sim, now, locker, lockMode, log)
 }
 
-// serve wires the daemon around open (tried now and, while it fails, again
-// with backoff by the daemon) and runs it.
-func serve(ctx context.Context, cfg config, cred credential, open daemon.OpenSource, log *slog.Logger) error {
-	return serveWith(ctx, cfg, cred, open, daemon.NewSignalGuard(cfg.ProcRoot, os.Getpid()), time.Now, log)
-}
-
-// serveWith is serve with the detector's signaller and the clock given:
-// the guarded kill(2) and the host's clock for real GPUs, the simulation's
-// signals and clock for simulated ones.
+// serveWith wires the daemon around open (tried now and, while it fails,
+// again with backoff by the daemon) and runs it, with the detector's
+// signaller, the clock and the device lock given: the guarded kill(2) and
+// the host's clock for real GPUs, the simulation's signals and clock for
+// simulated ones.
 func serveWith(ctx context.Context, cfg config, cred credential, open daemon.OpenSource, sig detect.Signaller, now func() time.Time,
-	log *slog.Logger) error {
+	locker daemon.Locker, lockMode string, log *slog.Logger) error {
 	sp, err := spool.Open(cfg.spoolDir(), cfg.Spool, now, log)
 	if err != nil {
 		return err
@@ -111,7 +126,6 @@ func serveWith(ctx context.Context, cfg config, cred credential, open daemon.Ope
 		note = nil // report only: nothing on users' terminals
 	}
 	det := detect.New(cfg.Node, cfg.Policy, sig, note, res, log)
-	locker, lockMode := setupLock(cfg, res, log)
 	portal := client.New(cfg.PortalURL, cred.Credential, "gpubook-agent/"+version)
 	metricsProblem := ""
 	if cfg.MetricsAddr != "" {

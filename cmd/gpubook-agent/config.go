@@ -50,6 +50,12 @@ type config struct {
 	Enforce string
 	// CgroupRoot is where the cgroup hierarchies are mounted (lock mode).
 	CgroupRoot string
+	// LockCgroup picks the hierarchy of the lock: "auto" (v1's devices
+	// controller when mounted, else cgroup2), "v1" or "v2".
+	LockCgroup string
+	// DevDir is where device files are made: the lock's self-check file
+	// and the simulated GPUs' files (/dev; /run and /tmp are often nodev).
+	DevDir string
 
 	// GPU is the backend: "nvml" (the real GPUs) or "simulated" (go-nvml's
 	// simulated devices, for demos and tests; agent/simgpu).
@@ -78,7 +84,7 @@ func defaultConfig() config {
 		SampleInterval: 10 * time.Second, SyncInterval: 30 * time.Second, DeliverInterval: 15 * time.Second,
 		HeartbeatInterval: 60 * time.Second, EnvTimeout: 800 * time.Millisecond, NVMLRetry: 5 * time.Second,
 		Policy: detect.DefaultPolicy(), Spool: spool.DefaultLimits(), GPU: "nvml", Enforce: "detect",
-		CgroupRoot: "/sys/fs/cgroup",
+		CgroupRoot: "/sys/fs/cgroup", LockCgroup: "auto", DevDir: "/dev",
 	}
 }
 
@@ -148,12 +154,12 @@ var configKeys = []string{"portal_url", "node", "credential_file", "state_dir", 
 	"proc_root", "passwd_file", "group_file", "log_level", "sample_interval", "sync_interval", "deliver_interval",
 	"heartbeat_interval", "env_timeout", "exempt_users", "exempt_groups", "system_uid_max", "enforce", "grace",
 	"kill_after", "overstay_warning", "idle_util_pct", "idle_after", "mem_no_process_mib", "mem_no_process_after",
-	"spool_max_age", "spool_max_bytes", "cgroup_root", "gpu", "sim_gpus", "sim_model", "sim_memory_mib", "sim_script", "sim_clock_ahead"}
+	"spool_max_age", "spool_max_bytes", "cgroup_root", "lock_cgroup", "dev_dir", "gpu", "sim_gpus", "sim_model", "sim_memory_mib", "sim_script", "sim_clock_ahead"}
 
 func (c *config) set(k, v string) error {
 	strs := map[string]*string{"portal_url": &c.PortalURL, "node": &c.Node, "credential_file": &c.CredentialFile,
 		"state_dir": &c.StateDir, "cache_file": &c.CacheFile, "metrics_addr": &c.MetricsAddr, "proc_root": &c.ProcRoot,
-		"passwd_file": &c.PasswdFile, "group_file": &c.GroupFile, "cgroup_root": &c.CgroupRoot, "sim_model": &c.Sim.Model, "sim_script": &c.Sim.Script}
+		"passwd_file": &c.PasswdFile, "group_file": &c.GroupFile, "cgroup_root": &c.CgroupRoot, "dev_dir": &c.DevDir, "sim_model": &c.Sim.Model, "sim_script": &c.Sim.Script}
 	durs := map[string]*time.Duration{"sample_interval": &c.SampleInterval, "sync_interval": &c.SyncInterval,
 		"deliver_interval": &c.DeliverInterval, "heartbeat_interval": &c.HeartbeatInterval, "env_timeout": &c.EnvTimeout,
 		"grace": &c.Policy.Grace, "kill_after": &c.Policy.KillAfter, "overstay_warning": &c.Policy.OverstayWarning,
@@ -195,6 +201,11 @@ func (c *config) setOther(k, v string) error {
 		c.Policy.MemNoProcMiB, err = strconv.ParseInt(v, 10, 64)
 	case "spool_max_bytes":
 		c.Spool.MaxBytes, err = strconv.ParseInt(v, 10, 64)
+	case "lock_cgroup":
+		c.LockCgroup = v
+		if v != "auto" && v != "v1" && v != "v2" {
+			err = errors.New("want auto, v1 or v2")
+		}
 	case "gpu":
 		c.GPU = v
 		if v != "nvml" && v != "simulated" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpubook/gpubook/agent/daemon"
 	"github.com/gpubook/gpubook/agent/lock"
+	"github.com/gpubook/gpubook/agent/lock/locktest"
 	"github.com/gpubook/gpubook/agent/procfs"
 )
 
@@ -53,26 +54,65 @@ func TestEnforceModes(t *testing.T) {
 // and the mode (which status and the node page show).
 func TestSetupLockFallsBack(t *testing.T) {
 	tests := []struct {
-		name   string
-		cfg    func(c *config)
-		want   string
-		logged bool
+		name      string
+		cfg       func(c *config)
+		noDevices string
+		want      string
+		logged    bool
 	}{
-		{"detect asks for nothing", func(c *config) {}, "detect", false},
-		{"simulated GPUs", func(c *config) { c.Enforce, c.GPU = "lock", "simulated" }, "detect (cannot lock: simulated GPUs have no device files)", true},
-		{"no cgroup hierarchy", func(c *config) { c.Enforce, c.CgroupRoot = "lock", t.TempDir() }, "detect (cannot lock: ", true},
+		{"detect asks for nothing", func(c *config) {}, "", "detect", false},
+		{"simulated GPUs without device files", func(c *config) { c.Enforce, c.GPU = "lock", "simulated" },
+			"simulated GPUs have no device files: mknod: operation not permitted",
+			"detect (cannot lock: simulated GPUs have no device files: mknod: operation not permitted)", true},
+		{"no cgroup hierarchy", func(c *config) { c.Enforce, c.CgroupRoot = "lock", t.TempDir() }, "", "detect (cannot lock: ", true},
+		{"v2 asked, none mounted", func(c *config) { c.Enforce, c.CgroupRoot, c.LockCgroup = "lock", t.TempDir(), "v2" }, "",
+			"detect (cannot lock: lock_cgroup = v2, but no cgroup2 mount", os.Geteuid() == 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := defaultConfig()
 			tt.cfg(&c)
 			var buf bytes.Buffer
-			l, mode := setupLock(c, procfs.New("/proc", "/etc/passwd", "/etc/group"), slog.New(slog.NewTextHandler(&buf, nil)))
+			l, mode := setupLock(c, procfs.New("/proc", "/etc/passwd", "/etc/group"), lock.Majors{GPU: 195}, tt.noDevices, slog.New(slog.NewTextHandler(&buf, nil)))
+			if os.Geteuid() != 0 && tt.noDevices == "" && c.Enforce == "lock" {
+				tt.want = "detect (cannot lock: not running as root)"
+			}
 			if l != nil || !strings.HasPrefix(mode, tt.want) {
 				t.Errorf("locker %v mode %q, want none and %q", l, mode, tt.want)
 			}
-			if got := strings.Contains(buf.String(), "CANNOT LOCK"); got != tt.logged {
+			if got := strings.Contains(buf.String(), "CANNOT LOCK"); got != tt.logged && os.Geteuid() == 0 {
 				t.Errorf("logged %v, want %v: %s", got, tt.logged, buf.String())
+			}
+		})
+	}
+}
+
+// TestSetupLockClaimsOnlyAfterSelfCheck: on this machine's kernel, as root,
+// the lock is claimed on each hierarchy asked for, after the self-check.
+func TestSetupLockClaimsOnlyAfterSelfCheck(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs root (CI=true makes this a failure)")
+		}
+		t.Skip("needs root")
+	}
+	locktest.HoldAgentPrefix(t)
+	for _, want := range []string{"v1", "v2"} {
+		t.Run(want, func(t *testing.T) {
+			t.Cleanup(func() { // leave no empty "gpubook" folder: TestUnlockCommand would think a lock is live
+				for _, cg := range hierarchies("/sys/fs/cgroup") {
+					os.Remove(filepath.Join(cg.Root, cgroupPrefix))
+				}
+			})
+			c := defaultConfig()
+			c.Enforce, c.LockCgroup, c.DevDir = "lock", want, t.TempDir()
+			var buf bytes.Buffer
+			l, mode := setupLock(c, procfs.New("/proc", "/etc/passwd", "/etc/group"), lock.Majors{GPU: 195}, "", slog.New(slog.NewTextHandler(&buf, nil)))
+			if l == nil || mode != "lock "+want {
+				t.Fatalf("locker %v mode %q, want lock %s\n%s", l, mode, want, buf.String())
+			}
+			if !strings.Contains(buf.String(), "self-check passed") {
+				t.Errorf("log does not say the self-check passed:\n%s", buf.String())
 			}
 		})
 	}
@@ -108,6 +148,7 @@ func TestUnlockCommand(t *testing.T) {
 		}
 		t.Skip("needs root and a cgroup devices hierarchy")
 	}
+	locktest.HoldAgentPrefix(t)
 	if _, err := os.Stat(filepath.Join(hs[0].Root, cgroupPrefix)); err == nil {
 		t.Skip("this machine has a live gpubook lock; not touching it")
 	}

@@ -12,12 +12,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/gpubook/gpubook/agent/lock"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
 func main() {
+	lock.MaybeSelfCheckChild() // the lock's self-check runs this binary as its probe child
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
 	stop()

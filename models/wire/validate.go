@@ -122,13 +122,15 @@ func (v Violation) problem() string {
 	switch {
 	case !agentName(v.ID, agentMaxNameLen):
 		return "id must be 1 to 256 bytes of text without control characters"
-	case v.Kind != ViolationUnbooked && v.Kind != ViolationOverstay && v.Kind != ViolationMemoryNoProcess:
+	case v.Kind != ViolationUnbooked && v.Kind != ViolationOverstay && v.Kind != ViolationMemoryNoProcess && v.Kind != ViolationRefused:
 		return "unknown kind"
 	case !ValidGPUUUID(v.GPUUUID):
 		return "gpu_uuid is missing or malformed"
 	case !agentText(v.User, agentMaxNameLen):
 		return "user must be at most 256 bytes of text without control characters"
-	case v.Kind != ViolationMemoryNoProcess && (v.User == "" || v.PID <= 0):
+	case v.Kind == ViolationRefused && v.User == "":
+		return "user is required for a refused open"
+	case v.Kind != ViolationMemoryNoProcess && v.Kind != ViolationRefused && (v.User == "" || v.PID <= 0):
 		return "user and pid are required for process violations"
 	case !agentUID(v.UID) || v.PID < 0 || v.PID > MaxPID:
 		return fmt.Sprintf("uid must be between -1 and 2147483647, pid between 0 and %d", MaxPID)
@@ -290,6 +292,10 @@ func (hb *Heartbeat) validateHealth() error {
 		return agentInvalid("nvml_down_since", "must be between 1970 and 9999")
 	case !agentText(hb.Lock, MaxLockLen):
 		return agentInvalid("lock", "must be at most 512 bytes of text without control characters")
+	case !agentText(hb.SampleError, agentMaxReasonLen):
+		return agentInvalid("sample_error", "must be at most 1024 bytes of text without control characters")
+	case !hb.SampleFailingSince.IsZero() && !agentTime(hb.SampleFailingSince):
+		return agentInvalid("sample_failing_since", "must be between 1970 and 9999")
 	}
 	return nil
 }

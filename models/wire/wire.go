@@ -52,12 +52,15 @@ const (
 	ViolationOverstay = "overstay"
 	// ViolationMemoryNoProcess: GPU memory held while no process is visible (zombies, D-state).
 	ViolationMemoryNoProcess = "memory_without_process"
+	// ViolationRefused: the device lock refused a user's open of a GPU they hold no
+	// booking of (cgroup2 only); no process to name, one per user, GPU and episode.
+	ViolationRefused = "refused_open"
 )
 
 // Actions an agent took about a violation. A violation is re-sent with the
 // same ID whenever its action escalates; the portal keeps the latest.
 const (
-	ActionNone    = "none"    // recorded only (memory without process)
+	ActionNone    = "none"    // reported only: nobody told, nothing signalled (memory without process; enforce = off)
 	ActionWarned  = "warned"  // the user's terminals got a message
 	ActionSIGTERM = "sigterm" // the process was asked to stop after the grace period
 	ActionSIGKILL = "sigkill" // the process ignored SIGTERM and was killed
@@ -261,4 +264,11 @@ type Heartbeat struct {
 	// (cannot lock: REASON)" when lock was asked for and the node cannot
 	// do it. Empty from agents that predate it.
 	Lock string `json:"lock,omitempty"`
+
+	// SampleError is the latest sample's error and SampleFailingSince the
+	// first of the samples failing since the last good one (empty and zero
+	// while sampling works): an agent that runs but cannot measure is
+	// degraded, and what the portal shows of its GPUs is stale.
+	SampleError        string    `json:"sample_error,omitempty"`
+	SampleFailingSince time.Time `json:"sample_failing_since,omitzero"`
 }

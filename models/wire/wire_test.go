@@ -105,6 +105,8 @@ func TestAgentViolationBatchValidate(t *testing.T) {
 			v.Kind, v.User, v.PID, v.Action = ViolationMemoryNoProcess, "", 0, ActionNone
 		})}, nil},
 		{"empty", nil, []string{"violations"}},
+		{"refused open needs no pid", []Violation{mod(func(v *Violation) { v.Kind, v.PID, v.Action = ViolationRefused, 0, ActionNone })}, nil},
+		{"refused open needs a user", []Violation{mod(func(v *Violation) { v.Kind, v.PID, v.User = ViolationRefused, 0, "" })}, []string{"violations[0]"}},
 		{"unknown kind", []Violation{mod(func(v *Violation) { v.Kind = "bad" })}, []string{"violations[0]"}},
 		{"no pid", []Violation{mod(func(v *Violation) { v.PID = 0 })}, []string{"violations[0]"}},
 		{"no id", []Violation{mod(func(v *Violation) { v.ID = "" })}, []string{"violations[0]"}},
@@ -305,6 +307,10 @@ func TestAgentHeartbeatValidate(t *testing.T) {
 		{"lock mode too long", mod(func(h *Heartbeat) { h.Lock = strings.Repeat("x", MaxLockLen+1) }), []string{"lock"}},
 		{"negative drops", mod(func(h *Heartbeat) { h.SpoolDroppedEvents = -1 }), []string{"spool_dropped_usage"}},
 		{"NVML down since year 1", mod(func(h *Heartbeat) { h.NVMLDownSince = time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC) }), []string{"nvml_down_since"}},
+		{"sampling failing", mod(func(h *Heartbeat) { h.SampleError, h.SampleFailingSince = "nvml: GPU-1: Unknown Error", t0 }), nil},
+		{"newline in the sample error", mod(func(h *Heartbeat) { h.SampleError = "nvml:\nUnknown Error" }), []string{"sample_error"}},
+		{"sample error too long", mod(func(h *Heartbeat) { h.SampleError = strings.Repeat("x", 1025) }), []string{"sample_error"}},
+		{"sampling failing since year 1", mod(func(h *Heartbeat) { h.SampleFailingSince = time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC) }), []string{"sample_failing_since"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

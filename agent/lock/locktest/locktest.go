@@ -267,3 +267,21 @@ func FreeMajor(t testing.TB) int {
 	t.Fatal("no free character major in 384–511")
 	return 0
 }
+
+// HoldAgentPrefix makes the caller the only test on this machine that
+// touches the agent's real cgroup folder ("gpubook" under each hierarchy)
+// until it ends: `gpubook-agent unlock` empties that folder, so a test that
+// runs it must not overlap one whose agent is locking (go test runs
+// packages in parallel). It blocks on a file lock shared by every package.
+func HoldAgentPrefix(t testing.TB) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "gpubook-agent-cgroup-prefix.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() }) // closing releases the lock
+}
