@@ -74,7 +74,7 @@ func computeEnv(ctx context.Context, cfgPath, userName string, getenv func(strin
 	// With a broken file cfg has no passwd file: names come from the name
 	// service, each lookup within its time limit.
 	res := procfs.New(cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile)
-	name, uid := invokingUser(res, userName, getenv)
+	name, uid := invokingUser(res, userName)
 	if cfgErr != nil {
 		// A broken file must not hide the GPUs from root and system
 		// accounts (the default exemptions); everyone else fails closed
@@ -85,7 +85,12 @@ func computeEnv(ctx context.Context, cfgPath, userName string, getenv func(strin
 		return loginenv.Unavailable("bad config: " + strings.TrimPrefix(cfgErr.Error(), "agent: config: "))
 	}
 	if name == "" {
-		return loginenv.Unavailable("cannot tell who you are")
+		// A UID with no name: system accounts keep their environment,
+		// anyone else sees no GPU (the name is what bookings are for).
+		if cfg.exemptRules().Exempt("", uid, nil) {
+			return loginenv.Result{Unchanged: true}
+		}
+		return loginenv.Result{Hint: fmt.Sprintf("gpubook: your UID %d has no user name here (the name service does not know it or did not answer); no GPUs visible — ask your admin", uid)}
 	}
 	if cfg.exemptRules().Exempt(name, uid, res.UserGroups) {
 		return loginenv.Result{Unchanged: true}
@@ -97,10 +102,12 @@ func computeEnv(ctx context.Context, cfgPath, userName string, getenv func(strin
 	return loginenv.Compute(f, name, now, time.Local)
 }
 
-// invokingUser is --user if given, else the login of the real UID, else
-// $LOGNAME/$USER. Names go through res, so that a directory (LDAP, SSSD)
-// that is slow costs at most one lookup's time limit, never the login.
-func invokingUser(res *procfs.Resolver, flagUser string, getenv func(string) string) (string, int) {
+// invokingUser is --user if given, else the login of the real UID; name is
+// "" when the UID has none (in time). $LOGNAME and $USER are never asked:
+// the user sets them, and an unnamed UID must not become whoever they
+// say. Names go through res, so that a directory (LDAP, SSSD) that is
+// slow costs at most one lookup's time limit, never the login.
+func invokingUser(res *procfs.Resolver, flagUser string) (string, int) {
 	if flagUser != "" {
 		if uid, ok := res.UserID(flagUser); ok {
 			return flagUser, uid
@@ -111,12 +118,7 @@ func invokingUser(res *procfs.Resolver, flagUser string, getenv func(string) str
 	if name := res.UserName(uid); name != strconv.Itoa(uid) {
 		return name, uid
 	}
-	for _, k := range []string{"LOGNAME", "USER"} {
-		if v := getenv(k); v != "" {
-			return v, uid
-		}
-	}
-	return "", -1
+	return "", uid
 }
 
 // cacheProblem names a cache failure in a few words for the hint.
