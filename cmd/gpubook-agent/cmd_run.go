@@ -1,7 +1,7 @@
 package main
 
 import (
-		"context"
+	"context"
 	"errors"
 	"fmt"
 	"io"
