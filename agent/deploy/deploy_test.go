@@ -161,3 +161,55 @@ func runHook(t *testing.T, shell, h string, uid int, interactive bool) (string, 
 	}
 	return string(out), stderr.String()
 }
+
+// TestHookOncePerProcess: `ssh node bash -lc cmd` runs the bash.bashrc
+// block, then bash execs `bash -lc cmd` in the same process, which reads
+// profile.d: the agent is asked once, not twice (twice is 2 s with a hung
+// binary). The guard is no pass: inherited from another process or with
+// the variable changed since, the hook runs again and sets the booking.
+func TestHookOncePerProcess(t *testing.T) {
+	dir := openDir(t)
+	count := filepath.Join(dir, "count")
+	must(t, os.WriteFile(count, nil, 0o666))
+	must(t, os.Chmod(count, 0o666)) // whatever the umask: the hook runs as nobody too
+	bin := fakeAgent(t, "echo x >>"+count+"; echo 'export CUDA_VISIBLE_DEVICES="+uuid+"; export CUDA_DEVICE_ORDER=PCI_BUS_ID'")
+	bashrc, profile := hook(t, "bash.bashrc.snippet", bin), hook(t, "profile.d/gpubook.sh", bin)
+	show := `printf '%s' "${CUDA_VISIBLE_DEVICES-unset}"`
+	tests := []struct {
+		name, script string
+		env          []string
+		wantRuns     int
+	}{
+		{"bashrc, then exec bash -lc", ". " + bashrc + `; exec bash -c '. ` + profile + `; ` + show + `'`, nil, 1},
+		{"bashrc, then exec bash -c", ". " + bashrc + `; exec bash -c '. ` + bashrc + `; ` + show + `'`, nil, 1},
+		{"sh: profile.d twice", ". " + profile + "; . " + profile + "; " + show, nil, 1},
+		{"guard from another process", ". " + profile + "; " + show,
+			[]string{"__GPUBOOK_HOOKED=1:65534:=GPU-forged", "CUDA_VISIBLE_DEVICES=GPU-forged"}, 1},
+		{"variable changed since", ". " + bashrc + "; export CUDA_VISIBLE_DEVICES=GPU-mine; . " + profile + "; " + show, nil, 2},
+		{"a new shell is asked again", ". " + bashrc + "; bash -c '. " + bashrc + "; " + show + "'; true", nil, 2}, // `; true`: a child, not an exec
+	}
+	for _, u := range hookUsers() {
+		for _, tt := range tests {
+			t.Run(u.name+"/"+tt.name, func(t *testing.T) {
+				must(t, os.Truncate(count, 0))
+				cmd := exec.Command("bash", "-c", tt.script)
+				cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=/"}, tt.env...)
+				if u.uid != os.Getuid() {
+					cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.uid)}}
+				}
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("shell: %v\n%s", err, out)
+				}
+				if string(out) != uuid {
+					t.Errorf("CUDA_VISIBLE_DEVICES = %q, want %q", out, uuid)
+				}
+				data, err := os.ReadFile(count)
+				must(t, err)
+				if runs := strings.Count(string(data), "x"); runs != tt.wantRuns {
+					t.Errorf("the agent ran %d times, want %d", runs, tt.wantRuns)
+				}
+			})
+		}
+	}
+}

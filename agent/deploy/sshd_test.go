@@ -76,6 +76,42 @@ func TestSSHCommandGetsBooking(t *testing.T) {
 	}
 }
 
+// TestSSHLoginShellAsksOnce: `ssh node bash -lc cmd` and `ssh node bash
+// -c cmd` read the bash.bashrc block and then, in the same process after
+// bash's exec, profile.d or bash.bashrc again: the agent is asked once
+// (the report measured 2.9 s with a hung binary: two 1-s caps). A
+// wrapper before the real binary counts the calls.
+func TestSSHLoginShellAsksOnce(t *testing.T) {
+	needSSHD(t)
+	n := startNode(t)
+	root := fakeRoot(t, map[string]string{"etc/bash.bashrc": "testdata/debian/bash.bashrc"})
+	if out, err := bashrcHook(t, "install", root); err != nil {
+		t.Fatalf("bashrc-hook.sh: %v %s", err, out)
+	}
+	n.setBashrc(t, readFile(t, filepath.Join(root, "etc/bash.bashrc")))
+	count := filepath.Join(n.dir, "count")
+	must(t, os.WriteFile(count, nil, 0o666))
+	must(t, os.Chmod(count, 0o666))
+	must(t, os.Rename(n.agent, n.agent+".real"))
+	must(t, os.WriteFile(n.agent, []byte("#!/bin/sh\necho x >>"+count+"\nexec "+n.agent+".real \"$@\"\n"), 0o755))
+	show := `printf '%s' "${CUDA_VISIBLE_DEVICES-unset}"`
+	for _, remote := range []string{show, "bash -lc '" + show + "'", "bash -c '" + show + "'"} {
+		for u, want := range map[sshUser]string{sshBooked: uuid, sshUnbooked: ""} {
+			t.Run(u.name+"/"+remote, func(t *testing.T) {
+				must(t, os.Truncate(count, 0))
+				if got := n.sshRun(t, u, remote); got != want {
+					t.Errorf("CUDA_VISIBLE_DEVICES %q, want %q", got, want)
+				}
+				data, err := os.ReadFile(count)
+				must(t, err)
+				if runs := strings.Count(string(data), "x"); runs != 1 {
+					t.Errorf("the agent ran %d times, want once", runs)
+				}
+			})
+		}
+	}
+}
+
 // skipOrFail skips on a developer's machine; CI must run the test.
 func skipOrFail(t *testing.T, why string) {
 	t.Helper()
@@ -121,14 +157,16 @@ type node struct {
 
 // startNode builds the agent, writes users, keys, config and a schedule
 // cache, and starts sshd in a mount namespace where they replace
-// /etc/passwd, /etc/shadow, /etc/group, /etc/bash.bashrc and
-// /usr/local/bin.
+// /etc/passwd, /etc/shadow, /etc/group, /etc/bash.bashrc, /usr/local/bin
+// and /etc/profile.d (holding only the shipped gpubook.sh).
 func startNode(t *testing.T) *node {
 	t.Helper()
 	dir := openDir(t)
 	n := &node{dir: dir, agent: filepath.Join(dir, "bin", "gpubook-agent"), bashrc: filepath.Join(dir, "bash.bashrc")}
 	agentbin.Build(t, n.agent)
 	must(t, os.WriteFile(n.bashrc, nil, 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, "profile.d"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "profile.d", "gpubook.sh"), []byte(readFile(t, "profile.d/gpubook.sh")), 0o644))
 	writeAccounts(t, dir)
 	writeSchedule(t, dir)
 	writeKeys(t, dir)
@@ -143,6 +181,7 @@ mount --bind @DIR@/shadow /etc/shadow
 mount --bind @DIR@/group /etc/group
 mount --bind @DIR@/bash.bashrc /etc/bash.bashrc
 mount --bind @DIR@/bin /usr/local/bin
+mount --bind @DIR@/profile.d /etc/profile.d
 mount -t tmpfs -o mode=0755 tmpfs /run
 mkdir /run/sshd
 exec /usr/sbin/sshd -D -e -f @DIR@/sshd_config
@@ -191,11 +230,17 @@ func (n *node) setBashrc(t *testing.T, content string) {
 // remote bash says CUDA_VISIBLE_DEVICES is ("unset" when untouched).
 func (n *node) ssh(t *testing.T, u sshUser) string {
 	t.Helper()
+	return n.sshRun(t, u, `printf '%s' "${CUDA_VISIBLE_DEVICES-unset}"`)
+}
+
+// sshRun runs `ssh u@node remote` without a terminal and returns its output.
+func (n *node) sshRun(t *testing.T, u sshUser, remote string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "ssh", "-F", "/dev/null", "-i", filepath.Join(n.dir, "ssh", "id"), "-o", "IdentitiesOnly=yes",
 		"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes", "-o", "LogLevel=ERROR",
-		"-p", n.port, u.name+"@127.0.0.1", `printf '%s' "${CUDA_VISIBLE_DEVICES-unset}"`)
+		"-p", n.port, u.name+"@127.0.0.1", remote)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
