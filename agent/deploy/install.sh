@@ -68,7 +68,19 @@ if [ ! -f /etc/gpubook/credential.json ]; then
     GPUBOOK_AGENT_TOKEN=$TOKEN /usr/local/bin/gpubook-agent enroll --portal "$PORTAL"
 fi
 
-systemctl daemon-reload
-systemctl enable --now gpubook-agent.service
-systemctl restart gpubook-agent.service
-echo "gpubook-agent installed. Check: gpubook-agent status; journalctl -u gpubook-agent"
+# systemd runs the agent where it is the init (PID 1: /run/systemd/system
+# exists, as sd_booted checks). Elsewhere (a container, OpenRC, runit,
+# SysV init) every file is in place and the admin starts the agent with
+# the unit's own command under their init.
+if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    systemctl daemon-reload
+    systemctl enable --now gpubook-agent.service
+    systemctl restart gpubook-agent.service
+    echo "gpubook-agent installed. Check: gpubook-agent status; journalctl -u gpubook-agent"
+    exit 0
+fi
+echo "install.sh: systemd was not found (no systemctl, or systemd is not PID 1): the agent is installed but NOT running." >&2
+echo "gpubook-agent installed. Start it as root under your init system, restarted when it exits:"
+echo "    /usr/local/bin/gpubook-agent run --config /etc/gpubook/agent.conf"
+echo "Then check: gpubook-agent status"
+exit 0

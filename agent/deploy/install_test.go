@@ -1,10 +1,12 @@
 package deploy
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -38,5 +40,83 @@ func TestInstallRefusesTokenArgument(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "GPUBOOK_AGENT_TOKEN") {
 		t.Errorf("install.sh with a token argument: err %v, output %q; want a refusal naming GPUBOOK_AGENT_TOKEN", err, out)
+	}
+}
+
+// TestInstallWithoutSystemd: a real install (root, no DESTDIR) on a host
+// where systemd is not the init finishes, says so, gives the exact
+// command to start the agent under another init, and exits 0; where
+// systemd is the init it enables and starts the unit. The install runs in
+// a mount namespace where /etc, /usr/local, /usr/share and /var/lib are
+// overlays whose writes land in a tmpfs (copied out at the end), and /run
+// is empty (systemd's /run/systemd/system made only for the second case);
+// systemctl is a stand-in that logs its calls.
+func TestInstallWithoutSystemd(t *testing.T) {
+	if os.Getuid() != 0 {
+		skipOrFail(t, "the install test needs root (a mount namespace over /etc and /usr)")
+	}
+	tests := []struct {
+		name          string
+		systemd       bool
+		wantSystemctl string
+		wantOut       []string
+	}{
+		{"no systemd", false, "", []string{"systemd was not found", "\n    /usr/local/bin/gpubook-agent run --config /etc/gpubook/agent.conf\n"}},
+		{"systemd", true, "daemon-reload\nenable --now gpubook-agent.service\nrestart gpubook-agent.service\n", []string{"journalctl -u gpubook-agent"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			logs, ovl, written := filepath.Join(dir, "logs"), filepath.Join(dir, "ovl"), filepath.Join(dir, "written")
+			for _, d := range []string{filepath.Join(logs, "bin"), ovl, written} {
+				must(t, os.MkdirAll(d, 0o755))
+			}
+			systemctl := filepath.Join(logs, "bin", "systemctl")
+			must(t, os.WriteFile(systemctl, []byte("#!/bin/sh\necho \"$*\" >>"+logs+"/systemctl\n"), 0o755))
+			agent := fakeAgent(t, `echo "$*" >>`+logs+"/agent")
+			script := "set -e\nmount -t tmpfs -o mode=0755 tmpfs /run\n"
+			if tt.systemd {
+				script += "mkdir -p /run/systemd/system\n"
+			}
+			script += "mount -t tmpfs tmpfs " + ovl + "\n"
+			for _, d := range []string{"etc", "usr/local", "usr/share", "var/lib"} {
+				up := ovl + "/" + strings.ReplaceAll(d, "/", "-")
+				script += fmt.Sprintf("mkdir -p %[1]s/upper %[1]s/work\nmount -t overlay overlay -o lowerdir=/%[2]s,upperdir=%[1]s/upper,workdir=%[1]s/work /%[2]s\n", up, d)
+			}
+			script += "rc=0; sh install.sh https://gpubook.example.org || rc=$?\n"
+			script += "for d in " + ovl + "/*; do cp -a \"$d/upper\" " + written + "/\"${d##*/}\"; done\nexit $rc\n"
+			cmd := exec.Command("sh", "-c", script)
+			cmd.Env = []string{"PATH=" + filepath.Dir(systemctl) + ":/usr/sbin:/usr/bin:/sbin:/bin", "GPUBOOK_AGENT_BIN=" + agent, "GPUBOOK_AGENT_TOKEN=gpbe_test"}
+			// Go makes the new namespace's mounts private: nothing leaks out.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("install.sh: %v, want exit 0\n%s", err, out)
+			}
+			for _, want := range tt.wantOut {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+			if !tt.systemd && strings.Contains(string(out), "journalctl") {
+				t.Errorf("without systemd the output points at journalctl:\n%s", out)
+			}
+			got, _ := os.ReadFile(filepath.Join(logs, "systemctl"))
+			if string(got) != tt.wantSystemctl {
+				t.Errorf("systemctl calls %q, want %q", got, tt.wantSystemctl)
+			}
+			if got := readFile(t, filepath.Join(logs, "agent")); got != "probe\nenroll --portal https://gpubook.example.org\n" {
+				t.Errorf("agent calls %q, want probe and enroll", got)
+			}
+			for _, f := range []string{"usr-local/bin/gpubook-agent", "etc/gpubook/agent.conf", "etc/profile.d/gpubook.sh",
+				"etc/systemd/system/gpubook-agent.service", "usr-share/gpubook-agent/bashrc-hook.sh"} {
+				if _, err := os.Stat(filepath.Join(written, f)); err != nil {
+					t.Errorf("not installed: %v", err)
+				}
+			}
+			if _, err := os.Stat("/etc/bash.bashrc"); err == nil && !strings.HasPrefix(readFile(t, filepath.Join(written, "etc/bash.bashrc")), "# --- gpubook") {
+				t.Error("the bash hook was not placed at the top of bash.bashrc")
+			}
+		})
 	}
 }
