@@ -12,6 +12,7 @@ import (
 	"github.com/gpubook/gpubook/agent/daemon"
 	"github.com/gpubook/gpubook/agent/lock"
 	"github.com/gpubook/gpubook/agent/procfs"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // cgroupPrefix is the folder under each hierarchy that holds the agent's
@@ -32,7 +33,7 @@ func setupLock(cfg config, host *procfs.Resolver, majors lock.Majors, noDevices 
 	}
 	fail := func(why string) (daemon.Locker, string) {
 		log.Error("agent: enforce = lock, but this node CANNOT LOCK; falling back to detect (bookings are not enforced by the kernel)", "reason", why)
-		return nil, "detect (cannot lock: " + why + ")"
+		return nil, wire.LockCannot + why + ")"
 	}
 	if noDevices != "" {
 		return fail(noDevices)

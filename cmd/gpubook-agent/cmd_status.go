@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/daemon"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // cmdStatus prints the daemon's last view of the node. It reads the status
@@ -95,7 +96,7 @@ func printStatus(w io.Writer, st daemon.Status, now time.Time) error {
 func printLock(w io.Writer, st daemon.Status) {
 	switch {
 	case st.Lock == "":
-	case strings.HasPrefix(st.Lock, "detect (cannot lock"):
+	case wire.LockFailed(st.Lock) || wire.LockIdle(st.Lock):
 		fmt.Fprintf(w, "enforce: NOT LOCKED: %s\n", st.Lock)
 	default:
 		fmt.Fprintf(w, "enforce: %s\n", st.Lock)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -200,6 +201,7 @@ func Require(t testing.TB, cg *lock.Cgroups) {
 	t.Helper()
 	ok, why := Available(cg)
 	Need(t, ok, why)
+	HoldAgentPrefix(t)
 }
 
 // MIGMinors is /proc/driver/nvidia-caps/mig-minors as the driver writes it
@@ -268,20 +270,41 @@ func FreeMajor(t testing.TB) int {
 	return 0
 }
 
-// HoldAgentPrefix makes the caller the only test on this machine that
-// touches the agent's real cgroup folder ("gpubook" under each hierarchy)
-// until it ends: `gpubook-agent unlock` empties that folder, so a test that
-// runs it must not overlap one whose agent is locking (go test runs
-// packages in parallel). It blocks on a file lock shared by every package.
+// HoldAgentPrefix makes the caller's process the only one on this machine
+// whose tests touch the agent's cgroups until the test ends: a real agent
+// with enforce = lock confines every login process it finds, and
+// `gpubook-agent unlock` empties the agent's folder ("gpubook"), so such
+// tests must not overlap each other or the kernel lock tests (go test runs
+// packages in parallel). It blocks on a file lock shared by every package;
+// within one process it is re-entrant (subtests of a holder pass through).
 func HoldAgentPrefix(t testing.TB) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "gpubook-agent-cgroup-prefix.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
+	held.Lock()
+	defer held.Unlock()
+	if held.count == 0 {
+		f, err := os.OpenFile(filepath.Join(os.TempDir(), "gpubook-agent-cgroup-prefix.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+			f.Close()
+			t.Fatal(err)
+		}
+		held.file = f
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() }) // closing releases the lock
+	held.count++
+	t.Cleanup(func() {
+		held.Lock()
+		defer held.Unlock()
+		if held.count--; held.count == 0 {
+			held.file.Close() // closing releases the lock
+		}
+	})
+}
+
+// held is this process's hold of the file lock.
+var held struct {
+	sync.Mutex
+	count int
+	file  *os.File
 }
