@@ -695,11 +695,12 @@ func optDateTime(p *Page, t *time.Time) string {
 	return p.DateTime(*t)
 }
 
-// installCommand is what the admin pastes on the node: the token travels
-// in the environment, not on the command line, so that ps does not show it.
+// installCommand is what the admin pastes on the node, the same as
+// agent/README.md's "Install": install.sh installs, enrols and starts the
+// agent, and on an installed node enrols it again. The token travels in
+// the environment, not on the command line, so that ps does not show it.
 func installCommand(v AdminEnrollView) string {
-	return "sudo GPUBOOK_AGENT_TOKEN=" + v.Token + " gpubook-agent enroll --portal " + v.PortalURL + "\n" +
-		"sudo systemctl enable --now gpubook-agent"
+	return "sudo GPUBOOK_AGENT_TOKEN=" + v.Token + " ./install.sh " + v.PortalURL
 }
 
 var _ = templruntime.GeneratedTemplate

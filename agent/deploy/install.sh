@@ -10,7 +10,9 @@
 #   sudo GPUBOOK_AGENT_TOKEN_FILE=/root/token ./install.sh https://gpubook.example.org
 #
 # Upgrade (already enrolled): sudo ./install.sh — no URL, no token; the
-# credential and agent.conf are kept.
+# credential and agent.conf are kept. Enrol again (a new token from the
+# node's page): the first-install command; the credential is replaced.
+# The portal's enrol page shows that command, for either case.
 #
 # Packaging: DESTDIR=/tmp/pkg ./install.sh installs the files under DESTDIR
 # only (no root needed, no enrolment, no systemctl); when DESTDIR is a
@@ -56,13 +58,14 @@ sh "$HERE/bashrc-hook.sh" install
 
 /usr/local/bin/gpubook-agent probe || echo "install.sh: NVML not usable yet; the agent keeps the schedule and retries NVML" >&2
 
-if [ ! -f /etc/gpubook/credential.json ]; then
-    TOKEN=${GPUBOOK_AGENT_TOKEN:-}
-    if [ -z "$TOKEN" ] && [ -n "${GPUBOOK_AGENT_TOKEN_FILE:-}" ]; then
-        TOKEN=$(tr -d ' \n\r' <"$GPUBOOK_AGENT_TOKEN_FILE")
-    fi
+TOKEN=${GPUBOOK_AGENT_TOKEN:-}
+if [ -z "$TOKEN" ] && [ -n "${GPUBOOK_AGENT_TOKEN_FILE:-}" ]; then
+    TOKEN=$(tr -d ' \n\r' <"$GPUBOOK_AGENT_TOKEN_FILE")
+fi
+# Enrol on a first install, and whenever a token is given.
+if [ -n "$TOKEN" ] || [ ! -f /etc/gpubook/credential.json ]; then
     [ -n "$PORTAL" ] && [ -n "$TOKEN" ] || {
-        echo "install.sh: not enrolled yet: give the portal URL and GPUBOOK_AGENT_TOKEN (or GPUBOOK_AGENT_TOKEN_FILE)" >&2
+        echo "install.sh: not enrolled yet (or a token without the portal URL): give the portal URL and GPUBOOK_AGENT_TOKEN (or GPUBOOK_AGENT_TOKEN_FILE)" >&2
         exit 1
     }
     GPUBOOK_AGENT_TOKEN=$TOKEN /usr/local/bin/gpubook-agent enroll --portal "$PORTAL"

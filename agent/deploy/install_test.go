@@ -35,7 +35,7 @@ func TestInstallDestDir(t *testing.T) {
 // TestInstallRefusesTokenArgument: the token on the command line shows in
 // ps and the shell history; the old two-argument form is refused.
 func TestInstallRefusesTokenArgument(t *testing.T) {
-	cmd := exec.Command("sh", "install.sh", "https://gpubook.example.org", "gbe_secret")
+	cmd := exec.Command("sh", "install.sh", "https://gpubook.example.org", "gpbe_secret")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "DESTDIR=" + t.TempDir(), "GPUBOOK_AGENT_BIN=" + fakeAgent(t, "exit 0")}
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "GPUBOOK_AGENT_TOKEN") {
@@ -43,26 +43,35 @@ func TestInstallRefusesTokenArgument(t *testing.T) {
 	}
 }
 
-// TestInstallWithoutSystemd: a real install (root, no DESTDIR) on a host
-// where systemd is not the init finishes, says so, gives the exact
-// command to start the agent under another init, and exits 0; where
-// systemd is the init it enables and starts the unit. The install runs in
+// TestInstallOnRoot: a real install (root, no DESTDIR). On a host where
+// systemd is not the init it finishes, says so, gives the exact command to
+// start the agent under another init, and exits 0; where systemd is the
+// init it enables and starts the unit. It enrols on a first install and
+// whenever a token is given (the enrol page's one command), and not on an
+// upgrade without a token. The install runs in
 // a mount namespace where /etc, /usr/local, /usr/share and /var/lib are
 // overlays whose writes land in a tmpfs (copied out at the end), and /run
 // is empty (systemd's /run/systemd/system made only for the second case);
 // systemctl is a stand-in that logs its calls.
-func TestInstallWithoutSystemd(t *testing.T) {
+func TestInstallOnRoot(t *testing.T) {
 	if os.Getuid() != 0 {
 		skipOrFail(t, "the install test needs root (a mount namespace over /etc and /usr)")
 	}
+	const started = "daemon-reload\nenable --now gpubook-agent.service\nrestart gpubook-agent.service\n"
+	const enrol = "probe\nenroll --portal https://gpubook.example.org\n"
 	tests := []struct {
 		name          string
 		systemd       bool
+		enrolled      bool   // a credential is there before
+		token         string // GPUBOOK_AGENT_TOKEN
 		wantSystemctl string
+		wantAgent     string // the agent's calls
 		wantOut       []string
 	}{
-		{"no systemd", false, "", []string{"systemd was not found", "\n    /usr/local/bin/gpubook-agent run --config /etc/gpubook/agent.conf\n"}},
-		{"systemd", true, "daemon-reload\nenable --now gpubook-agent.service\nrestart gpubook-agent.service\n", []string{"journalctl -u gpubook-agent"}},
+		{"no systemd", false, false, "gpbe_test", "", enrol, []string{"systemd was not found", "\n    /usr/local/bin/gpubook-agent run --config /etc/gpubook/agent.conf\n"}},
+		{"systemd", true, false, "gpbe_test", started, enrol, []string{"journalctl -u gpubook-agent"}},
+		{"upgrade", true, true, "", started, "probe\n", nil},
+		{"enrol again", true, true, "gpbe_test", started, enrol, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,10 +92,13 @@ func TestInstallWithoutSystemd(t *testing.T) {
 				up := ovl + "/" + strings.ReplaceAll(d, "/", "-")
 				script += fmt.Sprintf("mkdir -p %[1]s/upper %[1]s/work\nmount -t overlay overlay -o lowerdir=/%[2]s,upperdir=%[1]s/upper,workdir=%[1]s/work /%[2]s\n", up, d)
 			}
+			if tt.enrolled {
+				script += "mkdir -p /etc/gpubook && echo '{}' >/etc/gpubook/credential.json\n"
+			}
 			script += "rc=0; sh install.sh https://gpubook.example.org || rc=$?\n"
 			script += "for d in " + ovl + "/*; do cp -a \"$d/upper\" " + written + "/\"${d##*/}\"; done\nexit $rc\n"
 			cmd := exec.Command("sh", "-c", script)
-			cmd.Env = []string{"PATH=" + filepath.Dir(systemctl) + ":/usr/sbin:/usr/bin:/sbin:/bin", "GPUBOOK_AGENT_BIN=" + agent, "GPUBOOK_AGENT_TOKEN=gpbe_test"}
+			cmd.Env = []string{"PATH=" + filepath.Dir(systemctl) + ":/usr/sbin:/usr/bin:/sbin:/bin", "GPUBOOK_AGENT_BIN=" + agent, "GPUBOOK_AGENT_TOKEN=" + tt.token}
 			// Go makes the new namespace's mounts private: nothing leaks out.
 			cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 			out, err := cmd.CombinedOutput()
@@ -105,8 +117,8 @@ func TestInstallWithoutSystemd(t *testing.T) {
 			if string(got) != tt.wantSystemctl {
 				t.Errorf("systemctl calls %q, want %q", got, tt.wantSystemctl)
 			}
-			if got := readFile(t, filepath.Join(logs, "agent")); got != "probe\nenroll --portal https://gpubook.example.org\n" {
-				t.Errorf("agent calls %q, want probe and enroll", got)
+			if got := readFile(t, filepath.Join(logs, "agent")); got != tt.wantAgent {
+				t.Errorf("agent calls %q, want %q", got, tt.wantAgent)
 			}
 			for _, f := range []string{"usr-local/bin/gpubook-agent", "etc/gpubook/agent.conf", "etc/profile.d/gpubook.sh",
 				"etc/systemd/system/gpubook-agent.service", "usr-share/gpubook-agent/bashrc-hook.sh"} {
