@@ -105,6 +105,10 @@ type Daemon struct {
 	nvmlErr       string
 	lockErr       string                        // the device lock's last error, "" when it applied
 	migs          map[string][]lock.MIGInstance // GPUs in MIG mode → their instances, as last seen
+
+	// refused holds the episodes of refused opens being reported
+	// (refused.go); the sample loop alone uses it.
+	refused map[refusedKey]*refusedEpisode
 }
 
 // New loads the cached schedule (so enforcement works from the first

@@ -35,6 +35,7 @@ func (d *Daemon) syncLock(snap sampler.Snapshot, bookings []wire.Booking) {
 	d.mu.Unlock()
 	// One line: errors.Join's newlines would make the heartbeat invalid.
 	msg := strings.Join(strings.Fields(errString(d.deps.Lock.Sync(snap.At, bookings, gpus, migs))), " ")
+	d.reportRefusals(snap.At, gpus)
 	d.mu.Lock()
 	changed := msg != d.lockErr
 	d.lockErr = msg

@@ -62,12 +62,38 @@ func TestBookedGPUsOnlyWithLock(t *testing.T) {
 			if err := d.DeliverOnce(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if len(r.portal.violations) != 1 {
-				t.Fatalf("violations = %v, want alice's on GPU 3", r.portal.violations)
+			// On cgroup2 each GPU she was refused is reported once, with her
+			// name and no process; v1 cannot count refusals.
+			want := map[string]int{wire.ViolationUnbooked + " 3": alice.PID()}
+			if cg.Version == 2 {
+				for _, g := range []int{0, 1, 3} {
+					want[fmt.Sprintf("%s %d", wire.ViolationRefused, g)] = 0
+				}
 			}
+			expectViolations(t, r, want)
+			var refused3 wire.Violation
 			for _, v := range r.portal.violations {
-				if v.User != "alice" || v.Kind != wire.ViolationUnbooked || v.GPUUUID != r.node.UUID(3) || v.PID != alice.PID() {
-					t.Errorf("violation = %+v, want alice's unbooked use of GPU 3", v)
+				if v.User != "alice" || v.UID != agenttest.UIDAlice {
+					t.Errorf("violation = %+v, want alice's", v)
+				}
+				if v.Kind == wire.ViolationRefused && v.GPUUUID == r.node.UUID(3) {
+					refused3 = v
+				}
+				if v.Kind == wire.ViolationRefused && (v.Action != wire.ActionNone || !v.FirstSeen.Equal(t0.Add(10*time.Second)) || !v.LastSeen.Equal(v.FirstSeen)) {
+					t.Errorf("refused open = %+v, want action none, first and last seen at the sample after the opens", v)
+				}
+			}
+			if cg.Version == 2 { // refused again: the same violation, seen later
+				if got := alice.Open(t, n.GPU(3)); got != "EPERM" {
+					t.Fatalf("open nvidia3 = %s, want EPERM", got)
+				}
+				r.run(d, 30*time.Second)
+				if err := d.DeliverOnce(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				expectViolations(t, r, want)
+				if v := r.portal.violations[refused3.ID]; !v.FirstSeen.Equal(refused3.FirstSeen) || !v.LastSeen.After(refused3.LastSeen) {
+					t.Errorf("GPU 3 refused again: %+v, want first seen %s and a later last seen", v, refused3.FirstSeen)
 				}
 			}
 			r.node.Set(3, agenttest.GPUState{})
@@ -83,5 +109,21 @@ func TestBookedGPUsOnlyWithLock(t *testing.T) {
 				t.Errorf("heartbeat lock = %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+// expectViolations checks the portal's violations by "kind minor" → PID.
+func expectViolations(t *testing.T, r *rig, want map[string]int) {
+	t.Helper()
+	got := map[string]int{}
+	for _, v := range r.portal.violations {
+		for g := range 8 {
+			if v.GPUUUID == r.node.UUID(g) {
+				got[fmt.Sprintf("%s %d", v.Kind, g)] = v.PID
+			}
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(r.portal.violations) != len(want) {
+		t.Errorf("violations (kind GPU → PID) = %v, want %v", got, want)
 	}
 }

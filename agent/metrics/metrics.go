@@ -165,7 +165,7 @@ func (e *Exporter) writeGPU(b *strings.Builder) {
 func (e *Exporter) writeAgent(b *strings.Builder) {
 	host := [][2]string{{"Hostname", e.hostname}}
 	header(b, "gpubook_violations_total", "counter", "Violations detected since the agent started, by kind.")
-	for _, k := range []string{wire.ViolationUnbooked, wire.ViolationOverstay, wire.ViolationMemoryNoProcess} {
+	for _, k := range []string{wire.ViolationUnbooked, wire.ViolationOverstay, wire.ViolationMemoryNoProcess, wire.ViolationRefused} {
 		sample(b, "gpubook_violations_total", append(host, [2]string{"kind", k}), e.violations[k])
 	}
 	header(b, "gpubook_spool_depth", "gauge", "Reports waiting on disk for the portal.")
