@@ -78,7 +78,22 @@ type AgentNode struct {
 	// v1"/"lock v2", "detect", "detect (cannot lock: REASON)"; "" from
 	// agents that do not say.
 	Lock string
+
+	// SampleError is the latest sample's error and SampleFailingSince since
+	// when the agent's samples fail (nil while they work), from its latest
+	// heartbeat.
+	SampleError        string
+	SampleFailingSince *time.Time
 }
+
+// Degraded reports whether the node's agent runs but cannot measure its
+// GPUs (NVML down, or samples failing): the node page must not call such
+// an agent healthy, and what it last reported is no longer live.
+func (n AgentNode) Degraded() bool { return n.NVMLDownSince != nil || n.SampleFailingSince != nil }
+
+// FiguresStale reports whether the GPU figures the portal last received
+// from the node may no longer hold: its agent is offline or degraded.
+func (n AgentNode) FiguresStale(now time.Time) bool { return n.Offline(now) || n.Degraded() }
 
 // LockFailed reports whether the node was asked to lock GPUs to their
 // bookings and cannot, which the node page shows as an alert.

@@ -73,7 +73,9 @@ type GPUStatus struct {
 type NodeStatus struct {
 	Agent   AgentNode
 	Offline bool
-	GPUs    []GPUStatus
+	// Stale: the GPUs' latest figures may no longer hold (AgentNode.FiguresStale).
+	Stale bool
+	GPUs  []GPUStatus
 }
 
 // BuildLiveStatus assembles the status page from what the store read.
@@ -145,7 +147,7 @@ func groupByNode(nodes []AgentNode, rows []GPUStatus, now time.Time) []NodeStatu
 	out := make([]NodeStatus, len(nodes))
 	at := map[int64]int{}
 	for i, n := range nodes {
-		out[i] = NodeStatus{Agent: n, Offline: n.Offline(now)}
+		out[i] = NodeStatus{Agent: n, Offline: n.Offline(now), Stale: n.FiguresStale(now)}
 		at[n.NodeID] = i
 	}
 	for _, r := range rows {

@@ -179,6 +179,9 @@ type agentNodeView struct {
 	NVMLDownSince       *time.Time `gorm:"column:nvml_down_since"`
 
 	LockMode *string `gorm:"column:lock_mode"`
+
+	SampleError        *string    `gorm:"column:sample_error"`
+	SampleFailingSince *time.Time `gorm:"column:sample_failing_since"`
 }
 
 func deref[T any](p *T) T {
@@ -196,7 +199,7 @@ func (r agentNodeView) model() models.AgentNode {
 		SpoolDepth: deref(r.SpoolDepth), OldestSpooled: utcPtr(r.OldestSpooled), NVMLOK: deref(r.NVMLOK),
 		SpoolSetAside: deref(r.SpoolSetAside), SpoolSetAsideReason: deref(r.SpoolSetAsideReason), SpoolSetAsideAt: utcPtr(r.SpoolSetAsideAt),
 		SpoolDroppedUsage: deref(r.SpoolDroppedUsage), SpoolDroppedEvents: deref(r.SpoolDroppedEvents), NVMLDownSince: utcPtr(r.NVMLDownSince),
-		Lock: deref(r.LockMode)}
+		Lock: deref(r.LockMode), SampleError: deref(r.SampleError), SampleFailingSince: utcPtr(r.SampleFailingSince)}
 }
 
 func (db *DB) agentNodeQuery(ctx context.Context) *gorm.DB {
@@ -204,7 +207,7 @@ func (db *DB) agentNodeQuery(ctx context.Context) *gorm.DB {
 		Select("n.id, n.name, a.credential_hash, a.hostname, a.agent_version, a.driver_version, a.enrolled_at, a.last_seen_at, " +
 			"a.last_heartbeat_at, a.inventory_at, a.spool_depth, a.oldest_spooled, a.nvml_ok, " +
 			"a.spool_set_aside, a.spool_set_aside_reason, a.spool_set_aside_at, a.spool_dropped_usage, a.spool_dropped_events, a.nvml_down_since, " +
-			"a.lock_mode").
+			"a.lock_mode, a.sample_error, a.sample_failing_since").
 		Joins("LEFT JOIN agent_nodes a ON a.node_id = n.id")
 }
 
@@ -252,7 +255,8 @@ func (db *DB) RecordHeartbeat(ctx context.Context, nodeID int64, hb wire.Heartbe
 		"spool_set_aside": max(hb.SpoolSetAside, 0), "spool_set_aside_reason": clip(hb.SpoolSetAsideReason, 300),
 		"spool_set_aside_at": optTime(hb.SpoolSetAsideAt), "spool_dropped_usage": max(hb.SpoolDroppedUsage, 0),
 		"spool_dropped_events": max(hb.SpoolDroppedEvents, 0), "nvml_down_since": optTime(hb.NVMLDownSince),
-		"lock_mode": clip(hb.Lock, wire.MaxLockLen)}).Error
+		"lock_mode":    clip(hb.Lock, wire.MaxLockLen),
+		"sample_error": clip(hb.SampleError, 1024), "sample_failing_since": optTime(hb.SampleFailingSince)}).Error
 	if err != nil {
 		return fmt.Errorf("store: heartbeat: %w", err)
 	}
