@@ -83,7 +83,7 @@ func (d *Detector) violating(k procKey, g sampler.GPUState, p sampler.Proc, now 
 		return st.v, false
 	}
 	switch {
-	case st.v.Action == wire.ActionWarned && !now.Before(st.graceStart.Add(d.pol.Grace)):
+	case (st.v.Action == wire.ActionWarned || st.v.Action == wire.ActionNone) && !now.Before(st.graceStart.Add(d.pol.Grace)):
 		if d.signal(st, p, syscall.SIGTERM) {
 			st.v.Action, st.termAt = wire.ActionSIGTERM, now
 			return st.v, true
@@ -110,9 +110,19 @@ func (d *Detector) newViolation(k procKey, g sampler.GPUState, p sampler.Proc, n
 	v := wire.Violation{
 		ID:   fmt.Sprintf("%s:%s:%s:%d:%d", d.node, kind, k.uuid, k.pid, now.Unix()),
 		Kind: kind, GPUUUID: k.uuid, User: p.User, UID: p.UID, PID: p.PID, MemoryMiB: p.MemMiB,
-		BookingID: bookingID, Container: p.Container, FirstSeen: now, LastSeen: now, Action: wire.ActionWarned,
+		BookingID: bookingID, Container: p.Container, FirstSeen: now, LastSeen: now, Action: d.firstAction(),
 	}
 	return &procState{v: v, graceStart: graceStart, start: d.startTime(p.PID), seen: true}
+}
+
+// firstAction is what a new violation says the agent did: it warned the
+// user's terminals, unless there is no notifier (enforce = off), where
+// it only reports and must not claim a warning nobody was sent.
+func (d *Detector) firstAction() string {
+	if d.note == nil {
+		return wire.ActionNone
+	}
+	return wire.ActionWarned
 }
 
 func (d *Detector) startTime(pid int) uint64 {
