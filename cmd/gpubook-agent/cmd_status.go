@@ -38,7 +38,7 @@ func cmdStatus(ctx context.Context, args []string, getenv func(string) string, s
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("agent: status: %w", err)
 	}
-	return printStatus(stdout, st, time.Now())
+	return printStatus(stdout, st, daemonNow(cfg, time.Now()))
 }
 
 func printStatus(w io.Writer, st daemon.Status, now time.Time) error {
@@ -48,7 +48,7 @@ func printStatus(w io.Writer, st daemon.Status, now time.Time) error {
 	}
 	printLock(w, st)
 	if st.SampleError != "" {
-		fmt.Fprintln(w, "sample error:", st.SampleError)
+		fmt.Fprintf(w, "SAMPLE ERROR since %s: %s\n", ago(now, st.SampleFailingSince), st.SampleError)
 	}
 	if st.MetricsProblem != "" {
 		fmt.Fprintln(w, "metrics: NOT served:", st.MetricsProblem)
@@ -106,11 +106,29 @@ func printLock(w io.Writer, st daemon.Status) {
 	}
 }
 
+// daemonNow is now on the daemon's clock, which the status file's times
+// are in: a simulated node's runs sim_clock_ahead ahead of the host's.
+func daemonNow(cfg config, now time.Time) time.Time {
+	if cfg.GPU == "simulated" {
+		return now.Add(cfg.Sim.ClockAhead)
+	}
+	return now
+}
+
+// ago says how long before now t was. A t after now (a clock stepped
+// back, or another clock ahead of this one) is never a negative age.
 func ago(now, t time.Time) string {
 	if t.IsZero() {
 		return "never"
 	}
-	return now.Sub(t).Truncate(time.Second).String() + " ago"
+	switch d := now.Sub(t).Truncate(time.Second); {
+	case d >= 0:
+		return d.String() + " ago"
+	case d > -2*time.Second:
+		return "just now"
+	default:
+		return fmt.Sprintf("just now (by a clock %s ahead of this one)", -d)
+	}
 }
 
 func sum(m map[string]int64) int64 {
