@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpubook/gpubook/agent/atomicfile"
 	"github.com/gpubook/gpubook/agent/client"
+	"github.com/gpubook/gpubook/agent/spool"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -64,10 +65,30 @@ func cmdEnroll(ctx context.Context, args []string, getenv func(string) string, s
 		return fmt.Errorf("agent: enroll: %w", err)
 	}
 	cred := credential{PortalURL: c.BaseURL, NodeID: resp.NodeID, Node: resp.NodeName, Credential: resp.Credential}
+	old, oldErr := readCredential(*credFile)
 	if err := writeCredential(*credFile, cred); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "enrolled as node %q (id %d); credential written to %s\n", cred.Node, cred.NodeID, *credFile)
+	if oldErr == nil && (old.PortalURL != cred.PortalURL || old.NodeID != cred.NodeID) {
+		return retireSpool(cfg.spoolDir(), old, stdout)
+	}
+	return nil
+}
+
+// retireSpool starts a fresh spool for a node that now reports to another
+// portal or as another node: batch sequence, drop counters and set-aside
+// reports of the old identity must not show as the new node's
+// (spool.Retire). A running daemon keeps the old spool open until it is
+// restarted, which the new credential needs anyway.
+func retireSpool(dir string, old credential, stdout io.Writer) error {
+	n, err := spool.Retire(dir)
+	if err != nil {
+		return fmt.Errorf("agent: enroll: the credential is written, but %w", err)
+	}
+	fmt.Fprintf(stdout, "new identity (was node %q (id %d) at %s): the spool starts afresh; %d undelivered report(s) kept in %s, not sent\n",
+		old.Node, old.NodeID, old.PortalURL, n, dir+spool.RetiredSuffix)
+	fmt.Fprintln(stdout, "restart the agent to use the new credential (systemctl restart gpubook-agent)")
 	return nil
 }
 
