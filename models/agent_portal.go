@@ -74,9 +74,10 @@ type AgentNode struct {
 	SpoolDroppedEvents  int64
 	NVMLDownSince       *time.Time
 
-	// Lock is how the node enforces bookings (wire.Heartbeat.Lock): "lock
-	// v1"/"lock v2", "detect", "detect (cannot lock: REASON)"; "" from
-	// agents that do not say.
+	// Lock is how the node enforces bookings (wire.Heartbeat.Lock; see
+	// models/wire/lock.go): "lock v1"/"lock v2", "detect", "detect (cannot
+	// lock: REASON)", "lock v1 (guarding nothing: REASON)"; "" from agents
+	// that do not say.
 	Lock string
 
 	// SampleError is the latest sample's error and SampleFailingSince since
@@ -97,7 +98,12 @@ func (n AgentNode) FiguresStale(now time.Time) bool { return n.Offline(now) || n
 
 // LockFailed reports whether the node was asked to lock GPUs to their
 // bookings and cannot, which the node page shows as an alert.
-func (n AgentNode) LockFailed() bool { return strings.HasPrefix(n.Lock, "detect (cannot lock") }
+func (n AgentNode) LockFailed() bool { return wire.LockFailed(n.Lock) }
+
+// LockIdle reports whether the node's lock passed its self-check but
+// guards no GPU yet (its agent lists none), which the node page says
+// plainly rather than showing the lock as active.
+func (n AgentNode) LockIdle() bool { return wire.LockIdle(n.Lock) }
 
 // Offline reports whether the node's agent has been silent for
 // NodeOfflineAfter (or never called at all).

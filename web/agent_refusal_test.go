@@ -128,6 +128,16 @@ func TestAgentHealthOnNodePage(t *testing.T) {
 			if got, lock := res.Doc.Find(`[data-testid="agent-lock"]`).Text(), res.Doc.Find(`[data-testid="agent-lock"]`); !strings.Contains(got, "Enforcement on this node: lock v2.") || lock.HasClass("alert") {
 				t.Errorf("agent-lock = %q (alert %v), want the mode, not an alert", got, lock.HasClass("alert"))
 			}
+			// A lock that passed its self-check but guards no GPU yet is
+			// not shown as active.
+			hb.Lock = "lock v1" + wire.LockGuardingNothing + "NVML lists no GPUs)"
+			if err := x.client.PostJSON(context.Background(), wire.PathHeartbeat, hb); err != nil {
+				t.Fatal(err)
+			}
+			res = admin.Get(page)
+			if got, lock := res.Doc.Find(`[data-testid="agent-lock"]`).Text(), res.Doc.Find(`[data-testid="agent-lock"]`); !strings.Contains(got, "no GPU to guard yet, so nothing is locked: lock v1 (guarding nothing: NVML lists no GPUs).") || !lock.HasClass("alert") {
+				t.Errorf("agent-lock = %q (alert %v), want an alert that nothing is locked", got, lock.HasClass("alert"))
+			}
 		})
 	}
 }

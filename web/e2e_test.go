@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/oauth2-proxy/mockoidc"
 
+	"github.com/gpubook/gpubook/agent/agenttest/unitsandbox"
 	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
@@ -176,6 +177,7 @@ func sharedChromium() *sharedBrowser {
 const testParallel = 6
 
 func TestMain(m *testing.M) {
+	unitsandbox.MaybeRun()                  // the shipped-lock test's node commands run as this binary
 	code := storetest.Main(m, testParallel) // also drops the test databases in the background
 	if chromium.stop != nil {
 		chromium.stop()

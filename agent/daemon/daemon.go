@@ -104,6 +104,7 @@ type Daemon struct {
 	nvmlDown      time.Time     // since when no GPU source is attached; zero when one is
 	nvmlErr       string
 	lockErr       string                        // the device lock's last error, "" when it applied
+	lockGuards    int                           // GPUs the device lock's last successful sync guarded
 	migs          map[string][]lock.MIGInstance // GPUs in MIG mode → their instances, as last seen
 
 	// refused holds the episodes of refused opens being reported

@@ -34,11 +34,15 @@ func (d *Daemon) syncLock(snap sampler.Snapshot, bookings []wire.Booking) {
 	}
 	d.mu.Unlock()
 	// One line: errors.Join's newlines would make the heartbeat invalid.
-	msg := strings.Join(strings.Fields(errString(d.deps.Lock.Sync(snap.At, bookings, gpus, migs))), " ")
+	err := d.deps.Lock.Sync(snap.At, bookings, gpus, migs)
+	msg := strings.Join(strings.Fields(errString(err)), " ")
 	d.reportRefusals(snap.At, gpus)
 	d.mu.Lock()
 	changed := msg != d.lockErr
 	d.lockErr = msg
+	if err == nil {
+		d.lockGuards = len(gpus)
+	}
 	d.mu.Unlock()
 	if changed && msg != "" {
 		d.log.Error("agent: lock: device rules not fully applied", "err", msg)
@@ -50,7 +54,7 @@ func (d *Daemon) syncLock(snap sampler.Snapshot, bookings []wire.Booking) {
 // lockStatus is the heartbeat's lock field: the mode, and the lock's last
 // error when it did not apply. Called with d.mu held.
 func (d *Daemon) lockStatus() string {
-	s := d.cfg.LockMode
+	s := d.lockModeLocked()
 	if d.lockErr != "" {
 		s += " (error: " + d.lockErr + ")"
 	}
@@ -82,4 +86,19 @@ func migsSeen(known map[string][]lock.MIGInstance, snap sampler.Snapshot) map[st
 		known[g.Device.UUID] = list
 	}
 	return known
+}
+
+// lockModeLocked is the mode as status and the node page show it: a lock
+// that passed its self-check is called active only once a sync has written
+// rules for the node's GPUs; before that (NVML down, no GPU listed) it says
+// plainly that it guards nothing. Called with d.mu held.
+func (d *Daemon) lockModeLocked() string {
+	if d.deps.Lock == nil || d.lockGuards > 0 {
+		return d.cfg.LockMode
+	}
+	why := "no GPU listed yet"
+	if d.sampler == nil {
+		why = "NVML lists no GPUs"
+	}
+	return d.cfg.LockMode + wire.LockGuardingNothing + why + ")"
 }

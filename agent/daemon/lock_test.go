@@ -138,3 +138,32 @@ func TestLockGetsMIGInstances(t *testing.T) {
 		t.Errorf("MIG off: lock given %+v and MIG GPUs %v, want none", got, l.mig[len(l.mig)-1])
 	}
 }
+
+// TestLockSaysWhenItGuardsNothing: a lock that passed its self-check is
+// not shown as active before a sync has written rules for the node's GPUs
+// (status, and the heartbeat the node page shows); after it, it is.
+func TestLockSaysWhenItGuardsNothing(t *testing.T) {
+	r := newRig(t)
+	r.lock, r.lockMode = &syncs{}, "lock v1"
+	d := r.start()
+	if err := d.HeartbeatOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := "lock v1" + wire.LockGuardingNothing + "no GPU listed yet)"
+	if got := d.CurrentStatus().Lock; got != want || !wire.LockIdle(got) {
+		t.Errorf("before any sample: status lock %q, want %q", got, want)
+	}
+	if got := r.portal.heartbeat.Lock; got != want {
+		t.Errorf("before any sample: heartbeat lock %q, want %q", got, want)
+	}
+	r.run(d, 10*time.Second)
+	if err := d.HeartbeatOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.CurrentStatus().Lock; got != "lock v1" {
+		t.Errorf("after a sample: status lock %q, want lock v1", got)
+	}
+	if got := r.portal.heartbeat.Lock; got != "lock v1" {
+		t.Errorf("after a sample: heartbeat lock %q, want lock v1", got)
+	}
+}

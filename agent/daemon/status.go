@@ -67,7 +67,7 @@ func (d *Daemon) CurrentStatus() Status {
 		LastSync: d.lastSync, SyncError: d.syncErr, ScheduleETag: d.sched.ETag, ScheduleAt: d.sched.FetchedAt,
 		SpoolDepth: sp.Depth, SpoolBytes: sp.Bytes, OldestSpooled: sp.Oldest, NVMLDownSince: d.nvmlDown, NVMLError: d.nvmlErr,
 		SetAside: sp.SetAside, SetAsideReason: sp.SetAsideReason, Dropped: sp.Dropped, MetricsProblem: d.cfg.MetricsProblem,
-		Lock: d.cfg.LockMode, LockError: d.lockErr}
+		Lock: d.lockModeLocked(), LockError: d.lockErr}
 	if st.At.IsZero() {
 		st.At = d.deps.Now().UTC() // no sample yet: the file's time says the daemon runs
 	}
