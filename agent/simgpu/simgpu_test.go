@@ -2,8 +2,10 @@ package simgpu
 
 import (
 	"context"
+	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -89,5 +91,91 @@ func TestSimulatedNodeThroughTheRealPath(t *testing.T) {
 	}
 	if err := sim.Signal(os.Getpid(), syscall.SIGTERM); err == nil {
 		t.Error("Signal of a real PID succeeded, want it refused")
+	}
+}
+
+// TestRestartKeepsScriptProcesses: a script process seen by an agent that
+// then restarts is the same process to the next one (same PID, same start
+// time), so detection does not report it as a new violation; the device
+// files of a run are replaced by the next and removed by Close.
+func TestRestartKeepsScriptProcesses(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "load")
+	if err := os.WriteFile(script, []byte("3 mallory 80 20000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mtime := t0.Add(-30 * time.Minute)
+	if err := os.Chtimes(script, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	start := func(now time.Time) (pid int, ticks uint64) {
+		t.Helper()
+		sim, err := New(Config{Node: "n1", GPUs: 4, Dir: filepath.Join(dir, "sim"), CachePath: filepath.Join(dir, "none.json"),
+			Script: script, Host: mapUsers{"root": 0}, Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sim.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		res := procfs.New(sim.ProcRoot(), sim.Passwd(), sim.Group())
+		for k, p := range sim.pids {
+			if strings.HasPrefix(k, "script:3:mallory") {
+				st, err := res.StartTime(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p, st
+			}
+		}
+		t.Fatal("no script process")
+		return 0, 0
+	}
+	pid1, ticks1 := start(t0)
+	pid2, ticks2 := start(t0.Add(10 * time.Minute)) // the agent restarted ten minutes later
+	if pid1 != pid2 || ticks1 != ticks2 {
+		t.Errorf("after a restart: pid %d→%d, start %d→%d; want the same process", pid1, pid2, ticks1, ticks2)
+	}
+	if want := uint64(mtime.Unix()) * 100; ticks1 != want {
+		t.Errorf("start ticks %d, want the script's mtime (%d)", ticks1, want)
+	}
+}
+
+// TestDeviceFiles: as root, each simulated GPU gets a 195:N character file
+// in DevDir; without root the simulation runs and says why it has none.
+func TestDeviceFiles(t *testing.T) {
+	devDir := t.TempDir()
+	sim, err := New(Config{Node: "n1", GPUs: 3, Dir: t.TempDir(), DevDir: devDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		if sim.DeviceFiles() != nil || sim.DeviceFilesErr() == nil {
+			t.Errorf("not root: files %v, err %v; want none and the reason", sim.DeviceFiles(), sim.DeviceFilesErr())
+		}
+		return
+	}
+	files := sim.DeviceFiles()
+	if len(files) != 3 || sim.DeviceFilesErr() != nil {
+		t.Fatalf("files %v, err %v; want 3", files, sim.DeviceFilesErr())
+	}
+	for i, f := range files {
+		var st unix.Stat_t
+		if err := unix.Stat(f, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFCHR || unix.Major(st.Rdev) != 195 || unix.Minor(st.Rdev) != uint32(i) || st.Mode&0o777 != 0o666 {
+			t.Errorf("%s: mode %o, %d:%d; want a 0666 character file 195:%d", f, st.Mode, unix.Major(st.Rdev), unix.Minor(st.Rdev), i)
+		}
+	}
+	if err := sim.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(files[0])); !os.IsNotExist(err) {
+		t.Errorf("device folder left after Close: %v", err)
+	}
+	bad, err := New(Config{Node: "../x", GPUs: 1, Dir: t.TempDir(), DevDir: devDir})
+	if err != nil || bad.DeviceFiles() != nil || bad.DeviceFilesErr() == nil {
+		t.Errorf("node ../x: %v, files %v, err %v; want the simulation without files and the reason", err, bad.DeviceFiles(), bad.DeviceFilesErr())
 	}
 }
