@@ -232,3 +232,77 @@ func expectOpens(t *testing.T, p *locktest.Proc, when string, want map[string]st
 		}
 	}
 }
+
+// TestLoginWhileAgentDown: the rules stay in the kernel when the agent
+// stops, but only processes already placed are under them. A login while
+// it is down lands at the hierarchy's root on v1 and on cgroup2 without
+// systemd — not confined (GPU 3 opens, ENXIO) until the agent runs again —
+// while on systemd, where logind puts every new session of the user in a
+// scope under her user-UID.slice, the slice's program holds for the new
+// session too (EPERM). agent/README.md recommends accordingly.
+func TestLoginWhileAgentDown(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	gpus := []lock.GPU{{UUID: "GPU-2", Minor: 2}, {UUID: "GPU-3", Minor: 3}}
+	bookings := []wire.Booking{{ID: 1, User: "alice", GPUUUIDs: []string{"GPU-2"}, StartsAt: t0, EndsAt: t0.Add(time.Hour)}}
+	for name, cg := range locktest.Hierarchies(fmt.Sprintf("gpubook-test-down%d", os.Getpid())) {
+		t.Run(name+" without systemd", func(t *testing.T) {
+			locktest.Require(t, cg)
+			t.Cleanup(func() { lock.Unlock(cg, nil) })
+			n := locktest.NewNode(t, map[string]int{"alice": aliceUID})
+			first := n.Start(t, aliceUID, cg)
+			users := locktest.Only{Resolver: procfs.New("/proc", n.Passwd, "/etc/group"), PIDs: map[int]bool{first.PID(): true}}
+			if err := lock.New(cg, "/proc", lock.Majors{GPU: 195}, nil, exempt.Default(), users, nil).Sync(t0, bookings, gpus, nil); err != nil {
+				t.Fatal(err)
+			}
+			// The agent is gone now; she logs in again.
+			later := n.Start(t, aliceUID, cg)
+			expectOpens(t, first, "placed before the stop: ", map[string]string{n.GPU(3): "EPERM", n.GPU(2): "ENXIO"})
+			expectOpens(t, later, "logged in while the agent is down: ", map[string]string{n.GPU(3): "ENXIO"})
+		})
+	}
+	t.Run("v2 systemd", func(t *testing.T) {
+		cg := lock.V2("/sys/fs/cgroup/unified", fmt.Sprintf("gpubook-test-down%d", os.Getpid()), true)
+		cg.Slices = fmt.Sprintf("gpubook-test-slices-down%d", os.Getpid())
+		locktest.Require(t, cg)
+		n := locktest.NewNode(t, map[string]int{"alice": aliceUID})
+		slice := filepath.Join(cg.Root, cg.Slices, fmt.Sprintf("user-%d.slice", aliceUID))
+		scopes := []string{filepath.Join(slice, "session-1.scope"), filepath.Join(slice, "session-2.scope")}
+		for _, d := range scopes {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var procs []*locktest.Proc
+		t.Cleanup(func() {
+			for _, p := range procs {
+				cg.Move(p.PID(), cg.Root)
+				p.Cmd.Process.Kill()
+				p.Cmd.Wait()
+			}
+			for _, d := range append(scopes, slice, filepath.Dir(slice), filepath.Join(cg.Root, cg.Prefix)) {
+				if err := os.Remove(d); err != nil && !os.IsNotExist(err) {
+					t.Errorf("cleanup: %v", err)
+				}
+			}
+		})
+		login := func(scope string) *locktest.Proc { // as logind places a session
+			p := n.Start(t, aliceUID)
+			procs = append(procs, p)
+			if err := cg.Move(p.PID(), scope); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		first := login(scopes[0])
+		users := locktest.Only{Resolver: procfs.New("/proc", n.Passwd, "/etc/group"), PIDs: map[int]bool{first.PID(): true}}
+		if err := lock.New(cg, "/proc", lock.Majors{GPU: 195}, nil, exempt.Default(), users, nil).Sync(t0, bookings, gpus, nil); err != nil {
+			t.Fatal(err)
+		}
+		later := login(scopes[1]) // the agent is gone now
+		expectOpens(t, first, "placed before the stop: ", map[string]string{n.GPU(3): "EPERM", n.GPU(2): "ENXIO"})
+		expectOpens(t, later, "new session while the agent is down: ", map[string]string{n.GPU(3): "EPERM", n.GPU(2): "ENXIO"})
+		if err := lock.Unlock(cg, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
