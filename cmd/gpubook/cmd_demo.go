@@ -14,7 +14,7 @@ import (
 // description through the ordinary store methods, so the demo obeys every
 // real rule; with --agents it then runs a simulated agent per node.
 func (c *cli) demo(ctx context.Context, args []string) error {
-	f := newFlags("demo", "gpubook demo [--force] [--seed N] [--usage-days N] [--agents [--agent-bin FILE] [--agents-dir DIR]]",
+	f := newFlags("demo", "gpubook demo [--force] [--seed N] [--usage-days N] [--agents [--agent-bin FILE] [--agents-dir DIR] [--lock NODE]]",
 		"Fills an empty database with a believable demo: 3 nodes of 8 GPUs, 12 users in 3 teams and a week of bookings.\nRefuses a database that already has users unless --force is given; then it adds the demo beside them,\nskipping users, teams and nodes that already exist.\nWith --agents (the portal must be running) it then enrols each demo node and runs a real gpubook-agent\nper node on simulated GPUs (gpu = simulated) until Ctrl-C; on a database that already has users it\nonly starts the agents.", false)
 	force := f.Bool("force", false, "add the demo to a database that already has users")
 	seed := f.Uint64("seed", 1, "`seed` for the generated bookings (same seed and day, same demo)")
@@ -22,6 +22,7 @@ func (c *cli) demo(ctx context.Context, args []string) error {
 	agents := f.Bool("agents", false, "run a gpubook-agent on simulated GPUs for every demo node until Ctrl-C")
 	var o demoAgentOpts
 	f.StringVar(&o.bin, "agent-bin", "", "the gpubook-agent `binary` (default: beside gpubook, on PATH, or built from ./cmd/gpubook-agent)")
+	f.StringVar(&o.lock, "lock", "", "with --agents: demo `node` whose agent locks its GPUs to the bookings (enforce = lock; as root: its simulated GPUs get\ndevice files under /dev/gpubook-sim/NODE and this host's logins open only the GPUs their Unix name holds there)")
 	f.StringVar(&o.dir, "agents-dir", "", "`directory` for the agents' configuration, state and logs (default: a temporary one, removed at exit)")
 	cfg, _, err := f.parse(c, args, 0, 0)
 	if err != nil {

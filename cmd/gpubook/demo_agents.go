@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gpubook/gpubook/models"
@@ -17,6 +18,9 @@ import (
 // demoAgentOpts are the --agents settings of the demo.
 type demoAgentOpts struct {
 	bin, dir string
+	// lock names the demo node whose agent runs with enforce = lock (one
+	// at most: the agents of one host share its cgroups).
+	lock string
 }
 
 // demoAgent is one running gpubook-agent process of the demo.
@@ -34,6 +38,9 @@ func (c *cli) demoAgents(ctx context.Context, cfg Config, db *store.DB, plan dem
 	if err := portalAnswers(ctx, cfg.BaseURL); err != nil {
 		return fmt.Errorf("demo --agents: the portal does not answer at %s (start 'gpubook serve' first, or set GPUBOOK_BASE_URL): %w", cfg.BaseURL, err)
 	}
+	if err := checkDemoLock(o.lock, plan, os.Geteuid()); err != nil {
+		return err
+	}
 	dir, cleanup, err := demoAgentDir(o.dir)
 	if err != nil {
 		return err
@@ -46,7 +53,7 @@ func (c *cli) demoAgents(ctx context.Context, cfg Config, db *store.DB, plan dem
 	var agents []*demoAgent
 	defer func() { stopDemoAgents(agents, c.stderr) }()
 	for i, n := range plan.Nodes {
-		a, err := c.startDemoAgent(ctx, cfg, db, plan, n, i, bin, filepath.Join(dir, n.Name))
+		a, err := c.startDemoAgent(ctx, cfg, db, plan, n, i, bin, filepath.Join(dir, n.Name), n.Name == o.lock)
 		if err != nil {
 			return fmt.Errorf("demo --agents: %s: %w", n.Name, err)
 		}
@@ -54,9 +61,33 @@ func (c *cli) demoAgents(ctx context.Context, cfg Config, db *store.DB, plan dem
 		fmt.Fprintf(c.stdout, "demo: gpubook-agent for %s runs on simulated GPUs (pid %d, /metrics on 127.0.0.1:%d, log %s)\n",
 			n.Name, a.cmd.Process.Pid, 9478+i, filepath.Join(dir, n.Name, "agent.log"))
 	}
+	if o.lock != "" {
+		fmt.Fprintf(c.stdout, "demo: %s locks its GPUs: its simulated GPUs are /dev/gpubook-sim/%s/nvidia0…; a login on this host\n"+
+			"      whose Unix name holds a booking there opens only those GPUs, every other one answers 'Operation not permitted'\n"+
+			"      (its node page says lock v1 or v2; after Ctrl-C, 'sudo gpubook-agent unlock' removes the rules)\n", o.lock, o.lock)
+	}
 	fmt.Fprintf(c.stdout, "demo: live status at %s/status; press Ctrl-C to stop the agents\n", cfg.BaseURL)
 	<-ctx.Done()
 	return nil
+}
+
+// checkDemoLock refuses a --lock that names no demo node, or that cannot
+// work because the demo does not run as root (mknod, cgroups).
+func checkDemoLock(node string, plan demoData, euid int) error {
+	if node == "" {
+		return nil
+	}
+	var names []string
+	for _, n := range plan.Nodes {
+		if n.Name == node {
+			if euid != 0 {
+				return fmt.Errorf("demo --lock %s: needs root (the lock writes cgroup device rules and makes the simulated GPUs' device files); run the demo as root or leave --lock out", node)
+			}
+			return nil
+		}
+		names = append(names, n.Name)
+	}
+	return fmt.Errorf("demo --lock %s: no such demo node (the demo's nodes: %s)", node, strings.Join(names, ", "))
 }
 
 // portalAnswers checks /healthz, for a clear message instead of agents
@@ -125,7 +156,11 @@ func isFile(p string) bool {
 
 // demoAgentConf is a demo node's agent.conf: simulated GPUs like the
 // node's, quick intervals, idle bookings reported after 10 minutes.
-func demoAgentConf(base string, n demoNode, i int, dir string) string {
+func demoAgentConf(base string, n demoNode, i int, dir string, lock bool) string {
+	enforce := "detect"
+	if lock {
+		enforce = "lock"
+	}
 	return fmt.Sprintf(`# written by gpubook demo --agents
 portal_url = %s
 node = %s
@@ -142,8 +177,9 @@ sync_interval = 15s
 deliver_interval = 10s
 heartbeat_interval = 30s
 idle_after = 10m
+enforce = %s
 `, base, n.Name, filepath.Join(dir, "credential.json"), filepath.Join(dir, "state"), filepath.Join(dir, "state", "schedule.json"),
-		9478+i, n.GPUs, n.Model, n.MemoryMiB, filepath.Join(dir, "load"))
+		9478+i, n.GPUs, n.Model, n.MemoryMiB, filepath.Join(dir, "load"), enforce)
 }
 
 // demoIntruder picks who uses a GPU of n without a booking, and which GPU:

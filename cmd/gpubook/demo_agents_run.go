@@ -16,7 +16,7 @@ import (
 
 // startDemoAgent enrols node n with a fresh token through the real
 // `gpubook-agent enroll` and starts `gpubook-agent run` for it.
-func (c *cli) startDemoAgent(ctx context.Context, cfg Config, db *store.DB, plan demoData, n demoNode, i int, bin, dir string) (*demoAgent, error) {
+func (c *cli) startDemoAgent(ctx context.Context, cfg Config, db *store.DB, plan demoData, n demoNode, i int, bin, dir string, lock bool) (*demoAgent, error) {
 	id, err := demoNodeID(ctx, db, n.Name)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func (c *cli) startDemoAgent(ctx context.Context, cfg Config, db *store.DB, plan
 	if err := os.WriteFile(filepath.Join(dir, "load"), []byte(load), 0o644); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(conf, []byte(demoAgentConf(cfg.BaseURL, n, i, dir)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(demoAgentConf(cfg.BaseURL, n, i, dir, lock)), 0o644); err != nil {
 		return nil, err
 	}
 	enroll := exec.CommandContext(ctx, bin, "enroll", "--config", conf)

@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gpubook/gpubook/agent/agenttest/agentbin"
+	"github.com/gpubook/gpubook/agent/lock/locktest"
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
@@ -20,10 +24,17 @@ import (
 // TestDemoAgents: `gpubook demo --agents` next to a running portal seeds
 // the demo, runs a real gpubook-agent per node on simulated GPUs (each
 // reports its heartbeat and its intruder's unbooked use), and on Ctrl-C
-// (the context's end) stops every agent process.
+// (the context's end) stops every agent process. As root, --lock makes the
+// first node's agent lock its simulated GPUs (its heartbeat says lock v1).
 func TestDemoAgents(t *testing.T) {
 	t.Parallel()
 	bin := agentbin.Build(t, filepath.Join(t.TempDir(), "gpubook-agent"))
+	var lockArgs []string
+	if os.Geteuid() == 0 {
+		locktest.HoldAgentPrefix(t) // a locking agent confines this host's logins
+		lockArgs = []string{"--lock", "gpu-a100-01"}
+		t.Cleanup(func() { exec.Command(bin, "unlock", "--config", "/nonexistent").Run() })
+	}
 	url := storetest.URL(t, store.SQLite)
 	base, _, _, _ := serveInBackground(t, map[string]string{"GPUBOOK_DATABASE_URL": url})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -31,12 +42,12 @@ func TestDemoAgents(t *testing.T) {
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runWith(ctx, []string{"gpubook", "demo", "--usage-days", "0", "--agents", "--agent-bin", bin, "--agents-dir", t.TempDir()},
+		errc <- runWith(ctx, append([]string{"gpubook", "demo", "--usage-days", "0", "--agents", "--agent-bin", bin, "--agents-dir", t.TempDir()}, lockArgs...),
 			envOf(map[string]string{"GPUBOOK_DATABASE_URL": url, "GPUBOOK_BASE_URL": base}), stdout, stderr, nil)
 	}()
 	db := storetest.OpenURL(t, url)
 	for end := time.Now().Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		if demoAgentsReported(t, db) {
+		if demoAgentsReported(t, db, lockArgs != nil) {
 			break
 		}
 		select {
@@ -71,7 +82,7 @@ func TestDemoAgents(t *testing.T) {
 
 // demoAgentsReported: every demo node's agent has sent a heartbeat and
 // each node has an unbooked-use violation (the demo's intruder).
-func demoAgentsReported(t *testing.T, db *store.DB) bool {
+func demoAgentsReported(t *testing.T, db *store.DB, locked bool) bool {
 	ctx := context.Background()
 	nodes, err := db.AgentNodes(ctx)
 	if err != nil {
@@ -89,9 +100,32 @@ func demoAgentsReported(t *testing.T, db *store.DB) bool {
 	}
 	beats := 0
 	for _, n := range nodes {
-		if n.LastHeartbeatAt != nil && unbooked[n.NodeName] {
+		wantLock := "detect"
+		if locked && n.NodeName == "gpu-a100-01" {
+			wantLock = "lock v1" // this machine kind: the v1 devices controller is mounted
+		}
+		if n.LastHeartbeatAt != nil && unbooked[n.NodeName] && n.Lock == wantLock {
 			beats++
 		}
 	}
 	return beats == 3
+}
+
+func TestCheckDemoLock(t *testing.T) {
+	plan := demoPlan(1, time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC), time.UTC)
+	for _, tc := range []struct {
+		node string
+		euid int
+		want string
+	}{
+		{"", 1000, ""},
+		{"gpu-a100-01", 0, ""},
+		{"gpu-a100-01", 1000, "needs root"},
+		{"gpu-x", 0, "no such demo node (the demo's nodes: gpu-a100-01, gpu-h100-01, gpu-l40s-01)"},
+	} {
+		err := checkDemoLock(tc.node, plan, tc.euid)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("checkDemoLock(%q, euid %d) = %v, want %q", tc.node, tc.euid, err, tc.want)
+		}
+	}
 }
