@@ -58,16 +58,19 @@ type UsageResult struct {
 
 // Violation is an anomaly an agent reported, as the portal keeps it.
 type Violation struct {
-	ID         int64
-	NodeID     int64
-	NodeName   string
-	AgentKey   string
-	Kind       string
-	GPUID      int64
-	GPUIndex   int
-	GPUUUID    string
-	UserName   string
-	UserID     int64 // 0 when the unix name matches no gpubook user
+	ID       int64
+	NodeID   int64
+	NodeName string
+	AgentKey string
+	Kind     string
+	GPUID    int64
+	GPUIndex int
+	GPUUUID  string
+	UserName string
+	UserID   int64 // 0 when the unix name matches no gpubook user
+	// PersonName is that gpubook user's name, which pages show (linked to
+	// the user for admins) beside the login; "" when UserID is 0.
+	PersonName string
 	UID        int
 	Container  string // the container id the process ran in, "" when none
 	PID        int

@@ -67,7 +67,7 @@ func TestAgentPortalLoginEnvAndViolations(t *testing.T) {
 			admin := x.env.Client()
 			admin.SignIn("root@example.org", "Root Admin")
 			page := admin.Get("/admin/violations")
-			if got := page.Doc.Find(`[data-testid="violation-user"]`).Text(); page.Code != 200 || got != "bob" {
+			if got := page.Doc.Find(`[data-testid="violation-user"]`).Text(); page.Code != 200 || got != "Bob (bob)" {
 				t.Errorf("/admin/violations: %d, user %q", page.Code, got)
 			}
 			bob := x.env.Client()

@@ -47,15 +47,15 @@ func TestAgentRefusedOpenShown(t *testing.T) {
 				status := alice.Get("/status")
 				row := status.Doc.Find(`[data-testid="status-gpu-` + itoa64(x.gpuIDs(3)[0]) + `"]`)
 				flag := strings.TrimSpace(row.Find(`[data-testid="flag-violation"]`).Text())
-				if status.Code != 200 || !row.HasClass("row-violation") || !strings.Contains(flag, want) || !strings.HasSuffix(flag, "alice") {
-					t.Errorf("%s: status row of GPU 3: %d %q, flag %q; want %q with alice", lang, status.Code, row.Text(), flag, want)
+				if status.Code != 200 || !row.HasClass("row-violation") || !strings.Contains(flag, want) || !strings.HasSuffix(flag, "Alice (alice)") {
+					t.Errorf("%s: status row of GPU 3: %d %q, flag %q; want %q with Alice (alice)", lang, status.Code, row.Text(), flag, want)
 				}
 				mine := alice.Get("/violations/mine")
 				kind := strings.TrimSpace(mine.Doc.Find(`[data-testid="violation-kind"]`).Text())
 				user := strings.TrimSpace(mine.Doc.Find(`[data-testid="violation-user"]`).Text())
 				if mine.Code != 200 || mine.Doc.Find(`[data-testid="violations"] tbody tr`).Length() != 1 ||
-					kind != want || user != "alice" {
-					t.Errorf("%s: /violations/mine: %d, kind %q, user %q; want one row %q by alice", lang, mine.Code, kind, user, want)
+					kind != want || user != "Alice (alice)" {
+					t.Errorf("%s: /violations/mine: %d, kind %q, user %q; want one row %q by Alice (alice)", lang, mine.Code, kind, user, want)
 				}
 			}
 		})

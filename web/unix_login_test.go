@@ -270,7 +270,7 @@ func TestUnknownAndContainerOwners(t *testing.T) {
 			me := env.Client()
 			me.SignIn("zhangsan@lab.edu.cn", "Zhang San")
 			mine := me.Get("/violations/mine").Doc.Find(`[data-testid="violation-user"]`)
-			if mine.Length() != 1 || strings.TrimSpace(mine.Text()) != "zsold" {
+			if mine.Length() != 1 || strings.TrimSpace(mine.Text()) != "Zhang San (zsold)" {
 				t.Errorf("her violations: %d %q, want the one under zsold", mine.Length(), mine.Text())
 			}
 		})
