@@ -35,7 +35,7 @@ func TestShippedUnitLocks(t *testing.T) {
 	for _, tc := range []struct {
 		name, cgroup, unitEdit, want string
 	}{
-		{"v1", "v1", "", "enforce: lock v1\n"},
+		{"v1", "v1", "", "enforce: lock v1 (v1 refuses opens without counting"},
 		{"v2", "v2", "", "enforce: lock v2\n"},
 		{"v1 unit as shipped before", "v1", oldUnit, "enforce: NOT LOCKED: detect (cannot lock: cgroup v1: lock: cgroup: mkdir /sys/fs/cgroup/devices/gpubook: read-only file system)"},
 		{"v2 unit as shipped before", "v2", oldUnit, "enforce: NOT LOCKED: detect (cannot lock: cgroup v2: lock: cgroup: mkdir /sys/fs/cgroup/unified/gpubook: read-only file system)"},

@@ -98,6 +98,8 @@ func printLock(w io.Writer, st daemon.Status) {
 	case st.Lock == "":
 	case wire.LockFailed(st.Lock) || wire.LockIdle(st.Lock):
 		fmt.Fprintf(w, "enforce: NOT LOCKED: %s\n", st.Lock)
+	case strings.HasPrefix(st.Lock, "lock v1"):
+		fmt.Fprintf(w, "enforce: %s (v1 refuses opens without counting them: refused opens are not reported; cgroup2 reports them)\n", st.Lock)
 	default:
 		fmt.Fprintf(w, "enforce: %s\n", st.Lock)
 	}

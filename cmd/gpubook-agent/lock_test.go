@@ -121,7 +121,8 @@ func TestSetupLockClaimsOnlyAfterSelfCheck(t *testing.T) {
 func TestStatusShowsLock(t *testing.T) {
 	now := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
 	tests := []struct{ lock, lockErr, want string }{
-		{"lock v1", "", "enforce: lock v1\n"},
+		{"lock v1", "", "enforce: lock v1 (v1 refuses opens without counting them: refused opens are not reported; cgroup2 reports them)\n"},
+		{"lock v1 (guarding nothing: NVML lists no GPUs)", "", "enforce: NOT LOCKED: lock v1 (guarding nothing: NVML lists no GPUs)\n"},
 		{"detect (cannot lock: not running as root)", "", "enforce: NOT LOCKED: detect (cannot lock: not running as root)\n"},
 		{"lock v2", "move 7: EBUSY", "enforce: lock v2\nlock: device rules NOT fully applied: move 7: EBUSY\n"},
 	}
