@@ -1,0 +1,133 @@
+package web_test
+
+// The real gpubook-agent on simulated GPUs whose sampling is made to fail
+// (the simulation's sample-error file): the node page must turn degraded
+// within a minute, with the agent's own heartbeat interval (60 s).
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/agenttest/agentbin"
+	"github.com/gpubook/gpubook/agent/simgpu"
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/web"
+	"github.com/gpubook/gpubook/web/webtest"
+)
+
+func TestAgentProcessSampleFailureDegradesNode(t *testing.T) {
+	t.Parallel()
+	bin := agentbin.Build(t, filepath.Join(t.TempDir(), "gpubook-agent"))
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			runAgentSampleFailure(t, d, bin)
+		})
+	}
+}
+
+func runAgentSampleFailure(t *testing.T, dialect, bin string) {
+	ctx := context.Background()
+	var ahead atomic.Int64
+	env := webtest.New(t, dialect, func(c *web.Config) {
+		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+	})
+	srv := httptest.NewServer(env.Server.Echo)
+	t.Cleanup(srv.Close)
+	gpus, _ := models.NewNodeGPUs("sim2", 2, "NVIDIA L40S", 46068)
+	node := &models.Node{Name: "sim2"}
+	if err := env.DB.CreateNode(ctx, node, gpus, models.CLIActor); err != nil {
+		t.Fatal(err)
+	}
+	token, _, err := env.DB.CreateEnrollToken(ctx, node.ID, time.Now(), models.CLIActor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead.Store(int64(clockAhead(time.Now(), minuteLead)))
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	conf := filepath.Join(dir, "agent.conf")
+	// heartbeat_interval is left at its default, 60 s: the portal must hear
+	// of the failure from the heartbeat the failure itself sends.
+	writeFile(t, conf, fmt.Sprintf("node = sim2\ncredential_file = %s\nstate_dir = %s\ncache_file = %s\nmetrics_addr =\n"+
+		"gpu = simulated\nsim_gpus = 2\nsim_model = NVIDIA L40S\nsim_memory_mib = 46068\n"+
+		"sample_interval = 1s\nsync_interval = 1s\ndeliver_interval = 1s\nsim_clock_ahead = %s\n",
+		filepath.Join(dir, "credential.json"), state, filepath.Join(state, "schedule.json"), time.Duration(ahead.Load())))
+	enroll := exec.Command(bin, "enroll", "--config", conf, "--portal", srv.URL)
+	enroll.Env = agentEnv("GPUBOOK_AGENT_TOKEN=" + token)
+	if out, err := enroll.CombinedOutput(); err != nil {
+		t.Fatalf("gpubook-agent enroll: %v\n%s", err, out)
+	}
+	a := startAgent(t, bin, conf)
+	admin := env.Client()
+	admin.SignIn("root@example.org", "Root Admin")
+	page := "/admin/nodes/" + strconv.FormatInt(node.ID, 10) + "/enroll"
+	waitFor(t, a, "usage arrives and the node is online", func() bool {
+		var minutes int64
+		env.DB.Gorm.Table("gpu_usage_minutes").Count(&minutes)
+		return minutes >= 2 && admin.Get(page).Doc.Find(`[data-testid="agent-online"]`).Length() == 1
+	})
+
+	fault := filepath.Join(state, "sim", simgpu.SampleErrorFile)
+	writeFile(t, fault, "GPU is lost\n")
+	failed := time.Now()
+	within(t, a, time.Minute, "the node page turns degraded", func() bool {
+		doc := admin.Get(page).Doc
+		return doc.Find(`[data-testid="agent-degraded"]`).Length() == 1 &&
+			strings.Contains(doc.Find(`[data-testid="agent-sample-error"]`).Text(), "GPU is lost")
+	})
+	t.Logf("degraded on the node page %s after sampling began failing", time.Since(failed).Round(time.Second))
+	status := admin.Get("/status").Doc.Find(`[data-testid="status-node-sim2"]`)
+	if status.Find(`[data-testid="agent-degraded"]`).Length() != 1 || status.Find(`[data-testid="figures-stale"]`).Length() != 1 {
+		t.Errorf("/status: node %q, want it degraded with its figures marked stale", status.Text())
+	}
+	out, err := exec.Command(bin, "status", "--config", conf).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "SAMPLE ERROR since") || !strings.Contains(string(out), "GPU is lost") ||
+		regexp.MustCompile(`-[0-9][0-9hms.]*s ago`).Match(out) {
+		t.Errorf("gpubook-agent status: %v\n%s\nwant the sample error and no negative age", err, out)
+	}
+
+	if err := os.Remove(fault); err != nil {
+		t.Fatal(err)
+	}
+	within(t, a, time.Minute, "the node page is online again", func() bool {
+		doc := admin.Get(page).Doc
+		return doc.Find(`[data-testid="agent-online"]`).Length() == 1 && doc.Find(`[data-testid="agent-sample-error"]`).Length() == 0
+	})
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.done:
+	case <-time.After(30 * time.Second):
+		t.Errorf("agent still running 30 s after SIGTERM\n%s", a.logText())
+	}
+}
+
+// within polls cond for at most d.
+func within(t *testing.T, a *agentProc, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		if cond() {
+			return
+		}
+		select {
+		case <-a.done:
+			t.Fatalf("%s: the agent exited: %v\n%s", what, a.err, a.logText())
+		default:
+		}
+	}
+	t.Fatalf("%s: not within %s\n%s", what, d, a.logText())
+}
