@@ -210,10 +210,12 @@ func (n *Node) WaitStatus(t testing.TB, a *Agent, done func(string) bool) string
 	return ""
 }
 
-// Locked reports whether status output claims the lock as active, or says
-// plainly that it is not.
+// Locked reports whether status output has settled: the lock active
+// ("enforce: lock v1"), or the node unable to lock ("NOT LOCKED: detect
+// (cannot lock: …)"). A lock still guarding nothing ("NOT LOCKED: lock v1
+// (guarding nothing: …)", before the first sample) has not settled.
 func Locked(status string) bool {
-	return strings.Contains(status, "enforce: lock v") && !strings.Contains(status, "guarding nothing") || strings.Contains(status, "NOT LOCKED")
+	return strings.Contains(status, "enforce: lock v") || strings.Contains(status, "enforce: NOT LOCKED: detect (cannot lock")
 }
 
 func must(t testing.TB, err error) {
