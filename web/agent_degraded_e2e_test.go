@@ -5,26 +5,19 @@ package web_test
 // within a minute, with the agent's own heartbeat interval (60 s).
 
 import (
-	"context"
-	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gpubook/gpubook/agent/agenttest/agentbin"
 	"github.com/gpubook/gpubook/agent/simgpu"
-	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
-	"github.com/gpubook/gpubook/web"
-	"github.com/gpubook/gpubook/web/webtest"
 )
 
 func TestAgentProcessSampleFailureDegradesNode(t *testing.T) {
@@ -39,38 +32,10 @@ func TestAgentProcessSampleFailureDegradesNode(t *testing.T) {
 }
 
 func runAgentSampleFailure(t *testing.T, dialect, bin string) {
-	ctx := context.Background()
-	var ahead atomic.Int64
-	env := webtest.New(t, dialect, func(c *web.Config) {
-		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
-	})
-	srv := httptest.NewServer(env.Server.Echo)
-	t.Cleanup(srv.Close)
-	gpus, _ := models.NewNodeGPUs("sim2", 2, "NVIDIA L40S", 46068)
-	node := &models.Node{Name: "sim2"}
-	if err := env.DB.CreateNode(ctx, node, gpus, models.CLIActor); err != nil {
-		t.Fatal(err)
-	}
-	token, _, err := env.DB.CreateEnrollToken(ctx, node.ID, time.Now(), models.CLIActor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ahead.Store(int64(clockAhead(time.Now(), minuteLead)))
-	dir := t.TempDir()
-	state := filepath.Join(dir, "state")
-	conf := filepath.Join(dir, "agent.conf")
 	// heartbeat_interval is left at its default, 60 s: the portal must hear
 	// of the failure from the heartbeat the failure itself sends.
-	writeFile(t, conf, fmt.Sprintf("node = sim2\ncredential_file = %s\nstate_dir = %s\ncache_file = %s\nmetrics_addr =\n"+
-		"gpu = simulated\nsim_gpus = 2\nsim_model = NVIDIA L40S\nsim_memory_mib = 46068\n"+
-		"sample_interval = 1s\nsync_interval = 1s\ndeliver_interval = 1s\nsim_clock_ahead = %s\n",
-		filepath.Join(dir, "credential.json"), state, filepath.Join(state, "schedule.json"), time.Duration(ahead.Load())))
-	enroll := exec.Command(bin, "enroll", "--config", conf, "--portal", srv.URL)
-	enroll.Env = agentEnv("GPUBOOK_AGENT_TOKEN=" + token)
-	if out, err := enroll.CombinedOutput(); err != nil {
-		t.Fatalf("gpubook-agent enroll: %v\n%s", err, out)
-	}
-	a := startAgent(t, bin, conf)
+	x := startSimAgent(t, dialect, bin, "sim2", 2, "", nil)
+	env, node, a, conf, state := x.env, x.node, x.agent, x.conf, x.state
 	admin := env.Client()
 	admin.SignIn("root@example.org", "Root Admin")
 	page := "/admin/nodes/" + strconv.FormatInt(node.ID, 10) + "/enroll"

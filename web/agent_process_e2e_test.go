@@ -68,55 +68,25 @@ func TestAgentProcessOnSimulatedGPUs(t *testing.T) {
 
 func runAgentProcess(t *testing.T, dialect, bin string) {
 	ctx := context.Background()
-	// The portal and the simulated node share one clock, set ahead of the
-	// host's just before the agent starts so that their first minute of
-	// usage ends minuteLead after it (see clockAhead).
-	var ahead atomic.Int64
-	env := webtest.New(t, dialect, func(c *web.Config) {
-		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+	var bookingID int64
+	x := startSimAgent(t, dialect, bin, "sim1", 4, "sim_script = @DIR@/load\nheartbeat_interval = 2s\n", func(env *webtest.Env, n *models.Node, dir string) {
+		ada := env.AddUser("ada@example.org", "Ada", false)
+		start := time.Now().UTC().Truncate(30 * time.Minute)
+		b, err := env.DB.CreateBooking(ctx, models.NewBooking{UserID: ada.ID, GPUIDs: []int64{n.GPUs[0].ID}, StartsAt: start, EndsAt: start.Add(2 * time.Hour)},
+			models.DefaultBookingLimits, start, models.CLIActor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bookingID = b.ID
+		writeFile(t, filepath.Join(dir, "load"), "3 mallory 70 10000 # unbooked\n")
 	})
-	srv := httptest.NewServer(env.Server.Echo)
-	t.Cleanup(srv.Close)
-	gpus, _ := models.NewNodeGPUs("sim1", 4, "NVIDIA L40S", 46068)
-	node := &models.Node{Name: "sim1"}
-	if err := env.DB.CreateNode(ctx, node, gpus, models.CLIActor); err != nil {
-		t.Fatal(err)
+	if simgpu.BehaviourOf(bookingID) != simgpu.Train {
+		t.Fatalf("booking %d does not train in the simulation; the test expects ada's processes on GPU 0", bookingID)
 	}
-	n, _ := env.DB.Node(ctx, node.ID)
-	ada := env.AddUser("ada@example.org", "Ada", false)
-	start := time.Now().UTC().Truncate(30 * time.Minute)
-	b, err := env.DB.CreateBooking(ctx, models.NewBooking{UserID: ada.ID, GPUIDs: []int64{n.GPUs[0].ID}, StartsAt: start, EndsAt: start.Add(2 * time.Hour)},
-		models.DefaultBookingLimits, start, models.CLIActor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if simgpu.BehaviourOf(b.ID) != simgpu.Train {
-		t.Fatalf("booking %d does not train in the simulation; the test expects ada's processes on GPU 0", b.ID)
-	}
-	token, _, err := env.DB.CreateEnrollToken(ctx, node.ID, time.Now(), models.CLIActor)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	ahead.Store(int64(clockAhead(time.Now(), minuteLead)))
-	dir := t.TempDir()
-	conf, script := filepath.Join(dir, "agent.conf"), filepath.Join(dir, "load")
-	writeFile(t, script, "3 mallory 70 10000 # unbooked\n")
-	writeFile(t, conf, fmt.Sprintf("node = sim1\ncredential_file = %s\nstate_dir = %s\ncache_file = %s\nmetrics_addr =\n"+
-		"gpu = simulated\nsim_gpus = 4\nsim_model = NVIDIA L40S\nsim_memory_mib = 46068\nsim_script = %s\n"+
-		"sample_interval = 1s\nsync_interval = 1s\ndeliver_interval = 1s\nheartbeat_interval = 2s\nsim_clock_ahead = %s\n",
-		filepath.Join(dir, "credential.json"), filepath.Join(dir, "state"), filepath.Join(dir, "state", "schedule.json"), script,
-		time.Duration(ahead.Load())))
-	enroll := exec.Command(bin, "enroll", "--config", conf, "--portal", srv.URL)
-	enroll.Env = agentEnv("GPUBOOK_AGENT_TOKEN=" + token)
-	if out, err := enroll.CombinedOutput(); err != nil {
-		t.Fatalf("gpubook-agent enroll: %v\n%s", err, out)
-	}
-	a := startAgent(t, bin, conf)
-
+	env, n, a := x.env, x.node, x.agent
 	uuid3 := ""
 	waitFor(t, a, "inventory: the simulated GPUs replace the placeholders", func() bool {
-		n, _ = env.DB.Node(ctx, node.ID)
+		n, _ = env.DB.Node(ctx, x.node.ID)
 		uuid3 = n.GPUs[3].UUID
 		return !strings.HasPrefix(uuid3, "GPU-manual-")
 	})
@@ -146,6 +116,64 @@ func runAgentProcess(t *testing.T, dialect, bin string) {
 	case <-time.After(30 * time.Second):
 		t.Errorf("agent still running 30 s after SIGTERM\n%s", a.logText())
 	}
+}
+
+// simAgent is a portal and a real gpubook-agent process enrolled on it,
+// on simulated GPUs; the portal's clock runs as far ahead of the host's as
+// the node's (sim_clock_ahead), so that the first minute of usage ends
+// minuteLead after the agent's start (see clockAhead).
+type simAgent struct {
+	env   *webtest.Env
+	node  *models.Node
+	agent *agentProc
+	conf  string // the agent.conf
+	state string // the agent's state_dir
+}
+
+// startSimAgent makes the portal and a node of gpus NVIDIA L40S, calls
+// before (bookings, a load script in dir), then enrols and starts the
+// agent with quick intervals and extra lines in its agent.conf (@DIR@
+// stands for dir).
+func startSimAgent(t *testing.T, dialect, bin, name string, gpus int, extra string, before func(env *webtest.Env, n *models.Node, dir string)) *simAgent {
+	t.Helper()
+	ctx := context.Background()
+	var ahead atomic.Int64
+	env := webtest.New(t, dialect, func(c *web.Config) {
+		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+	})
+	srv := httptest.NewServer(env.Server.Echo)
+	t.Cleanup(srv.Close)
+	list, _ := models.NewNodeGPUs(name, gpus, "NVIDIA L40S", 46068)
+	node := &models.Node{Name: name}
+	if err := env.DB.CreateNode(ctx, node, list, models.CLIActor); err != nil {
+		t.Fatal(err)
+	}
+	n, err := env.DB.Node(ctx, node.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if before != nil {
+		before(env, n, dir)
+	}
+	token, _, err := env.DB.CreateEnrollToken(ctx, node.ID, time.Now(), models.CLIActor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead.Store(int64(clockAhead(time.Now(), minuteLead)))
+	x := &simAgent{env: env, node: n, conf: filepath.Join(dir, "agent.conf"), state: filepath.Join(dir, "state")}
+	writeFile(t, x.conf, fmt.Sprintf("node = %s\ncredential_file = %s\nstate_dir = %s\ncache_file = %s\nmetrics_addr =\n"+
+		"gpu = simulated\nsim_gpus = %d\nsim_model = NVIDIA L40S\nsim_memory_mib = 46068\n"+
+		"sample_interval = 1s\nsync_interval = 1s\ndeliver_interval = 1s\nsim_clock_ahead = %s\n%s",
+		name, filepath.Join(dir, "credential.json"), x.state, filepath.Join(x.state, "schedule.json"), gpus,
+		time.Duration(ahead.Load()), strings.ReplaceAll(extra, "@DIR@", dir)))
+	enroll := exec.Command(bin, "enroll", "--config", x.conf, "--portal", srv.URL)
+	enroll.Env = agentEnv("GPUBOOK_AGENT_TOKEN=" + token)
+	if out, err := enroll.CombinedOutput(); err != nil {
+		t.Fatalf("gpubook-agent enroll: %v\n%s", err, out)
+	}
+	x.agent = startAgent(t, bin, x.conf)
+	return x
 }
 
 // startAgent starts `gpubook-agent run` and stops it (SIGKILL) at cleanup
