@@ -6,8 +6,9 @@ package web_test
 // user known only through the name service (libnss-extrausers; her login
 // is not her e-mail's local part), and a real sshd login. She booked GPUs
 // 2 and 5; she exports CUDA_VISIBLE_DEVICES=0,1,2,3 and opens 2 and 5 (past
-// the lock: ENXIO, no driver) and 3 (EPERM); on cgroup2 the portal then
-// shows her attempt on GPU 3 with her name.
+// the lock: ENXIO, no driver) and 3 (EPERM); she releases the booking and
+// 2 and 5 are refused too; on cgroup2 the portal shows her attempt on GPU
+// 3 with her name.
 
 import (
 	"bytes"
@@ -93,8 +94,9 @@ func lockAsShipped(t *testing.T, bin, cgroup, dialect string) {
 		return nd != nil && !strings.HasPrefix(nd.GPUs[2].UUID, "GPU-manual-")
 	})
 	start := time.Now().UTC().Add(-time.Minute)
-	if _, err := env.DB.CreateBooking(ctx, models.NewBooking{UserID: ana.ID, GPUIDs: []int64{nd.GPUs[2].ID, nd.GPUs[5].ID},
-		StartsAt: start, EndsAt: start.Add(2 * time.Hour)}, models.DefaultBookingLimits, start, models.CLIActor); err != nil {
+	booking, err := env.DB.CreateBooking(ctx, models.NewBooking{UserID: ana.ID, GPUIDs: []int64{nd.GPUs[2].ID, nd.GPUs[5].ID},
+		StartsAt: start, EndsAt: start.Add(2 * time.Hour)}, models.DefaultBookingLimits, start, models.CLIActor)
+	if err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, a, "schedule on the node", func() bool {
@@ -122,6 +124,33 @@ done`)
 	}
 	if strings.Contains(got, "cgroup=none") {
 		t.Errorf("her login was never placed in her cgroup:\n%s", got)
+	}
+
+	// She releases the booking: once the node has the new schedule, GPUs 2
+	// and 5 are refused to her too.
+	if _, err := env.DB.ReleaseBooking(ctx, booking.ID, ana, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, a, "the release reaches the node", func() bool {
+		out, _ := n.Command(t, unitsandbox.Spec{Argv: []string{"/usr/local/bin/gpubook-agent", "status"}, Env: []string{unitsandbox.SystemdPath}}).CombinedOutput()
+		return !strings.Contains(string(out), nssLogin.name)
+	})
+	// The next sample (1 s) applies it to her rules; she tries again until
+	// it has, for at most 30 s.
+	after := ""
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		after = s.login(t, `for _ in $(seq 100); do grep -q gpubook /proc/$$/cgroup && break; sleep 0.1; done
+for g in 2 5; do
+  if msg=$( (: <> /dev/gpubook-sim/lab1/nvidia$g) 2>&1 ); then echo "gpu$g=OK"; else echo "gpu$g=${msg##*: }"; fi
+done`)
+		if strings.Count(after, "=Operation not permitted\n") == 2 {
+			break
+		}
+	}
+	for _, want := range []string{"gpu2=Operation not permitted\n", "gpu5=Operation not permitted\n"} {
+		if !strings.Contains(after, want) {
+			t.Errorf("30 s after the release her session printed:\n%s\nwant a line %q", after, strings.TrimSpace(want))
+		}
 	}
 	if cgroup != "v2" {
 		return // v1 cannot count refusals (agent/README.md)
