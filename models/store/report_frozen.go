@@ -85,7 +85,19 @@ func (db *DB) frozenWeek(ctx context.Context, w models.Week) (*models.WeekData, 
 // snapshot, when its snapshot cannot be read (another layout, damaged:
 // logged), or when the hours up to its end are not all rolled (rolledTo):
 // the no-shows of bookings that began in it are told from the rollups.
+// For the same reason no week is read from its snapshot while any hour of
+// the report's four weeks has minutes the rollups do not hold yet (late
+// minutes, restamps: models.TrendFromSnapshots); the report then reads
+// every week's usage, those hours from their minutes, so a week frozen
+// then is what a recomputation from complete data gives (issue 37).
 func frozenTrend(g *gorm.DB, w models.Week, rolledTo int64) (map[int]*models.WeekData, error) {
+	dirty, err := readDirtyHours(g)
+	if err != nil {
+		return nil, err
+	}
+	if !models.TrendFromSnapshots(w, dirty) {
+		return nil, nil
+	}
 	names := map[string]int{}
 	for k := 1; k < models.TrendWeeks; k++ {
 		if p := w.Prev(k); !models.HourStart(rolledTo).Before(p.End) {
