@@ -61,21 +61,26 @@ func (b *Base) SessionUserID(c echo.Context) int64 {
 	return id
 }
 
-// Logout ends the session.
+// Logout ends the session. A visitor who is not signed in has none to
+// end: their post stores nothing, not even the "signed out" flash, which
+// would be a session row per anonymous post.
 func (h *Auth) Logout(c echo.Context) error {
 	ctx := c.Request().Context()
-	if u := models.UserFromContext(ctx); u != nil {
-		if err := h.Store.RecordAudit(ctx, models.AuditEvent{At: h.Now(), ActorID: &u.ID, ActorLabel: u.Email,
-			Action: models.AuditSignOut, TargetType: "user", TargetID: itoa64(u.ID), IP: c.RealIP()}); err != nil {
-			return err
-		}
+	u := models.UserFromContext(ctx)
+	if u == nil {
+		return RedirectSeeOther(c, "/")
 	}
-	lang := h.Sessions.GetString(ctx, sessionLang)
+	if err := h.Store.RecordAudit(ctx, models.AuditEvent{At: h.Now(), ActorID: &u.ID, ActorLabel: u.Email,
+		Action: models.AuditSignOut, TargetType: "user", TargetID: itoa64(u.ID), IP: c.RealIP()}); err != nil {
+		return err
+	}
+	if u.Language != "" {
+		h.setLangCookie(c, u.Language) // the signed-out pages stay in their language
+	}
 	idToken := h.Sessions.GetString(ctx, sessionIDToken)
 	if err := h.Sessions.Destroy(ctx); err != nil {
 		return models.Internal(err)
 	}
-	h.Sessions.Put(ctx, sessionLang, lang)
 	h.Flash(c, "ok", h.Translator(c).T("login.signed_out"))
 	if h.SSO != nil {
 		if to := h.SSO.LogoutURL(ctx, idToken); to != "" {
@@ -86,15 +91,16 @@ func (h *Auth) Logout(c echo.Context) error {
 }
 
 // SetLanguage switches the interface language and returns to the page.
-// For a signed-in user the choice is saved in their profile. It is a form
-// post, never a link: a GET must not change stored state.
+// The choice is kept in a cookie (never a session row), and for a
+// signed-in user also saved in their profile. It is a form post, never a
+// link: a GET must not change stored state.
 func (h *Auth) SetLanguage(c echo.Context) error {
 	ctx := c.Request().Context()
 	lang := c.FormValue("to")
 	if !models.ValidLanguage(lang) {
 		return models.NewError(models.EINVALID, models.M("err.language_unsupported"))
 	}
-	h.Sessions.Put(ctx, sessionLang, lang)
+	h.setLangCookie(c, lang)
 	if u := models.UserFromContext(ctx); u != nil && u.Language != lang {
 		u.Language = lang
 		if err := h.Store.UpdateUser(ctx, u, Actor(c)); err != nil {

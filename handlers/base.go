@@ -69,21 +69,20 @@ const (
 	sessionUserID  = "user_id"
 	sessionFlashes = "flashes"
 	sessionCSRF    = "csrf"
-	sessionLang    = "lang"
 	// sessionSignedInAt and sessionSeenAt are Unix seconds by Base.Now.
 	sessionSignedInAt = "signed_in_at"
 	sessionSeenAt     = "seen_at"
 )
 
 // Translator returns the translator for the request: the user's language,
-// else the session's choice, else Accept-Language.
+// else the visitor's choice (its cookie), else Accept-Language.
 func (b *Base) Translator(c echo.Context) *i18n.Translator {
 	setting := ""
 	if u := models.UserFromContext(c.Request().Context()); u != nil {
 		setting = u.Language
 	}
-	if setting == "" && b.hasSession(c) {
-		setting = b.Sessions.GetString(c.Request().Context(), sessionLang)
+	if setting == "" {
+		setting = cookieLang(c)
 	}
 	return b.I18n.For(i18n.Match(setting, c.Request().Header.Get("Accept-Language")))
 }

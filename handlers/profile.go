@@ -67,7 +67,7 @@ func (h *Profile) Save(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.Sessions.Put(ctx, sessionLang, u.Language)
+	h.setLangCookie(c, u.Language)
 	c.SetRequest(c.Request().WithContext(models.WithUser(ctx, &u)))
 	h.Flash(c, "ok", h.Translator(c).T("flash.saved"))
 	return RedirectSeeOther(c, "/profile")

@@ -144,13 +144,18 @@ func csrf(base *handlers.Base) echo.MiddlewareFunc {
 				return models.NewError(models.EFORBIDDEN, models.M("err.csrf"))
 			}
 			want := base.ExpectedCSRF(c)
+			if want == "" {
+				// No token to match: refused before the body is read.
+				return models.NewError(models.EFORBIDDEN, models.M("err.csrf"))
+			}
 			got := r.Header.Get("X-CSRF-Token")
 			if got == "" {
 				// The body only: a token in the query string ends up in
-				// logs, history and Referer headers.
-				got = r.PostFormValue("_csrf")
+				// logs, history and Referer headers. Of an upload only
+				// its first field is read here (formCSRF).
+				got = formCSRF(r)
 			}
-			if want == "" || got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+			if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 				return models.NewError(models.EFORBIDDEN, models.M("err.csrf"))
 			}
 			return next(c)

@@ -39,11 +39,16 @@ func byTokenOrIP(c echo.Context) (string, error) {
 // rateLimit refuses callers over r with 429 and a Retry-After header. The
 // buckets live in this process: with several replicas each enforces its own.
 func rateLimit(r Rate, key middleware.Extractor) echo.MiddlewareFunc {
+	return rateLimitWith(r, key, models.M("err.rate_limited"))
+}
+
+// rateLimitWith is rateLimit that answers with msg.
+func rateLimitWith(r Rate, key middleware.Extractor, msg models.Msg) echo.MiddlewareFunc {
 	perSecond := rate.Limit(r.PerMinute / 60)
 	retry := retryAfter(r)
 	deny := func(c echo.Context, _ string, _ error) error {
 		c.Response().Header().Set("Retry-After", retry)
-		return models.NewError(models.ETOOMANY, models.M("err.rate_limited"))
+		return models.NewError(models.ETOOMANY, msg)
 	}
 	return middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
 		Store: middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{

@@ -42,8 +42,8 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config, m *metrics) {
 		return c.Redirect(http.StatusMovedPermanently, "/static/img/favicon.svg")
 	})
 
-	// Browser pages: session, user, CSRF.
-	web := e.Group("", sessions(base.Sessions), loadUser(base), csrf(base))
+	// Browser pages: session, user, CSRF; visitors' writes held back first.
+	web := e.Group("", sessions(base.Sessions), loadUser(base), anonymousWrites(anonWriteRate(cfg)), csrf(base))
 	web.GET("/", pages.Home)
 	web.POST("/lang", auth.SetLanguage)
 	web.POST("/logout", auth.Logout)
