@@ -31,7 +31,7 @@ func (h *Admin) ImportBookings(c echo.Context) error {
 		return err
 	}
 	defer f.Close()
-	rows, bad, err := models.ParseImportCSV(f, h.Location)
+	rows, bad, err := h.Limits.ImportRules(h.Location, h.Now()).Parse(f)
 	if err != nil {
 		return err
 	}

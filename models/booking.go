@@ -94,6 +94,15 @@ type BookingLimits struct {
 	// Location is the cluster's zone, in which policies (peak hours, quota
 	// weeks) are evaluated; nil means UTC.
 	Location *time.Location
+	// ImportYearsBack and ImportYearsAhead bound the dates of imported
+	// bookings (see ImportRules).
+	ImportYearsBack, ImportYearsAhead int
+}
+
+// ImportRules are the rules an import file is read with at now, its local
+// times in loc (the cluster's zone).
+func (l BookingLimits) ImportRules(loc *time.Location, now time.Time) ImportRules {
+	return ImportRules{Location: loc, Now: now, YearsBack: l.ImportYearsBack, YearsAhead: l.ImportYearsAhead}
 }
 
 // NoteText is the rule for a booking's note, wherever it comes from: a few
@@ -109,6 +118,9 @@ var DefaultBookingLimits = BookingLimits{
 	MaxNoteLen:  500,
 	StartGrace:  5 * time.Minute,
 	MaxGPUCount: 64,
+
+	ImportYearsBack:  DefaultImportYearsBack,
+	ImportYearsAhead: DefaultImportYearsAhead,
 }
 
 // NewBooking is what a user asks for: which GPUs, when, and why.

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // The bounds of one import, so that an upload cannot hold the server's
@@ -48,11 +47,40 @@ type ImportResult struct {
 	Written        bool
 }
 
-// ParseImportCSV reads the import file: comma-separated, an optional
-// header line starting with "email", times in RFC 3339 or
-// "YYYY-MM-DD HH:MM" in loc (the cluster's zone). Each malformed row
-// becomes a reject naming its line; a file over the bounds is an error.
+// ImportRules are what an import is checked against besides the file: the
+// cluster's zone for local times, and the dates a row may hold. A
+// spreadsheet's typo (year 0001, an end in 9999 that would hold a GPU for
+// ever) is refused with its line instead of stored.
+type ImportRules struct {
+	Location *time.Location // the cluster's zone; nil means UTC
+	// Now is when the import runs; the bounds are counted from it. Zero
+	// means no bounds (fixtures that build a history of their own).
+	Now time.Time
+	// YearsBack is how far back a row may start, YearsAhead how far
+	// ahead it may end (GPUBOOK_IMPORT_YEARS_BACK and _AHEAD).
+	YearsBack, YearsAhead int
+}
+
+// Default import bounds: a lab's history rarely goes further back, and
+// nobody plans GPU time further ahead.
+const (
+	DefaultImportYearsBack  = 10
+	DefaultImportYearsAhead = 2
+)
+
+// ParseImportCSV reads the import file with no date bounds; the import
+// commands use ImportRules.Parse.
 func ParseImportCSV(r io.Reader, loc *time.Location) ([]ImportRow, []ImportReject, error) {
+	return ImportRules{Location: loc}.Parse(r)
+}
+
+// Parse reads the import file: comma-separated, an optional header line
+// starting with "email", times in RFC 3339 or "YYYY-MM-DD HH:MM" in the
+// cluster's zone. A UTF-8 byte order mark and CR-only line ends (old
+// spreadsheet exports) are read like plain LF files. Each malformed row
+// becomes a reject naming its line; a file over the bounds, or with no
+// row at all, is an error.
+func (ir ImportRules) Parse(r io.Reader) ([]ImportRow, []ImportReject, error) {
 	body, err := io.ReadAll(io.LimitReader(r, MaxImportBytes+1))
 	if err != nil {
 		return nil, nil, err
@@ -60,7 +88,7 @@ func ParseImportCSV(r io.Reader, loc *time.Location) ([]ImportRow, []ImportRejec
 	if len(body) > MaxImportBytes {
 		return nil, nil, NewError(EINVALID, M("err.import_too_large", "MB", MaxImportBytes>>20))
 	}
-	cr := csv.NewReader(strings.NewReader(string(body)))
+	cr := csv.NewReader(strings.NewReader(importText(body)))
 	cr.FieldsPerRecord, cr.TrimLeadingSpace = -1, true
 	var rows []ImportRow
 	var bad []ImportReject
@@ -71,7 +99,7 @@ func ParseImportCSV(r io.Reader, loc *time.Location) ([]ImportRow, []ImportRejec
 		}
 		line, _ := cr.FieldPos(0)
 		if err != nil {
-			return nil, nil, NewError(EINVALID, M("err.import_csv", "Line", line, "Error", err.Error()))
+			return nil, nil, NewError(EINVALID, M("err.import_csv", "Line", line, "Error", ShowText(err.Error())))
 		}
 		if len(rows)+len(bad) == 0 && len(rec) > 0 && strings.EqualFold(strings.TrimSpace(rec[0]), "email") {
 			continue // the header
@@ -79,7 +107,7 @@ func ParseImportCSV(r io.Reader, loc *time.Location) ([]ImportRow, []ImportRejec
 		if len(rows)+len(bad) >= MaxImportRows {
 			return nil, nil, NewError(EINVALID, M("err.import_too_many_rows", "Rows", MaxImportRows))
 		}
-		row, reason := parseImportRow(rec, loc)
+		row, reason := ir.parseRow(rec)
 		if reason != nil {
 			bad = append(bad, ImportReject{Line: line, Reason: *reason})
 			continue
@@ -87,7 +115,38 @@ func ParseImportCSV(r io.Reader, loc *time.Location) ([]ImportRow, []ImportRejec
 		row.Line = line
 		rows = append(rows, row)
 	}
+	if len(rows)+len(bad) == 0 {
+		return nil, nil, NewError(EINVALID, M("err.import_empty"))
+	}
 	return rows, bad, nil
+}
+
+// importText is the file as the CSV reader wants it: without a byte order
+// mark, and with CR LF and lone CR line ends as LF.
+func importText(body []byte) string {
+	s := strings.TrimPrefix(string(body), "\uFEFF")
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+}
+
+// parseRow checks one row's fields, then its dates against the bounds.
+func (ir ImportRules) parseRow(rec []string) (ImportRow, *Msg) {
+	loc := ir.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	row, reason := parseImportRow(rec, loc)
+	if reason != nil || ir.Now.IsZero() {
+		return row, reason
+	}
+	if lo := ir.Now.AddDate(-ir.YearsBack, 0, 0); row.Start.Before(lo) {
+		m := M("import.start_too_early", "Min", lo.In(loc).Format("2006-01-02"), "Years", ir.YearsBack)
+		return ImportRow{}, &m
+	}
+	if hi := ir.Now.AddDate(ir.YearsAhead, 0, 0); row.End.After(hi) {
+		m := M("import.end_too_late", "Max", hi.In(loc).Format("2006-01-02"), "Years", ir.YearsAhead)
+		return ImportRow{}, &m
+	}
+	return row, nil
 }
 
 func parseImportRow(rec []string, loc *time.Location) (ImportRow, *Msg) {
@@ -100,7 +159,7 @@ func parseImportRow(rec []string, loc *time.Location) (ImportRow, *Msg) {
 	}
 	row := ImportRow{Email: NormalizeEmail(rec[0]), Node: rec[1]}
 	if !ValidEmail(row.Email) {
-		return fail("import.bad_email", "Value", rec[0])
+		return fail("import.bad_email", "Value", ShowText(rec[0]))
 	}
 	if row.Node == "" {
 		return fail("import.bad_node")
@@ -109,36 +168,55 @@ func parseImportRow(rec []string, loc *time.Location) (ImportRow, *Msg) {
 	for _, s := range strings.FieldsFunc(rec[2], func(r rune) bool { return r == ';' || r == ' ' }) {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 || seen[n] {
-			return fail("import.bad_gpus", "Value", rec[2])
+			return fail("import.bad_gpus", "Value", ShowText(rec[2]))
 		}
 		seen[n] = true
 		row.GPUIndexes = append(row.GPUIndexes, n)
 	}
 	if len(row.GPUIndexes) == 0 {
-		return fail("import.bad_gpus", "Value", rec[2])
+		return fail("import.bad_gpus", "Value", ShowText(rec[2]))
 	}
 	var ok bool
 	if row.Start, ok = parseImportTime(rec[3], loc); !ok {
-		return fail("import.bad_time", "Value", rec[3])
+		return fail("import.bad_time", "Value", ShowText(rec[3]))
 	}
 	if row.End, ok = parseImportTime(rec[4], loc); !ok {
-		return fail("import.bad_time", "Value", rec[4])
+		return fail("import.bad_time", "Value", ShowText(rec[4]))
 	}
 	if !row.End.After(row.Start) {
 		return fail("import.end_before_start")
 	}
 	if len(rec) == 6 {
-		row.Note = rec[5]
-	}
-	if utf8.RuneCountInString(row.Note) > maxImportNote || !utf8.ValidString(row.Note) {
-		return fail("import.bad_note", "Max", maxImportNote)
+		var reason *Msg
+		if row.Note, reason = importNote(rec[5]); reason != nil {
+			return ImportRow{}, reason
+		}
 	}
 	return row, nil
 }
 
+// importNote holds a row's note to the rule of every booking note: NUL,
+// escape sequences and other control characters would reach PostgreSQL (a
+// 500), pages, the calendar feed and terminals.
+func importNote(s string) (string, *Msg) {
+	note, reason := TextRule{Max: maxImportNote, Multiline: true}.Clean(s)
+	if reason == nil {
+		return note, nil
+	}
+	key := map[string]string{"err.text_invalid": "import.note_invalid", "err.text_control": "import.note_control"}[reason.Key]
+	if key == "" {
+		key = "import.bad_note"
+	}
+	m := M(key, "Max", maxImportNote)
+	return "", &m
+}
+
+// parseImportTime reads a time to the whole second, as every booking is
+// stored: an end a nanosecond after its start is no booking (the
+// database's own check refused it with a 500).
 func parseImportTime(s string, loc *time.Location) (time.Time, bool) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t.UTC(), true
+		return t.UTC().Truncate(time.Second), true
 	}
 	if t, err := time.ParseInLocation("2006-01-02 15:04", s, loc); err == nil {
 		return t.UTC(), true
@@ -201,12 +279,12 @@ func resolveImport(r ImportRow, t ImportTargets) (ImportBooking, *Msg) {
 		return fail("import.unknown_user", "Email", r.Email)
 	}
 	if b.NodeID == 0 {
-		return fail("import.unknown_node", "Node", r.Node)
+		return fail("import.unknown_node", "Node", ShowText(r.Node))
 	}
 	for _, i := range r.GPUIndexes {
 		g := t.GPUs[b.NodeID][i]
 		if g == 0 {
-			return fail("import.unknown_gpu", "Node", r.Node, "Index", i)
+			return fail("import.unknown_gpu", "Node", ShowText(r.Node), "Index", i)
 		}
 		b.GPUIDs = append(b.GPUIDs, g)
 	}

@@ -22,7 +22,9 @@ func (c *cli) importBookings(ctx context.Context, args []string) error {
 	f := newFlags("import bookings", "gpubook import bookings FILE.csv [--skip-bad]",
 		"Imports past and future bookings. Columns: user email, node, GPU indexes (\"0;1\"), start, end[, note];\n"+
 			"times in RFC 3339 or \"YYYY-MM-DD HH:MM\" in the cluster's time zone; an optional header line.\n"+
-			"All or nothing unless --skip-bad; overlaps (within the file or with bookings) are rejected.", false)
+			"All or nothing unless --skip-bad; overlaps (within the file or with bookings) are rejected, and rows\n"+
+			"that start more than GPUBOOK_IMPORT_YEARS_BACK (10) years ago or end more than GPUBOOK_IMPORT_YEARS_AHEAD (2)\n"+
+			"years ahead.", false)
 	skip := f.Bool("skip-bad", false, "import the good rows and skip the rejected ones")
 	cfg, pos, err := f.parse(c, args, 1, 1)
 	if err != nil {
@@ -33,7 +35,7 @@ func (c *cli) importBookings(ctx context.Context, args []string) error {
 		return fmt.Errorf("import bookings: %w", err)
 	}
 	defer file.Close()
-	rows, bad, err := models.ParseImportCSV(file, cfg.Location)
+	rows, bad, err := cfg.bookingLimits().ImportRules(cfg.Location, c.now()).Parse(file)
 	if err != nil {
 		return c.explain("import bookings", err)
 	}

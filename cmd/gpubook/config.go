@@ -44,6 +44,9 @@ type Config struct {
 	// MetricsListen is where Prometheus scrapes /metrics
 	// (GPUBOOK_METRICS_LISTEN); "" = metrics off, the default.
 	MetricsListen string
+	// Import bounds the dates of imported bookings
+	// (GPUBOOK_IMPORT_YEARS_BACK, GPUBOOK_IMPORT_YEARS_AHEAD).
+	Import ImportSettings
 }
 
 // Defaults that a fresh checkout runs with, no setup needed.
@@ -131,7 +134,7 @@ func (cf *configFlags) resolve(getenv func(string) string) (Config, error) {
 	steps := []func(func(string) string, *Config) error{
 		cf.resolveDatabase, cf.resolveListen, cf.resolveMetricsListen, cf.resolveBaseURL, cf.resolveTimezone,
 		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot, resolveSSO, resolveAgent, resolveSMTP, resolveReports,
-		resolveTrustedProxies,
+		resolveTrustedProxies, resolveImport,
 	}
 	for _, step := range steps {
 		if err := step(getenv, &cfg); err != nil {
@@ -390,6 +393,7 @@ func (cf *configFlags) resolveSlot(getenv func(string) string, cfg *Config) erro
 func (cfg Config) bookingLimits() models.BookingLimits {
 	limits := models.DefaultBookingLimits
 	limits.Slot = time.Duration(cfg.SlotMinutes) * time.Minute
+	limits.ImportYearsBack, limits.ImportYearsAhead = cfg.Import.YearsBack, cfg.Import.YearsAhead
 	return limits
 }
 

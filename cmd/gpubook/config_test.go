@@ -101,6 +101,7 @@ func TestParseConfigValues(t *testing.T) {
 			got.Agent = AgentSettings{}        // checked in TestAgentConfig
 			got.Reports = models.ReportRules{} // checked in TestParseConfigDefaults and TestReportRulesFromEnv
 			got.DatabaseMaxConns = 0           // checked in TestParseConfigDefaults and TestParseConfigMaxConns
+			got.Import = ImportSettings{}      // checked in TestImportConfig
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
