@@ -64,8 +64,10 @@ func (h *Admin) auditFilter(c echo.Context, p *views.Page) (views.AuditFilterFor
 	form := views.AuditFilterForm{Action: c.QueryParam("action"), User: strings.TrimSpace(c.QueryParam("user")),
 		TargetType: strings.TrimSpace(c.QueryParam("target_type")), TargetID: strings.TrimSpace(c.QueryParam("target_id")),
 		Since: strings.TrimSpace(c.QueryParam("since")), Until: strings.TrimSpace(c.QueryParam("until"))}
-	f := models.AuditFilter{Action: form.Action, TargetType: form.TargetType, TargetID: form.TargetID}
 	fe := models.FieldErrors{}
+	userOK := fe.Check("user", &form.User, models.AuditFilterText)
+	fe.Check("target_type", &form.TargetType, models.AuditFilterText)
+	f := models.AuditFilter{Action: form.Action, TargetType: form.TargetType, TargetID: form.TargetID}
 	if form.Action != "" && !models.ValidAuditAction(form.Action) {
 		fe.Add("action", models.M("audit.err.action"))
 	}
@@ -89,7 +91,7 @@ func (h *Admin) auditFilter(c echo.Context, p *views.Page) (views.AuditFilterFor
 			fe.Add("until", models.M("audit.err.range"))
 		}
 	}
-	if form.User != "" {
+	if form.User != "" && userOK {
 		u, err := h.Store.UserByEmail(c.Request().Context(), models.NormalizeEmail(form.User))
 		switch models.ErrorCode(err) {
 		case "":
