@@ -44,6 +44,14 @@ func (c *cli) tokenCreate(ctx context.Context, args []string) error {
 	if err != nil {
 		return c.explain("token create: "+models.NormalizeEmail(*email), err)
 	}
+	held, err := db.Tokens(ctx, u.ID)
+	if err != nil {
+		return fmt.Errorf("cli: token create: %w", err)
+	}
+	if err := models.CheckTokenCap(held); err != nil { // the cap the profile page holds users to
+		return &cliError{msg: fmt.Sprintf("token create: %s already has %d active tokens, the most one user may hold; revoke one first ('gpubook token list --email %s', 'gpubook token revoke ID')",
+			u.Email, models.MaxActiveTokens, u.Email), err: err}
+	}
 	tok, plain, err := db.CreateToken(ctx, u.ID, *label, c.now(), models.CLIActor)
 	if err != nil {
 		return c.explain("token create", err)
