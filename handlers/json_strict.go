@@ -25,6 +25,10 @@ type jsonShape struct {
 	// totals bounds the elements of every list at a path together
 	// ("reports.gpu_uuids": the GPUs of all reports of a batch).
 	totals map[string]int
+	// maxKeys bounds the keys of each object (0: no bound), so that a
+	// body of nothing but unknown keys is refused at the first one too
+	// many instead of costing a key record and a hash entry for each.
+	maxKeys int
 }
 
 // jsonFault says what is wrong with a body.
@@ -38,6 +42,7 @@ const (
 	faultDepth                          // nested deeper than maxDepth
 	faultList                           // a list longer than its bound
 	faultTotal                          // the lists at one path longer than their bound together
+	faultKeys                           // an object with more keys than maxKeys
 )
 
 // jsonProblem is the first fault of a body and where it is: the path of
@@ -200,6 +205,9 @@ func (w *jsonWalk) objectBody() *jsonProblem {
 		key, ok := w.key()
 		if !ok {
 			return &jsonProblem{fault: faultSyntax}
+		}
+		if m := w.shape.maxKeys; m > 0 && len(w.keys)-w.stack[len(w.stack)-1].first >= m {
+			return &jsonProblem{fault: faultKeys, field: w.pathOf(w.stack[:len(w.stack)-1], nil), max: m}
 		}
 		if w.seenKey(key) {
 			return &jsonProblem{fault: faultDuplicate, field: w.jsonPath(key)}
