@@ -209,7 +209,7 @@ func ssoRefusal(err error) (int, string) {
 		return http.StatusBadGateway, "sso.fail.token"
 	case e.Code == models.EFORBIDDEN && e.Msg.Key == "err.sso_email_unverified":
 		return http.StatusForbidden, "sso.fail.unverified"
-	case e.Code == models.ECONFLICT && e.Msg.Key == "err.unix_name_taken":
+	case e.Code == models.ECONFLICT && (e.Msg.Key == "err.unix_name_taken" || e.Msg.Key == "err.unix_name_assumed"):
 		return http.StatusConflict, "sso.fail.unix_taken"
 	case e.Code == models.ECONFLICT && e.Msg.Key == "err.sso_account_linked":
 		return http.StatusConflict, "sso.fail.account_linked"

@@ -43,16 +43,19 @@ type GroupRules struct {
 
 // DesiredTeams says which teams (by name for prefix rules, by id for
 // mappings) a user with groups belongs to according to the IdP, and in which
-// role; lead wins over member when several groups name one team.
+// role; lead wins over member when several groups name one team. Names that
+// differ only in case (gpu-team-vision, gpu-team-VISION-leads) are one team,
+// under the first spelling (SameTeamName).
 func (r GroupRules) DesiredTeams(groups []string) (byID map[int64]string, byName map[string]string) {
 	byID, byName = map[int64]string{}, map[string]string{}
+	spelled := map[string]string{} // TeamNameKey → the first spelling
 	in := map[string]bool{}
 	for _, g := range groups {
 		in[g] = true
 	}
 	for _, m := range r.Mappings {
 		if in[m.Group] {
-			byID[m.TeamID] = strongerRole(byID[m.TeamID], m.Role)
+			byID[m.TeamID] = StrongerRole(byID[m.TeamID], m.Role)
 		}
 	}
 	if r.TeamPrefix == "" {
@@ -72,7 +75,12 @@ func (r GroupRules) DesiredTeams(groups []string) (byID map[int64]string, byName
 		if s, msg := TeamText.Clean(name); msg != nil || s != name {
 			continue // a group that cannot be a team name, like a form could not make it
 		}
-		byName[name] = strongerRole(byName[name], role)
+		if first, ok := spelled[TeamNameKey(name)]; ok {
+			name = first
+		} else {
+			spelled[TeamNameKey(name)] = name
+		}
+		byName[name] = StrongerRole(byName[name], role)
 	}
 	return byID, byName
 }
@@ -89,7 +97,8 @@ func (r GroupRules) IsAdmin(groups []string) bool {
 	return false
 }
 
-func strongerRole(a, b string) string {
+// StrongerRole is the role of someone two rules give a and b: lead wins.
+func StrongerRole(a, b string) string {
 	if a == RoleLead || b == RoleLead {
 		return RoleLead
 	}
@@ -154,14 +163,21 @@ var SubjectText = TextRule{Max: 255}
 
 // Validate refuses an identity gpubook cannot use, with the same rules as
 // the forms and the CLI: without a usable email address there is nowhere to
-// send reports, so no user is made at all. The display name is the one
+// send reports, so no user is made at all; a look-alike address
+// (LookalikeEmail) is not usable. The display name is the one
 // thing an IdP sends that a person cannot correct at sign-in, so instead of
 // locking them out it is made to fit: control characters become spaces and
 // an over-long name is cut at NameText.Max characters. Groups that could
 // never name a mapping or a team are dropped.
 func (id *SSOIdentity) Validate() error {
 	fe := FieldErrors{}
+	raw := strings.TrimSpace(strings.ToLower(id.Email))
 	id.Email = NormalizeEmail(id.Email)
+	if id.Email != raw {
+		// The IdP verified another string (fullwidth ａdmin@, folded to
+		// admin@): it vouches for nothing about the address it became.
+		id.EmailVerified = false
+	}
 	id.Name = NameText.Squash(id.Name)
 	if fe.Check("sub", &id.Subject, SubjectText) && id.Subject == "" {
 		fe.Add("sub", M("err.sso_no_subject"))

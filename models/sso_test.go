@@ -29,6 +29,8 @@ func TestDesiredTeams(t *testing.T) {
 			map[string]string{"robotics": RoleMember, "nlp": RoleLead}, false},
 		{"bare suffix is a team name", []string{"gpu-team--leads"}, map[int64]string{}, map[string]string{"-leads": RoleMember}, false},
 		{"admin", []string{"gpu-admins", "ml-nlp"}, map[int64]string{2: RoleMember}, map[string]string{}, true},
+		{"one team in two cases", []string{"gpu-team-Vision", "gpu-team-VISION-leads", "gpu-team-vision"}, map[int64]string{},
+			map[string]string{"Vision": RoleLead}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

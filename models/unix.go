@@ -1,6 +1,7 @@
 package models
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -28,30 +29,6 @@ func (u *User) UnixLogin() string {
 // that the pages can say it is only a guess.
 func (u *User) UnixAssumed() bool { return u.Unix == "" }
 
-// ValidUnixName reports whether s is a login name gpubook accepts: 1 to 32
-// characters from the POSIX portable set (A–Z a–z 0–9 . _ -), not starting
-// with a hyphen, and not all digits (a number would read as a UID); not
-// root, whose processes (containers, system jobs) are nobody's. It is
-// the rule of useradd's portable names, which LDAP and AD logins that reach
-// Linux through SSSD also keep to.
-func ValidUnixName(s string) bool {
-	if s == "" || len(s) > 32 || s[0] == '-' || s == "root" {
-		return false
-	}
-	digits := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '.', c == '_', c == '-':
-			digits = false
-		default:
-			return false
-		}
-	}
-	return !digits
-}
-
 // UnixIdentity is a change of a user's Unix login: the primary name (empty
 // for "back to assumed"), the extra names, and who set it.
 type UnixIdentity struct {
@@ -68,10 +45,17 @@ func ParseUnixNames(s string) []string {
 
 // Validate checks every name and drops repeats (and an extra equal to the
 // primary), so that what is stored is what the pages show.
-func (x *UnixIdentity) Validate() error {
+func (x *UnixIdentity) Validate() error { return x.ValidateKeeping(nil) }
+
+// ValidateKeeping is Validate that lets through the names in kept, which
+// the user already has: a name stored before ValidUnixName tightened must
+// not lock its owner out of signing in when the IdP's claim changes their
+// primary login and their extras are carried over. Pages mark such names
+// (UnsafeUnixNames) for an admin to replace.
+func (x *UnixIdentity) ValidateKeeping(kept []string) error {
 	fe := FieldErrors{}
 	x.Name = strings.TrimSpace(x.Name)
-	if x.Name != "" && !ValidUnixName(x.Name) {
+	if x.Name != "" && !ValidUnixName(x.Name) && !slices.Contains(kept, x.Name) {
 		fe.Add("unix", M("err.unix_name_invalid", "Name", x.Name))
 	}
 	if x.Name == "" && len(x.Extra) > 0 {
@@ -87,7 +71,7 @@ func (x *UnixIdentity) Validate() error {
 		switch {
 		case n == "" || seen[n]:
 			continue
-		case !ValidUnixName(n):
+		case !ValidUnixName(n) && !slices.Contains(kept, n):
 			fe.Add("unix_extra", M("err.unix_name_invalid", "Name", n))
 		}
 		seen[n] = true
@@ -112,4 +96,12 @@ func (x UnixIdentity) Names() []string {
 // is one person, or bookings and usage would reach the wrong one.
 func ErrUnixNameTaken(name string) *Error {
 	return NewError(ECONFLICT, M("err.unix_name_taken", "Name", name))
+}
+
+// ErrUnixNameAssumed refuses a name that gpubook assumes for another user
+// (the local part of their email, who has no login set): their bookings
+// reach the nodes under it, and taking it would take those. Only an admin
+// moves it, by setting that user's real login first.
+func ErrUnixNameAssumed(name, email string) *Error {
+	return NewError(ECONFLICT, M("err.unix_name_assumed", "Name", name, "Email", email))
 }

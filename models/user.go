@@ -28,14 +28,16 @@ type User struct {
 // Languages are the catalogs gpubook ships; the first is the fallback.
 var Languages = []string{"en", "zh-CN"}
 
-// NormalizeEmail lower-cases and trims an address so that one person is one user.
-func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+// NormalizeEmail folds an address (NFKC: fullwidth ａ is a), lower-cases
+// and trims it, so that one person is one user and one look is one address.
+func NormalizeEmail(s string) string { return strings.TrimSpace(strings.ToLower(foldEmail(s))) }
 
 // ValidEmail reports whether a normalised address is one plain address
-// ("a@b"), short enough for the column and free of control characters;
-// forms, the CLI and SSO all hold an email to it.
+// ("a@b"), short enough for the column, free of control characters and
+// not a look-alike of another (LookalikeEmail); forms, the CLI and SSO all
+// hold an email to it.
 func ValidEmail(email string) bool {
-	if email == "" || len(email) > 254 || !utf8.ValidString(email) || strings.IndexFunc(email, isControl) >= 0 {
+	if email == "" || len(email) > 254 || !utf8.ValidString(email) || strings.IndexFunc(email, isControl) >= 0 || LookalikeEmail(email) {
 		return false
 	}
 	a, err := mail.ParseAddress(email)

@@ -139,9 +139,12 @@ func upsertSSOUser(tx *gorm.DB, id models.SSOIdentity, policy models.SSOLinkPoli
 }
 
 // syncSSOUnix makes the IdP's login claim the user's primary Unix login at
-// each sign-in, keeping the extra names an admin gave them. A login that
-// belongs to another user refuses the sign-in (ErrUnixNameTaken): letting
-// it through would open that person's bookings to this one.
+// each sign-in, keeping the extra names an admin gave them (even one the
+// name rule now refuses: it is the admin's to replace, not a reason to lock
+// the person out). A login that belongs to another user, set or assumed,
+// refuses the sign-in (ErrUnixNameTaken, ErrUnixNameAssumed): letting it
+// through would open that person's bookings to this one and take them
+// from the person.
 func syncSSOUnix(tx *gorm.DB, userID int64, login string, by models.Actor) error {
 	if login == "" {
 		return nil
@@ -154,7 +157,7 @@ func syncSSOUnix(tx *gorm.DB, userID int64, login string, by models.Actor) error
 	for _, r := range extra {
 		x.Extra = append(x.Extra, r.Name)
 	}
-	if err := x.Validate(); err != nil {
+	if err := x.ValidateKeeping(x.Extra); err != nil {
 		return err
 	}
 	return setUnixLogin(tx, userID, x, by)
@@ -189,21 +192,31 @@ func syncSSOAdmin(tx *gorm.DB, u *userRow, rules models.GroupRules, groups []str
 	return audit(tx, by, models.AuditUserAdmin, "user", u.ID, map[string]any{"admin": want, "source": "idp"})
 }
 
+// syncSSOTeams brings the user's IdP memberships in line with groups. A
+// group names a team whatever its case (models.TeamNamed): gpu-team-vision
+// joins an existing "Vision" rather than making "vision" beside it.
 func syncSSOTeams(tx *gorm.DB, userID int64, rules models.GroupRules, groups []string, now time.Time, by models.Actor) error {
 	byID, byName := rules.DesiredTeams(groups)
-	for name, role := range byName {
-		var t teamRow
-		err := tx.Where("name = ?", name).Take(&t).Error
-		if err == gorm.ErrRecordNotFound {
-			t = teamRow{Name: name, CreatedAt: utc(now)}
-			if err = tx.Create(&t).Error; err == nil {
-				err = audit(tx, by, models.AuditTeamCreate, "team", t.ID, map[string]any{"name": name, "source": "idp"})
-			}
-		}
-		if err != nil {
+	var teams []models.Team
+	if len(byName) > 0 {
+		var err error
+		if teams, err = teamNames(tx); err != nil {
 			return err
 		}
-		byID[t.ID] = role
+	}
+	for name, role := range byName {
+		t, ok := models.TeamNamed(teams, name)
+		if !ok {
+			row := teamRow{Name: name, CreatedAt: utc(now)}
+			if err := tx.Create(&row).Error; err != nil {
+				return err
+			}
+			if err := audit(tx, by, models.AuditTeamCreate, "team", row.ID, map[string]any{"name": name, "source": "idp"}); err != nil {
+				return err
+			}
+			t = *row.model()
+		}
+		byID[t.ID] = models.StrongerRole(byID[t.ID], role)
 	}
 	var current []membershipRow
 	if err := tx.Where("user_id = ?", userID).Find(&current).Error; err != nil {

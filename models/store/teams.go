@@ -64,13 +64,22 @@ func (db *DB) Teams(ctx context.Context) ([]models.Team, error) {
 	return out, nil
 }
 
-// CreateTeam validates and inserts t.
+// CreateTeam validates and inserts t. A name that differs from an existing
+// team's only in case is refused (models.ErrTeamNameTaken), with the
+// existing spelling.
 func (db *DB) CreateTeam(ctx context.Context, t *models.Team, by models.Actor) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
 	row := teamRow{Name: t.Name, Weight: models.DefaultTeamWeight, CreatedAt: utc(time.Now())}
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		teams, err := teamNames(tx)
+		if err != nil {
+			return err
+		}
+		if same, ok := models.TeamNamed(teams, t.Name); ok {
+			return models.ErrTeamNameTaken(same.Name)
+		}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
@@ -81,6 +90,20 @@ func (db *DB) CreateTeam(ctx context.Context, t *models.Team, by models.Actor) e
 	}
 	t.ID, t.CreatedAt, t.ShareWeight = row.ID, row.CreatedAt, row.Weight
 	return nil
+}
+
+// teamNames reads every team's id and name, to compare names in Go
+// (models.TeamNamed): SQLite's lower() folds ASCII only. Teams are few.
+func teamNames(tx *gorm.DB) ([]models.Team, error) {
+	var rows []teamRow
+	if err := tx.Select("id, name").Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make([]models.Team, len(rows))
+	for i, r := range rows {
+		out[i] = *r.model()
+	}
+	return out, nil
 }
 
 // SetTeamShareWeight sets team id's weight in the fair-share entitled

@@ -78,6 +78,9 @@ func setUnixLogin(tx *gorm.DB, userID int64, x models.UnixIdentity, by models.Ac
 		if len(taken) > 0 {
 			return models.ErrUnixNameTaken(taken[0].Name)
 		}
+		if err := refuseAssumed(tx, userID, newNames(names, old)); err != nil {
+			return err
+		}
 	}
 	if err := tx.Where("user_id = ?", userID).Delete(&unixNameRow{}).Error; err != nil {
 		return err
@@ -98,6 +101,46 @@ func setUnixLogin(tx *gorm.DB, userID int64, x models.UnixIdentity, by models.Ac
 	}
 	return audit(tx, by, models.AuditUserUnix, "user", userID, map[string]any{
 		"unix": x.Name, "extra": x.Extra, "source": x.Source, "before": before})
+}
+
+// newNames are the names of names the user does not own yet.
+func newNames(names []string, old []unixNameRow) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.ContainsFunc(old, func(r unixNameRow) bool { return r.Name == n }) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// refuseAssumed refuses (ErrUnixNameAssumed) a name that another user,
+// with no login set, goes by on the nodes: the local part of their email.
+// Their bookings reach the nodes under it (unixLogins), so whoever took it
+// would take those, and the nodes would treat that user's processes as
+// unbooked. An admin moves it by setting that user's login first.
+func refuseAssumed(tx *gorm.DB, userID int64, names []string) error {
+	for chunk := range slices.Chunk(names, insertChunk) {
+		conds := make([]string, len(chunk))
+		args := make([]any, len(chunk))
+		for i, n := range chunk {
+			conds[i], args[i] = "email LIKE ?", n+"@%" // _ widens the match; the exact test is below
+		}
+		var rows []userRow
+		err := tx.Select("id, email").Where("unix_name IS NULL AND id <> ?", userID).Where(strings.Join(conds, " OR "), args...).
+			Order("id").Find(&rows).Error
+		if err != nil {
+			return err
+		}
+		for _, n := range chunk {
+			for _, r := range rows {
+				if models.UnixName(r.Email) == n {
+					return models.ErrUnixNameAssumed(n, r.Email)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // unixUnchanged reports whether x is what the user already has.

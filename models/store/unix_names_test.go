@@ -84,21 +84,23 @@ func TestUnixLoginsReachScheduleAndUsage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		users := map[string]*models.User{}
-		for _, e := range []string{"zhangsan@lab.edu.cn", "s.wang@corp.com", "wangs@other.org"} {
+		addUser := func(e string) *models.User {
 			u := &models.User{Email: e, Name: e}
 			if err := db.CreateUser(ctx, u, models.CLIActor); err != nil {
 				t.Fatal(err)
 			}
-			users[e] = u
+			return u
 		}
-		zs, sw, imposter := users["zhangsan@lab.edu.cn"], users["s.wang@corp.com"], users["wangs@other.org"]
+		zs, sw := addUser("zhangsan@lab.edu.cn"), addUser("s.wang@corp.com")
 		if err := db.SetUnixLogin(ctx, zs.ID, models.UnixIdentity{Name: "zs2023", Extra: []string{"zsold"}, Source: models.UnixSourceAdmin}, models.CLIActor); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.SetUnixLogin(ctx, sw.ID, models.UnixIdentity{Name: "wangs", Source: models.UnixSourceSSO}, models.CLIActor); err != nil {
 			t.Fatal(err)
 		}
+		// Made after s.wang owns "wangs": had it come first, the claim
+		// would have been refused (TestSetUnixLoginRefusesAssumed).
+		imposter := addUser("wangs@other.org")
 		now := at0.Add(-time.Hour)
 		for i, u := range []*models.User{zs, sw, imposter} {
 			if _, err := db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{node.GPUs[i].ID}, StartsAt: at0, EndsAt: at0.Add(time.Hour)},
