@@ -30,6 +30,8 @@ func TestUserSetUnix(t *testing.T) {
 			{[]string{"--email", "bob@lab.edu.cn", "--unix", "bob:x"}, `user set: --unix: "bob:x" is not a valid login name`},
 			{[]string{"--email", "bob@lab.edu.cn"}, `user set: --unix is required`},
 			{[]string{"--email", "nobody@lab.edu.cn", "--unix", "nobody"}, `user set: `},
+			{[]string{"--email", "bob@lab.edu.cn", "--unix", "daemon"}, `user set: --unix: "daemon" is not a valid login name`},
+			{[]string{"--email", "bob@lab.edu.cn", "--unix", "bob", "--unix-extra", "Bob2"}, `user set: --unix-extra: "Bob2" is not a valid login name`},
 		} {
 			out, _, err := gpubook(t, url, append([]string{"user", "set"}, tc.args...)...)
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || out != "" {
@@ -41,6 +43,11 @@ func TestUserSetUnix(t *testing.T) {
 		}
 		if out := mustGpubook(t, url, "user", "set", "--email", "zhangsan@lab.edu.cn", "--unix", ""); out != "user 1 <zhangsan@lab.edu.cn>: unix login zhangsan (assumed)\n" {
 			t.Errorf("clear: %q", out)
+		}
+		// Her bookings now reach "zhangsan": nobody else may take it.
+		_, _, err := gpubook(t, url, "user", "set", "--email", "bob@lab.edu.cn", "--unix", "zhangsan")
+		if want := `user set: The Unix login "zhangsan" is the one gpubook assumes for zhangsan@lab.edu.cn`; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("bob takes her assumed login: %v, want %q", err, want)
 		}
 	})
 }
