@@ -75,7 +75,8 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 		}
 		bookings[i] = r.BookingID
 	}
-	err := db.bulkTx(ctx, func(tx *gorm.DB, l *rowLoader) error {
+	order := idleKeyOrder(b.Reports)
+	store := func(tx *gorm.DB, l *rowLoader) error {
 		if _, err := db.nodeGPUIDs(tx, nodeID, uuids); err != nil {
 			return err
 		}
@@ -83,15 +84,17 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 			return err
 		}
 		if !repeatedIdle(b.Reports) {
-			return upsertIdleReports(l, nodeID, b.Reports, now)
+			return upsertIdleReports(l, nodeID, b.Reports, order, now)
 		}
-		for i := range b.Reports { // in order, one statement each (agent_idle_json.go)
-			if err := upsertIdleReports(l, nodeID, b.Reports[i:i+1], now); err != nil {
+		for k := range order { // in order, one statement each (agent_idle_json.go)
+			if err := upsertIdleReports(l, nodeID, b.Reports, order[k:k+1], now); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}
+	// Rows are locked in key order; what PostgreSQL may still find is run again.
+	err := retryDeadlock(func() error { return db.bulkTx(ctx, store) })
 	if err != nil {
 		return nil, mapErr(err, "idle report")
 	}
@@ -171,14 +174,21 @@ func (db *DB) MarkIdleReports(ctx context.Context, reportIDs []int64, warned, re
 		return nil
 	}
 	ids := pgIDArray(reportIDs)
-	in := "id = ANY(CAST(@ids AS bigint[]))" // the planner looks each up in the primary key
+	// The rows are locked first, in the order RecordIdle stores them in
+	// (idleKeyOrder), so that marking and storing the reports of one
+	// booking at once queue instead of deadlocking; the planner looks
+	// each ID up in the primary key.
+	in := `id IN (SELECT id FROM agent_idle_reports WHERE id = ANY(CAST(@ids AS bigint[]))
+ORDER BY node_id, agent_key COLLATE "C" ` + writerLock + ")"
 	if db.Dialect != Postgres {
 		// SQLite has no arrays: the same list as JSON.
 		ids = "[" + ids[1:len(ids)-1] + "]"
 		in = "id IN (SELECT value FROM json_each(@ids))"
 	}
-	err := db.Gorm.WithContext(ctx).Exec("UPDATE agent_idle_reports SET "+strings.Join(set, ", ")+" WHERE "+in,
-		sql.Named("now", utc(now)), sql.Named("ids", ids)).Error
+	err := retryDeadlock(func() error {
+		return db.Gorm.WithContext(ctx).Exec("UPDATE agent_idle_reports SET "+strings.Join(set, ", ")+" WHERE "+in,
+			sql.Named("now", utc(now)), sql.Named("ids", ids)).Error
+	})
 	return mapErr(err, "idle report")
 }
 
