@@ -30,7 +30,7 @@ func ShowText(s string) string {
 			b.WriteString(`\t`)
 		case r < 0x80 && isControl(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case isControl(r) || isBidiControl(r):
+		case Unprintable(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+n])
@@ -44,7 +44,7 @@ func needsEscape(s string) bool {
 	if !utf8.ValidString(s) {
 		return true
 	}
-	return strings.IndexFunc(s, func(r rune) bool { return isControl(r) || isBidiControl(r) }) >= 0
+	return strings.IndexFunc(s, Unprintable) >= 0
 }
 
 // isBidiControl is the embeddings, overrides, isolates and marks that
@@ -52,3 +52,7 @@ func needsEscape(s string) bool {
 func isBidiControl(r rune) bool {
 	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
+
+// Unprintable reports a character ShowText escapes: a control character
+// or a bidi control.
+func Unprintable(r rune) bool { return isControl(r) || isBidiControl(r) }

@@ -71,12 +71,12 @@ func (c *cli) book(ctx context.Context, args []string) error {
 	}
 	switch {
 	case *short:
-		fmt.Fprintln(c.stdout, strings.Join(b.GPUUUIDs, ","))
+		fmt.Fprintln(c.stdout, strings.Join(showAll(b.GPUUUIDs), ","))
 	case *jsonOut:
 		return printJSON(c.stdout, raw)
 	default:
-		fmt.Fprintf(c.stdout, "Booked #%d: %s on %s, %s – %s\n", b.ID, gpuCount(len(b.GPUIDs)), b.Node, showTime(b.StartsAt, zone), showTime(b.EndsAt, zone))
-		fmt.Fprintf(c.stdout, "export CUDA_VISIBLE_DEVICES=%s\n", strings.Join(b.GPUUUIDs, ","))
+		fmt.Fprintf(c.stdout, "Booked #%d: %s on %s, %s – %s\n", b.ID, gpuCount(len(b.GPUIDs)), show(b.Node), showTime(b.StartsAt, zone), showTime(b.EndsAt, zone))
+		fmt.Fprintf(c.stdout, "export CUDA_VISIBLE_DEVICES=%s\n", strings.Join(showAll(b.GPUUUIDs), ","))
 	}
 	return nil
 }
@@ -108,16 +108,16 @@ func (c *cli) bookLoop(ctx context.Context, api *apiClient, a bookArgs, zone *ti
 		case len(slots) == 0:
 			return nil, b, fmt.Errorf("book: %s: no slot within the booking horizon", what)
 		case a.wait <= 0 && !a.at.IsZero():
-			return nil, b, fmt.Errorf("book: %s is not free at %s; the earliest slot is %s on %s", what, showTime(a.at, zone), showTime(slots[0].StartsAt, zone), slots[0].Node)
+			return nil, b, fmt.Errorf("book: %s is not free at %s; the earliest slot is %s on %s", what, showTime(a.at, zone), showTime(slots[0].StartsAt, zone), show(slots[0].Node))
 		case a.wait <= 0:
 			return c.create(ctx, api, slots[0].GPUIDs, slots[0].StartsAt, slots[0].EndsAt, a.note)
 		}
 		now := c.now()
 		if !now.Add(pause).Before(deadline) {
 			fmt.Fprintln(c.stderr)
-			return nil, b, fmt.Errorf("book: gave up after %s waiting for %s; the earliest slot is %s on %s", showSpan(a.wait), what, showTime(slots[0].StartsAt, zone), slots[0].Node)
+			return nil, b, fmt.Errorf("book: gave up after %s waiting for %s; the earliest slot is %s on %s", showSpan(a.wait), what, showTime(slots[0].StartsAt, zone), show(slots[0].Node))
 		}
-		fmt.Fprintf(c.stderr, "\rwaiting for %s, earliest slot %s on %s, %s of %s waited ", what, showTime(slots[0].StartsAt, zone), slots[0].Node, showSpan(now.Sub(began)), showSpan(a.wait))
+		fmt.Fprintf(c.stderr, "\rwaiting for %s, earliest slot %s on %s, %s of %s waited ", what, showTime(slots[0].StartsAt, zone), show(slots[0].Node), showSpan(now.Sub(began)), showSpan(a.wait))
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(c.stderr)

@@ -2,17 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"golang.org/x/term"
 )
@@ -54,20 +53,37 @@ func readClientConfig(path string) (map[string]string, error) {
 }
 
 // writeClientConfig writes the file with mode 0600 (it holds a token),
-// also when it existed with a wider mode before.
-func writeClientConfig(path, portal, token string) error {
+// also when it existed with a wider mode before. It writes through a file
+// it created itself (a new name, O_EXCL) and renames that over the old
+// one: a fixed name such as config.tmp, planted as a symlink by someone
+// who can write in the directory, would send the token where it points.
+func writeClientConfig(path, portal, token string, allowHTTP bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("client config: %w", err)
 	}
-	tmp := path + ".tmp"
 	body := fmt.Sprintf("# written by gpubook login\nportal = %s\ntoken = %s\n", portal, token)
-	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+	if allowHTTP {
+		body += "allow_http = true\n"
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".config-*.tmp") // mode 0600
+	if err != nil {
 		return fmt.Errorf("client config: %w", err)
 	}
-	if err := os.Chmod(tmp, 0o600); err != nil {
+	_, err = f.WriteString(body)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
 		return fmt.Errorf("client config: %w", err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // apiFromEnv builds the portal client: GPUBOOK_PORTAL and GPUBOOK_TOKEN
@@ -91,24 +107,28 @@ func (c *cli) apiFromEnv() (*apiClient, error) {
 	if portal == "" || token == "" {
 		return nil, errors.New("not logged in: run 'gpubook login --portal URL' (or set GPUBOOK_PORTAL and GPUBOOK_TOKEN)")
 	}
-	return newAPIClient(portal, token)
+	allowHTTP := cfg["allow_http"] == "true" || c.getenv("GPUBOOK_ALLOW_HTTP") == "1"
+	return newAPIClient(portal, token, allowHTTP)
 }
 
-func newAPIClient(portal, token string) (*apiClient, error) {
-	u, err := url.Parse(strings.TrimRight(portal, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("portal %q: give an http:// or https:// URL", portal)
+// newAPIClient checks the portal's URL (see checkPortalURL) before any
+// request can carry the token.
+func newAPIClient(portal, token string, allowHTTP bool) (*apiClient, error) {
+	u, err := checkPortalURL(portal, allowHTTP)
+	if err != nil {
+		return nil, err
 	}
-	return &apiClient{base: u.String(), token: token, http: &http.Client{Timeout: 30 * time.Second}}, nil
+	return &apiClient{base: u.String(), token: token, http: portalHTTPClient()}, nil
 }
 
 // login stores the portal's URL and a personal token after checking them
 // against the portal (GET /api/v1/me).
 func (c *cli) login(ctx context.Context, args []string) error {
-	f := newFlags("login", "gpubook login --portal URL [--token-file FILE]",
+	f := newFlags("login", "gpubook login --portal URL [--token-file FILE] [--allow-http]",
 		"Stores the portal's URL and your personal token (Profile → API tokens) in $XDG_CONFIG_HOME/gpubook/config\n(~/.config/gpubook/config), mode 0600, after checking them. The token is read from --token-file, from\nstandard input when it is not a terminal, or asked for without echo. GPUBOOK_PORTAL and GPUBOOK_TOKEN\noverride the file.", false)
 	portal := f.String("portal", c.getenv("GPUBOOK_PORTAL"), "the portal's URL, e.g. https://gpubook.example.org")
 	tokenFile := f.String("token-file", "", "read the token from this file")
+	allowHTTP := f.Bool("allow-http", c.getenv("GPUBOOK_ALLOW_HTTP") == "1", "send the token over plain http:// to a host other than this machine (anyone on the way can read it)")
 	jsonOut := f.Bool("json", false, "print the account as JSON")
 	if _, _, err := f.parse(c, args, 0, 0); err != nil {
 		return err
@@ -116,11 +136,14 @@ func (c *cli) login(ctx context.Context, args []string) error {
 	if *portal == "" {
 		return errors.New("login: --portal is required")
 	}
+	if _, err := checkPortalURL(*portal, *allowHTTP); err != nil { // before the token is asked for
+		return fmt.Errorf("login: %w", err)
+	}
 	token, err := c.readToken(*tokenFile)
 	if err != nil {
 		return err
 	}
-	api, err := newAPIClient(*portal, token)
+	api, err := newAPIClient(*portal, token, *allowHTTP)
 	if err != nil {
 		return err
 	}
@@ -132,7 +155,7 @@ func (c *cli) login(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeClientConfig(path, api.base, token); err != nil {
+	if err := writeClientConfig(path, api.base, token, *allowHTTP && !strings.HasPrefix(api.base, "https:")); err != nil {
 		return err
 	}
 	if *jsonOut {
@@ -142,7 +165,7 @@ func (c *cli) login(ctx context.Context, args []string) error {
 	if err := json.Unmarshal(me, &u); err != nil {
 		return fmt.Errorf("login: the portal's answer to /me is not what the API documents: %w", err)
 	}
-	fmt.Fprintf(c.stdout, "Logged in to %s as %s <%s>; saved in %s\n", api.base, u.Name, u.Email, path)
+	fmt.Fprintf(c.stdout, "Logged in to %s as %s <%s>; saved in %s\n", api.base, show(u.Name), show(u.Email), path)
 	return nil
 }
 
@@ -170,8 +193,15 @@ func (c *cli) readToken(file string) (string, error) {
 	return token, nil
 }
 
+// printJSON prints v indented, with the characters a terminal would act
+// on escaped (escapeJSONText): JSON lets C1 controls through raw.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSONText(b.Bytes()))
+	return err
 }

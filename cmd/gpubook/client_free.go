@@ -116,7 +116,7 @@ func (c *cli) free(ctx context.Context, args []string) error {
 		if g.FreeUntil != nil {
 			span, until = showSpan(g.FreeUntil.Sub(now)), showTime(*g.FreeUntil, zone)
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", g.GPU.Node, g.GPU.Index, g.GPU.Model, span, until)
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", show(g.GPU.Node), g.GPU.Index, show(g.GPU.Model), span, until)
 	}
 	return w.Flush()
 }

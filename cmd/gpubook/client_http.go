@@ -44,17 +44,17 @@ type apiConflict struct {
 // that was broken, so that a script's log says why without a second call.
 func (e *apiError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "refused (%s): %s", e.Code, e.Message)
+	fmt.Fprintf(&b, "refused (%s): %s", show(e.Code), show(e.Message))
 	keys := make([]string, 0, len(e.Fields))
 	for k := range e.Fields {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, " %s: %s", k, e.Fields[k])
+		fmt.Fprintf(&b, " %s: %s", show(k), show(e.Fields[k]))
 	}
 	for _, c := range e.Conflicts {
-		fmt.Fprintf(&b, " [GPU %d held by %s %s–%s UTC]", c.GPUIndex, c.UserName, c.StartsAt.UTC().Format("01-02 15:04"), c.EndsAt.UTC().Format("01-02 15:04"))
+		fmt.Fprintf(&b, " [GPU %d held by %s %s–%s UTC]", c.GPUIndex, show(c.UserName), c.StartsAt.UTC().Format("01-02 15:04"), c.EndsAt.UTC().Format("01-02 15:04"))
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
 }
@@ -95,7 +95,7 @@ func (a *apiClient) call(ctx context.Context, method, path string, query url.Val
 	if res.StatusCode/100 != 2 {
 		var e struct{ Error apiError }
 		if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
-			return fmt.Errorf("portal: %s %s answered %s", method, path, res.Status)
+			return fmt.Errorf("portal: %s %s answered %s", method, path, show(res.Status))
 		}
 		e.Error.Status = res.StatusCode
 		return &e.Error

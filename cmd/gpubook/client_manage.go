@@ -66,7 +66,7 @@ func (c *cli) ls(ctx context.Context, args []string) error {
 	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tNODE\tGPUS\tSTART\tEND\tPHASE\tNOTE")
 	for _, b := range bs {
-		fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", b.ID, b.Node, len(b.GPUIDs), showTime(b.StartsAt, s.zone), showTime(b.EndsAt, s.zone), b.Phase, b.Note)
+		fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", b.ID, show(b.Node), len(b.GPUIDs), showTime(b.StartsAt, s.zone), showTime(b.EndsAt, s.zone), show(b.Phase), show(b.Note))
 	}
 	return w.Flush()
 }
@@ -167,6 +167,6 @@ func (c *cli) printBooking(raw json.RawMessage, zone *time.Location, asJSON bool
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s #%d: %s on %s, %s – %s (%s)\n", verb, b.ID, gpuCount(len(b.GPUIDs)), b.Node, showTime(b.StartsAt, zone), showTime(b.EndsAt, zone), b.Phase)
+	fmt.Fprintf(c.stdout, "%s #%d: %s on %s, %s – %s (%s)\n", verb, b.ID, gpuCount(len(b.GPUIDs)), show(b.Node), showTime(b.StartsAt, zone), showTime(b.EndsAt, zone), show(b.Phase))
 	return nil
 }

@@ -79,7 +79,7 @@ func (c *cli) request(ctx context.Context, args []string) error {
 		return fmt.Errorf("request: the portal's answer is not what the API documents: %w", err)
 	}
 	fmt.Fprintf(c.stdout, "Request #%d filed (%s): %s, %s – %s. A lead of your team or an admin decides it in the portal.\n",
-		r.ID, r.Status, describeAsk(a), showTime(start, s.zone), showTime(start.Add(a.span), s.zone))
+		r.ID, show(r.Status), describeAsk(a), showTime(start, s.zone), showTime(start.Add(a.span), s.zone))
 	return nil
 }
 
@@ -170,7 +170,7 @@ func (c *cli) limits(ctx context.Context, args []string) error {
 	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "RULE\tLIMIT\tSET BY")
 	for _, r := range l.Limits {
-		fmt.Fprintf(w, "%s\t%s\t%s\n", r.Key, showLimit(r.Value, r.Unit), strings.TrimSpace(r.Source+" "+r.SourceName))
+		fmt.Fprintf(w, "%s\t%s\t%s\n", show(r.Key), showLimit(r.Value, r.Unit), show(strings.TrimSpace(r.Source+" "+r.SourceName)))
 	}
 	if err := w.Flush(); err != nil {
 		return err
