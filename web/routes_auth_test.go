@@ -138,7 +138,10 @@ func TestEveryRouteDeclaresWhoMayUseIt(t *testing.T) {
 	t.Parallel()
 	// Every 401 below comes from one address: a failure budget that holds
 	// them all, so that the access rules are what is tested here.
-	env := webtest.New(t, "sqlite", func(c *web.Config) { c.APIFailRate = web.Rate{PerMinute: 6000, Burst: 1000} })
+	env := webtest.New(t, "sqlite", func(c *web.Config) {
+		c.APIFailRate = web.Rate{PerMinute: 6000, Burst: 1000}
+		c.SignInRate = web.Rate{PerMinute: 6000, Burst: 1000} // anonymous writes are limited at 3 × this
+	})
 	adminC := env.Client()
 	adminC.SignIn("root@example.org", "Root") // first user: admin
 	userC := env.Client()
