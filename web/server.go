@@ -150,7 +150,7 @@ func New(cfg Config, store handlers.Store, sessionStore scs.Store) (*Server, err
 
 func newSessions(cfg Config, store scs.Store) *scs.SessionManager {
 	sm := scs.New()
-	sm.Store = store
+	sm.Store = hashSessions(store) // the table holds hashes, the cookie the token
 	sm.Lifetime = cfg.SessionMaxAge
 	// No scs IdleTimeout: it rewrites the session row on every request.
 	// The idle limit is enforced by gpubook's clock instead (Base.SessionUserID),

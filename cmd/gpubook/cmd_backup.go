@@ -19,12 +19,13 @@ import (
 // backup runs "gpubook backup FILE": a consistent copy of the live
 // database, taken while the server runs. SQLite: VACUUM INTO (one read
 // transaction; writers go on). PostgreSQL: pg_dump's custom format, when
-// pg_dump is installed; otherwise the command to run is printed.
+// pg_dump is installed; otherwise the command to run is printed. FILE is
+// 0600 whatever the umask: it holds every user's data.
 func (c *cli) backup(ctx context.Context, args []string) error {
 	f := newFlags("backup", "gpubook backup FILE [--database-url URL]",
 		"Writes a consistent copy of the database to FILE while gpubook runs. SQLite: a database file\n"+
 			"(VACUUM INTO). PostgreSQL: a pg_dump archive (--format=custom), made by the pg_dump on PATH;\n"+
-			"its major version must be the server's or newer. FILE must not exist. Restore with 'gpubook restore'.", false)
+			"its major version must be the server's or newer. FILE must not exist; it is written 0600. Restore with 'gpubook restore'.", false)
 	cfg, pos, err := f.parse(c, args, 1, 1)
 	if err != nil {
 		return err
@@ -35,6 +36,12 @@ func (c *cli) backup(ctx context.Context, args []string) error {
 	}
 	tmp := filepath.Join(filepath.Dir(file), "."+filepath.Base(file)+".partial")
 	os.Remove(tmp)
+	// The copy is made in a file created here, empty and 0600 whatever the
+	// umask: VACUUM INTO and pg_dump write into an existing file and keep
+	// its mode, so no byte of the database is ever readable by others.
+	if err := createPrivateFile(tmp); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
 	if cfg.Dialect == store.Postgres {
 		err = pgDump(ctx, cfg.DatabaseURL, tmp)
 	} else {
@@ -43,6 +50,10 @@ func (c *cli) backup(ctx context.Context, args []string) error {
 	if err != nil {
 		os.Remove(tmp)
 		return err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil { // in case a tool made the file anew
+		os.Remove(tmp)
+		return fmt.Errorf("backup: %w", err)
 	}
 	if err := os.Rename(tmp, file); err != nil {
 		os.Remove(tmp)
@@ -54,6 +65,21 @@ func (c *cli) backup(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(c.stdout, "backed up %s to %s (%d bytes)\n", store.RedactURL(cfg.DatabaseURL), file, st.Size())
 	return nil
+}
+
+// createPrivateFile creates path empty with mode 0600, past the umask. It
+// fails if anything is at path already, a symbolic link included.
+func createPrivateFile(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	return f.Close()
 }
 
 // backupSQLite copies the database with VACUUM INTO and checks the copy.

@@ -99,6 +99,11 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
+	if dialect == SQLite {
+		if err := createPrivate(sqliteFile(url)); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	}
 	driver := map[string]string{Postgres: "pgx", SQLite: "sqlite"}[dialect]
 	sqlDB, err := sql.Open(driver, dsn)
 	if err != nil {
@@ -130,6 +135,23 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, fmt.Errorf("store: gorm: %w", err)
 	}
 	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect}, nil
+}
+
+// createPrivate creates a missing SQLite file empty and 0600, whatever the
+// umask: SQLite would create it 0644 less the umask, and its -wal and -shm
+// files take the database file's mode. An empty file is an empty database.
+// An existing file is left as it is; a missing folder or any other failure
+// is left for SQLite's open to report (explainSQLiteOpen).
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil // it exists, or SQLite's own open says what is wrong
+	}
+	if err := f.Chmod(0o600); err != nil { // past a umask that takes the owner's bits too
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // explainSQLiteOpen says what SQLite's "unable to open database file: out
