@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
 )
 
 // importCmd runs "gpubook import bookings FILE.csv".
@@ -55,5 +57,38 @@ func (c *cli) importBookings(ctx context.Context, args []string) error {
 		return fmt.Errorf("import bookings: %d of %d rows rejected; nothing imported (--skip-bad imports the good rows)", len(res.Rejects), res.Rows)
 	}
 	fmt.Fprintf(c.stdout, "imported %d bookings of %d rows; %d rejected\n", res.Imported, res.Rows, len(res.Rejects))
+	return c.importFrozenWeeks(ctx, db, cfg, rows, res.Rejects)
+}
+
+// importFrozenWeeks names the frozen weeks the imported rows change (their
+// own hours, or the trend and fair share of the three weeks after) and
+// how to recompute them: a frozen week keeps its figures until then.
+func (c *cli) importFrozenWeeks(ctx context.Context, db *store.DB, cfg Config, rows []models.ImportRow, rejects []models.ImportReject) error {
+	rejected := map[int]bool{}
+	for _, r := range rejects {
+		rejected[r.Line] = true
+	}
+	var spans []models.Span
+	for _, r := range rows {
+		if !rejected[r.Line] {
+			spans = append(spans, models.Span{Start: r.Start, End: r.End})
+		}
+	}
+	frozen, err := db.FrozenWeeks(ctx)
+	if err != nil {
+		return fmt.Errorf("cli: import bookings: %w", err)
+	}
+	var names []string
+	for _, w := range models.ImportedWeeks(spans, cfg.Location) {
+		if frozen[w.String()] {
+			names = append(names, w.String())
+		}
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(c.stdout, "frozen weeks these bookings change, which keep their figures until recomputed: %s\n", strings.Join(names, ", "))
+		for _, n := range names {
+			fmt.Fprintf(c.stdout, "  gpubook report recompute --week %s\n", n)
+		}
+	}
 	return nil
 }

@@ -30,14 +30,21 @@ func TestImportAndFrozenWeekCLI(t *testing.T) {
 		if err == nil || !strings.Contains(out, "line 3: node n1 has no GPU 7") || !strings.Contains(err.Error(), "nothing imported") {
 			t.Fatalf("all or nothing: %q %v", out, err)
 		}
-		if out := mustGpubook(t, url, "import", "bookings", "--skip-bad", file); !strings.Contains(out, "imported 1 bookings of 2 rows; 1 rejected") {
+		out = mustGpubook(t, url, "import", "bookings", "--skip-bad", file)
+		if !strings.Contains(out, "imported 1 bookings of 2 rows; 1 rejected") {
 			t.Errorf("skip bad: %q", out)
+		}
+		// The sent week is the one frozen week the booking changes: the
+		// import says so, and how to take it in.
+		if want := "frozen weeks these bookings change, which keep their figures until recomputed: " + w.String() + "\n" +
+			"  gpubook report recompute --week " + w.String() + "\n"; !strings.HasSuffix(out, want) {
+			t.Errorf("import output %q, want it to end with %q", out, want)
 		}
 		if got := mustGpubook(t, url, "report", "preview", "--email", "ann@example.org", "--week", w.String()); got != sent {
 			t.Errorf("the sent week changed:\n%s\n---\n%s", sent, got)
 		}
 		diff := mustGpubook(t, url, "report", "recompute", "--week", w.String())
-		if !strings.Contains(diff, "(was frozen: true)") || !strings.Contains(diff, "Ben (user") || !strings.Contains(diff, "booked_h: 0.0 -> 2.0") {
+		if !strings.Contains(diff, "(was frozen: true)") || !strings.Contains(diff, "Ben (user") || !strings.Contains(diff, "Figures, GPU-hours booked: 0.0 -> 2.0") {
 			t.Errorf("recompute diff: %q", diff)
 		}
 		if got := mustGpubook(t, url, "report", "preview", "--email", "ann@example.org", "--week", w.String()); !strings.Contains(got, "50%") || got == sent {
