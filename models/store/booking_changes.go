@@ -27,6 +27,11 @@ func (db *DB) CancelBooking(ctx context.Context, id int64, actor *models.User, n
 		if err := cancelHold(tx, b, now); err != nil {
 			return err
 		}
+		// Who cancelled: the report charges the owner's own late
+		// cancellations (lateCancelSQL), not an admin's.
+		if err := tx.Model(&bookingRow{}).Where("id = ?", b.ID).Update("cancelled_by", actor.ID).Error; err != nil {
+			return fmt.Errorf("store: cancel booking %d: %w", b.ID, err)
+		}
 		return auditBooking(tx, actor, models.AuditBookingCancel, b, nil)
 	})
 }
@@ -134,7 +139,8 @@ func setBookingEnd(tx *gorm.DB, b *models.Booking, end time.Time, extra map[stri
 
 // cancelHold cancels b: it stays on record but holds its GPUs no more.
 func cancelHold(tx *gorm.DB, b *models.Booking, now time.Time) error {
-	err := tx.Model(&bookingRow{}).Where("id = ?", b.ID).Updates(map[string]any{"status": models.StatusCancelled, "updated_at": utc(now)}).Error
+	err := tx.Model(&bookingRow{}).Where("id = ?", b.ID).Updates(map[string]any{"status": models.StatusCancelled, "updated_at": utc(now),
+		"cancelled_at": utc(now)}).Error
 	if err != nil {
 		return fmt.Errorf("store: cancel booking %d: %w", b.ID, err)
 	}
