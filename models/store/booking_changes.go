@@ -29,7 +29,9 @@ func (db *DB) CancelBooking(ctx context.Context, id int64, actor *models.User, n
 		}
 		// Who cancelled: the report charges the owner's own late
 		// cancellations (lateCancelSQL), not an admin's.
-		if err := tx.Model(&bookingRow{}).Where("id = ?", b.ID).Update("cancelled_by", actor.ID).Error; err != nil {
+		// UpdateColumn: updated_at stays the caller's now (Update would
+		// stamp the wall clock).
+		if err := tx.Model(&bookingRow{}).Where("id = ?", b.ID).UpdateColumn("cancelled_by", actor.ID).Error; err != nil {
 			return fmt.Errorf("store: cancel booking %d: %w", b.ID, err)
 		}
 		return auditBooking(tx, actor, models.AuditBookingCancel, b, nil)
