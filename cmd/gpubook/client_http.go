@@ -44,14 +44,17 @@ type apiConflict struct {
 // that was broken, so that a script's log says why without a second call.
 func (e *apiError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "refused (%s): %s", show(e.Code), show(e.Message))
+	// Line breaks in the portal's texts become spaces before any other
+	// control character is escaped: the error stays one readable line.
+	line := func(s string) string { return show(strings.Join(strings.Fields(s), " ")) }
+	fmt.Fprintf(&b, "refused (%s): %s", line(e.Code), line(e.Message))
 	keys := make([]string, 0, len(e.Fields))
 	for k := range e.Fields {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, " %s: %s", show(k), show(e.Fields[k]))
+		fmt.Fprintf(&b, " %s: %s", line(k), line(e.Fields[k]))
 	}
 	for _, c := range e.Conflicts {
 		fmt.Fprintf(&b, " [GPU %d held by %s %s–%s UTC]", c.GPUIndex, show(c.UserName), c.StartsAt.UTC().Format("01-02 15:04"), c.EndsAt.UTC().Format("01-02 15:04"))
