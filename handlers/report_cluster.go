@@ -23,7 +23,8 @@ func (h *Reports) ClusterUsage(c echo.Context) error {
 	if wantsCSV(c) {
 		t := h.Translator(c)
 		return writeCSV(c, "cluster-"+d.Week.String(), views.ClusterTable(t, v.Summary), views.TopTable(t, "top_idle", v.Summary.TopIdle),
-			views.TopTable(t, "top_unbooked", v.Summary.TopUnbooked), views.MembersTable(t, "users", v.Users), views.HeatTable(t, v.Heat))
+			views.TopTable(t, "top_unbooked", v.Summary.TopUnbooked), views.MembersTable(t, "users", v.Users), views.HeatTable(t, v.Heat),
+			views.UnmappedTable(t, v.Summary.Unmapped))
 	}
 	return Render(c, http.StatusOK, views.ClusterUsagePage(h.NewPage(c), v))
 }

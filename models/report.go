@@ -20,14 +20,32 @@ type ReportRules struct {
 	BusyUtilPct    float64
 	UnbookedWeight float64
 	Schedule       Schedule
+	// IdleWeight (GPUBOOK_REPORT_IDLE_WEIGHT) is what a booked GPU-hour in
+	// which the booker did not work, and an hour cancelled late, weigh in
+	// the fair-share usage; at least UnbookedWeight (report_charge.go).
+	IdleWeight float64
+	// NoShowPct (GPUBOOK_REPORT_NO_SHOW_PCT): a booking whose booker was
+	// busy for under this share of its GPU-time is a no-show.
+	NoShowPct float64
+	// LateCancel (GPUBOOK_REPORT_LATE_CANCEL): the hours of a booking its
+	// owner cancelled less than this before they start are charged as
+	// booked-idle; negative turns it off.
+	LateCancel time.Duration
+	// LowIntensityPct (GPUBOOK_REPORT_LOW_INTENSITY_PCT) marks a booking
+	// low-intensity when its busy minutes average under it: a busy loop at
+	// the busy threshold makes every minute busy, not the booking well used.
+	LowIntensityPct float64
 }
 
 // DefaultReportRules: a GPU-minute is busy at 5 % utilisation, an unbooked
-// GPU-hour weighs 1.5 booked ones (so that using without booking is never
-// as good as booking: docs/reports.md), and the report goes out Monday
-// 08:00 cluster time.
+// GPU-hour weighs 1.5 busy booked ones (so that using without booking is
+// never as good as booking: docs/reports.md) and an idle booked one 2 (so
+// that holding a card idle is worse still), a booking under 10 % busy is a
+// no-show, hours cancelled under 2 h ahead are charged as idle, and the
+// report goes out Monday 08:00 cluster time.
 var DefaultReportRules = ReportRules{BusyUtilPct: 5, UnbookedWeight: 1.5,
-	Schedule: Schedule{Weekday: time.Monday, Hour: 8}}
+	IdleWeight: DefaultIdleWeight, NoShowPct: DefaultNoShowPct, LateCancel: DefaultLateCancel,
+	Schedule: Schedule{Weekday: time.Monday, Hour: 8}, LowIntensityPct: 25}
 
 // OrDefault fills unset rules with the defaults, so a zero Config works.
 func (r ReportRules) OrDefault() ReportRules {
@@ -39,6 +57,10 @@ func (r ReportRules) OrDefault() ReportRules {
 	}
 	if r.Schedule == (Schedule{}) {
 		r.Schedule = DefaultReportRules.Schedule
+	}
+	r = r.chargeOrDefault()
+	if r.LowIntensityPct <= 0 {
+		r.LowIntensityPct = DefaultReportRules.LowIntensityPct
 	}
 	return r
 }
@@ -110,6 +132,18 @@ type Figures struct {
 	PriorityMade     int64
 	PriorityApproved int64
 	Preempted        int64
+	// LateCancels is the user's bookings cancelled by them less than the
+	// rules' LateCancel before they started, counted in the span of the
+	// start; LateCancelSec their GPU-seconds within that lead, charged as
+	// booked-idle.
+	LateCancels, LateCancelSec int64
+	// UtilMin is the booked GPU-minutes with a utilisation recorded (not
+	// MIG), UtilTenths their utilisation summed in tenths of a percent:
+	// the mean utilisation of the booked GPU-minutes (MeanUtil).
+	UtilMin, UtilTenths int64
+	// LowIntensity is the bookings that ended in the span whose busy
+	// minutes in its week averaged under the rules' LowIntensityPct.
+	LowIntensity int64
 }
 
 // Add sums two spans' figures (the days of a week make the week).
@@ -117,7 +151,23 @@ func (f Figures) Add(g Figures) Figures {
 	return Figures{f.BookedSec + g.BookedSec, f.BusyMin + g.BusyMin, f.HeldIdleMin + g.HeldIdleMin,
 		f.NoUserDataMin + g.NoUserDataMin, f.UnbookedMin + g.UnbookedMin,
 		f.GivenBackSec + g.GivenBackSec, f.AutoGivenBackSec + g.AutoGivenBackSec, f.NoShows + g.NoShows,
-		f.PriorityMade + g.PriorityMade, f.PriorityApproved + g.PriorityApproved, f.Preempted + g.Preempted}
+		f.PriorityMade + g.PriorityMade, f.PriorityApproved + g.PriorityApproved, f.Preempted + g.Preempted,
+		f.LateCancels + g.LateCancels, f.LateCancelSec + g.LateCancelSec,
+		f.UtilMin + g.UtilMin, f.UtilTenths + g.UtilTenths, f.LowIntensity + g.LowIntensity}
+}
+
+// HasMeanUtil reports whether any booked minute had a utilisation
+// recorded: without one the mean is "n/a", not 0 %.
+func (f Figures) HasMeanUtil() bool { return f.UtilMin > 0 }
+
+// MeanUtil is the mean GPU utilisation of the booked GPU-minutes, as a
+// ratio (0.375 is 37.5 %): the figure jobstats leads with. Efficiency
+// says how much of the booking was used at all; this says how hard.
+func (f Figures) MeanUtil() float64 {
+	if f.UtilMin == 0 {
+		return 0
+	}
+	return float64(f.UtilTenths) / 10 / 100 / float64(f.UtilMin)
 }
 
 // BookedHours is GPU-hours booked.
@@ -151,10 +201,6 @@ func (f Figures) Efficiency() float64 {
 // UnbookedHours is GPU-hours used without a booking.
 func (f Figures) UnbookedHours() float64 { return float64(f.UnbookedMin) / 60 }
 
-// ChargedHours is what the fair-share usage counts: every booked GPU-hour,
-// used or not, and every unbooked GPU-hour at weight w.
-func (f Figures) ChargedHours(w float64) float64 { return f.BookedHours() + w*f.UnbookedHours() }
-
 // GivenBackHours is GPU-hours released early (by hand or by the idle rule).
 func (f Figures) GivenBackHours() float64 { return float64(f.GivenBackSec) / 3600 }
 
@@ -164,5 +210,5 @@ func (f Figures) AutoGivenBackHours() float64 { return float64(f.AutoGivenBackSe
 // Active reports whether the user did anything the report can speak of;
 // a user with nothing gets the short, friendly report instead of zeros.
 func (f Figures) Active() bool {
-	return f.BookedSec > 0 || f.UnbookedMin > 0 || f.NoShows > 0 || f.PriorityMade > 0 || f.GivenBackSec > 0
+	return f.BookedSec > 0 || f.UnbookedMin > 0 || f.NoShows > 0 || f.PriorityMade > 0 || f.GivenBackSec > 0 || f.LateCancels > 0
 }

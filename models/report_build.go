@@ -28,9 +28,13 @@ type UserReport struct {
 	// the whole cluster on the admins' table. 0 without a team.
 	Rank, RankOf int
 	TeamSize     int
-	// UnbookedWeight is what an unbooked GPU-hour weighed in UsageShare
-	// (the rules' weight), for the sentence that explains the factor.
-	UnbookedWeight float64
+	// UnbookedWeight and IdleWeight are what an unbooked GPU-hour and an
+	// idle booked one weighed in UsageShare (the rules' weights), for the
+	// sentence that explains the factor.
+	UnbookedWeight, IdleWeight float64
+	// LowIntensityPct is the level under which a booking's busy minutes
+	// made it low-intensity (the rules'), for the figure's label.
+	LowIntensityPct float64
 	// UsedBy are the other users whose processes ran on this user's
 	// bookings: their unbooked use, shown so that the booker sees it.
 	UsedBy []UserMinutes
@@ -56,7 +60,8 @@ func (d *WeekData) UserReport(u User) UserReport {
 	t := d.totals()
 	r := UserReport{Week: d.Week, AsOf: d.AsOf, User: u, Figures: d.WeekFigures(u.ID),
 		Days: d.DaysOf(u.ID), Trend: d.Trend(u.ID), Heat: t.heat, Quiet: t.quiet, UsedBy: d.UsedBy[u.ID],
-		UnbookedWeight: d.Rules.OrDefault().UnbookedWeight}
+		UnbookedWeight: d.Rules.OrDefault().UnbookedWeight, IdleWeight: d.Rules.OrDefault().IdleWeight,
+		LowIntensityPct: d.Rules.OrDefault().LowIntensityPct}
 	r.ShareBooked = share(r.Figures.BookedHours(), t.all.BookedHours())
 	r.ShareBusy = share(r.Figures.BusyHours(), t.all.BusyHours())
 	r.Entitled = t.entitled[u.ID]
@@ -90,13 +95,14 @@ func (d *WeekData) totals() *weekTotals {
 	return &d.totalsVal
 }
 
-// activeUsers are the users with booked or unbooked use in any span: the
-// members a team's entitled share is split among.
+// activeUsers are the users with booked or unbooked use, or hours
+// cancelled late, in any span: the members a team's entitled share is
+// split among (a user charged for hours must have a share of them).
 func (d *WeekData) activeUsers() map[int64]bool {
 	out := map[int64]bool{}
 	for uid, figs := range d.ByUser {
 		for _, f := range figs {
-			if f.BookedSec > 0 || f.UnbookedMin > 0 {
+			if f.BookedSec > 0 || f.UnbookedMin > 0 || f.LateCancelSec > 0 {
 				out[uid] = true
 			}
 		}
@@ -105,14 +111,12 @@ func (d *WeekData) activeUsers() map[int64]bool {
 }
 
 // usageShares is every user's part of the cluster's decayed usage: each
-// user's charged hours (booked, and unbooked at the rules' weight) over
-// the sum of everyone's.
+// user's charged hours (Figures.ChargedHours) over the sum of everyone's.
 func (d *WeekData) usageShares() map[int64]float64 {
 	raw := map[int64]float64{}
 	total := 0.0
-	w := d.Rules.OrDefault().UnbookedWeight
 	for uid, figs := range d.ByUser {
-		raw[uid] = DecayedUsage(d.Spans, figs, d.Week.End, w)
+		raw[uid] = DecayedUsage(d.Spans, figs, d.Week.End, d.Rules)
 		total += raw[uid]
 	}
 	for uid, v := range raw {
@@ -205,6 +209,9 @@ type ClusterSummary struct {
 	TopIdle, TopUnbooked     []UserHours
 	PendingRequests          int64
 	Trend                    []TrendPoint
+	// Unmapped is the use by Unix accounts with no gpubook user, by name.
+	Unmapped        []UnixMinutes
+	LowIntensityPct float64
 }
 
 // TopN is how many users the summary's "top" lists show.
@@ -223,6 +230,7 @@ func (d *WeekData) ClusterSummary() ClusterSummary {
 	s.TopIdle = d.top(func(f Figures) float64 { return f.IdleHours() })
 	s.TopUnbooked = d.top(func(f Figures) float64 { return f.UnbookedHours() })
 	s.Trend = d.clusterTrend()
+	s.Unmapped, s.LowIntensityPct = d.Unmapped, d.Rules.OrDefault().LowIntensityPct
 	return s
 }
 

@@ -59,6 +59,9 @@ type WeekData struct {
 	// booker's bookings in the week, with their minutes: that use is their
 	// unbooked use, never the booker's busy time.
 	UsedBy map[int64][]UserMinutes
+	// Unmapped is the week's use by Unix accounts that map to no gpubook
+	// user, by name (report_unix.go): charged to nobody, so shown to admins.
+	Unmapped []UnixMinutes
 	// Coming is the confirmed bookings' GPU ranges in the week after Week,
 	// one per booked GPU: the known part of the quiet-hours advice.
 	Coming          []Span
@@ -69,6 +72,9 @@ type WeekData struct {
 	// they describe the copy read, so they are not part of a snapshot.
 	State    WeekState `json:"-"`
 	FrozenAt time.Time `json:"-"`
+	// FrozenBy is who froze it: FrozenBySend, FrozenByRead, or the admin
+	// who recomputed it ("auto" in rows from before the distinction).
+	FrozenBy string `json:"-"`
 
 	totalsOnce sync.Once
 	totalsVal  weekTotals

@@ -77,7 +77,7 @@ func TestUnbookedUseIsWorse(t *testing.T) {
 			booker := []Figures{{BookedSec: min * 60, BusyMin: min}}
 			squatter := []Figures{{UnbookedMin: min}}
 			weight := tt.rules.OrDefault().UnbookedWeight
-			ub, us := DecayedUsage(spans, booker, w.End, weight), DecayedUsage(spans, squatter, w.End, weight)
+			ub, us := DecayedUsage(spans, booker, w.End, tt.rules), DecayedUsage(spans, squatter, w.End, tt.rules)
 			fb, fs := FairShareFactor(ub/(ub+us), 0.5), FairShareFactor(us/(ub+us), 0.5)
 			got := 0
 			if fs < fb {

@@ -76,18 +76,18 @@ func decayWeight(age time.Duration) float64 {
 	return math.Exp2(-float64(age) / float64(UsageHalfLife))
 }
 
-// DecayedUsage weighs each span's charged GPU-hours (booked, plus
-// unbooked at weight w) by its age, taken from the middle of the span to
-// the end of the report's week. Usage older than the spans (four weeks) is
-// left out; it would weigh under 1/11.
-func DecayedUsage(spans []Span, figs []Figures, weekEnd time.Time, w float64) float64 {
+// DecayedUsage weighs each span's charged GPU-hours (Figures.ChargedHours
+// under rules r) by its age, taken from the middle of the span to the end
+// of the report's week. Usage older than the spans (four weeks) is left
+// out; it would weigh under 1/11.
+func DecayedUsage(spans []Span, figs []Figures, weekEnd time.Time, r ReportRules) float64 {
 	u := 0.0
 	for i, s := range spans {
 		if i >= len(figs) || !s.End.After(s.Start) {
 			continue
 		}
 		mid := s.Start.Add(s.End.Sub(s.Start) / 2)
-		u += figs[i].ChargedHours(w) * decayWeight(weekEnd.Sub(mid))
+		u += figs[i].ChargedHours(r) * decayWeight(weekEnd.Sub(mid))
 	}
 	return u
 }

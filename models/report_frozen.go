@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"time"
 )
@@ -64,7 +63,7 @@ func (f FrozenWeek) Thaw(w Week) (*WeekData, error) {
 		return nil, fmt.Errorf("models: thaw week %s: %w", f.Week, err)
 	}
 	d.Week = w
-	d.State, d.FrozenAt = WeekFrozen, f.FrozenAt
+	d.State, d.FrozenAt, d.FrozenBy = WeekFrozen, f.FrozenAt, f.FrozenBy
 	for m := range d.ByUser {
 		if len(d.ByUser[m]) != len(d.Spans) {
 			return nil, fmt.Errorf("models: thaw week %s: user %d has %d spans, want %d", f.Week, m, len(d.ByUser[m]), len(d.Spans))
@@ -83,63 +82,23 @@ type WeekReader interface {
 	ReportWeekAt(ctx context.Context, w Week, now time.Time, rules ReportRules, freeze bool) (*WeekData, error)
 }
 
-// FigureChange is one figure of one user that a recompute changed.
+// FigureChange is one cell of a report surface that reads differently in
+// two computations of a week: the table it is in (as its CSV export names
+// it, "members:T1" for a team's), the row (a figure's label, a day, a week,
+// a user) and column, and both texts as the surface prints them.
 type FigureChange struct {
-	UserID        int64
-	Name          string
-	Figure        string // a key of reportFigures
-	Before, After string
+	UserID int64  // whose figure: 0 for the week's own (the admins' summary, the heat map)
+	Name   string // the user's name; "" for the week's own
+	Table  string
+	Row    string
+	Figure string // the column's head
+	Before string // "" when the cell was not there
+	After  string // "" when the cell is gone
 }
 
-// reportFigures are the per-user numbers a recompute diff compares, each
-// formatted as the report shows it.
-var reportFigures = []struct {
-	key string
-	val func(UserReport) string
-}{
-	{"booked_h", func(r UserReport) string { return hours(r.Figures.BookedHours()) }},
-	{"busy_h", func(r UserReport) string { return hours(r.Figures.BusyHours()) }},
-	{"idle_h", func(r UserReport) string { return hours(r.Figures.IdleHours()) }},
-	{"unbooked_h", func(r UserReport) string { return hours(r.Figures.UnbookedHours()) }},
-	{"no_shows", func(r UserReport) string { return strconv.FormatInt(r.Figures.NoShows, 10) }},
-	{"entitled", func(r UserReport) string { return strconv.FormatFloat(r.Entitled*100, 'f', 1, 64) + "%" }},
-	{"fair_share", func(r UserReport) string { return strconv.FormatFloat(r.FairShare, 'f', 2, 64) }},
-	{"rank", func(r UserReport) string { return strconv.Itoa(r.Rank) + "/" + strconv.Itoa(r.RankOf) }},
-}
-
-func hours(h float64) string { return strconv.FormatFloat(h, 'f', 1, 64) }
-
-// DiffWeeks lists every user figure that differs between two computations
-// of one week (before may be nil: a week never frozen), by user name then
-// figure, so that an admin sees who a recompute changed and how.
-func DiffWeeks(before, after *WeekData) []FigureChange {
-	users := map[int64]User{}
-	for _, d := range []*WeekData{before, after} {
-		if d == nil {
-			continue
-		}
-		for _, u := range d.Users {
-			users[u.ID] = u
-		}
-	}
-	var out []FigureChange
-	for _, u := range users {
-		var b, a UserReport
-		if before != nil {
-			b = before.UserReport(u)
-		}
-		a = after.UserReport(u)
-		for _, f := range reportFigures {
-			if bv, av := f.val(b), f.val(a); bv != av {
-				out = append(out, FigureChange{UserID: u.ID, Name: u.Name, Figure: f.key, Before: bv, After: av})
-			}
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Name != out[j].Name {
-			return out[i].Name < out[j].Name
-		}
-		return out[i].UserID < out[j].UserID
-	})
-	return out
-}
+// WeekDiff lists every cell any surface shows differently in after than
+// in before (nil: a week never frozen). The views implement it
+// (views.DiffWeeks) from the very tables the pages, CSV exports, emails
+// and preview print, so that a recompute lists all of it and nothing
+// else; the store records its list in the audit log.
+type WeekDiff func(before, after *WeekData) []FigureChange

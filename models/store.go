@@ -21,6 +21,9 @@ type UserStore interface {
 	SetAdmin(ctx context.Context, userID int64, admin bool, by Actor) error
 	UnixIdentity(ctx context.Context, userID int64) (UnixIdentity, error)
 	SetUnixLogin(ctx context.Context, userID int64, x UnixIdentity, by Actor) error
+	// MapUnixName makes name one of the user's extra logins and moves the
+	// stored use of it that belonged to nobody to them (the cluster page).
+	MapUnixName(ctx context.Context, name string, userID int64, by Actor) (int64, error)
 }
 
 // TeamStore reads and writes teams and memberships.
@@ -98,7 +101,7 @@ type SSOStore interface {
 type ReportStore interface {
 	ReportWeek(ctx context.Context, w Week, asOf time.Time, rules ReportRules) (*WeekData, error)
 	WeekReader
-	RecomputeWeek(ctx context.Context, w Week, now time.Time, rules ReportRules, by Actor) (before, after *WeekData, err error)
+	RecomputeWeek(ctx context.Context, w Week, now time.Time, rules ReportRules, by Actor, diff WeekDiff) (before, after *WeekData, changes []FigureChange, err error)
 	ReportEmail(ctx context.Context, userID int64) (bool, error)
 	SetReportEmail(ctx context.Context, userID int64, on bool) error
 	ReportEmailOptOuts(ctx context.Context) (map[int64]bool, error)

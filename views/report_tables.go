@@ -69,11 +69,15 @@ func FiguresTable(t *i18n.Translator, r models.UserReport) Table {
 		{t.T("report.efficiency"), Efficiency(t, f)},
 		{t.T("report.idle"), Hours(f.IdleHours())},
 		{t.T("report.held_idle"), Hours(f.HeldIdleHours())},
+		{t.T("intensity.mean_util"), MeanUtil(t, f)},
+		{LowIntensityLabel(t, r.LowIntensityPct), itoa64(f.LowIntensity)},
 		{t.T("report.no_user_data"), t.T("report.no_user_data_minutes", "Minutes", f.NoUserDataMin)},
 		{t.T("report.used_by"), UsedByText(t, r.UsedBy)},
 		{t.T("report.given_back"), Hours(f.GivenBackHours())},
 		{t.T("report.auto_released"), Hours(f.AutoGivenBackHours())},
 		{t.T("report.no_shows"), itoa64(f.NoShows)},
+		{t.T("charge.late_cancels"), itoa64(f.LateCancels)},
+		{t.T("charge.late_cancel_hours"), Hours(f.LateCancelHours())},
 		{t.T("report.unbooked"), Hours(f.UnbookedHours())},
 		{t.T("report.priority_made"), itoa64(f.PriorityMade)},
 		{t.T("report.priority_approved"), itoa64(f.PriorityApproved)},
@@ -92,7 +96,7 @@ func FiguresTable(t *i18n.Translator, r models.UserReport) Table {
 // FairShareSentence explains the factor in one sentence.
 func FairShareSentence(t *i18n.Translator, r models.UserReport) string {
 	return t.T("report.fairshare_explain", "F", Factor(r.FairShare), "U", Percent(r.UsageShare), "S", Percent(r.Entitled),
-		"W", Weight(r.UnbookedWeight))
+		"W", Weight(r.UnbookedWeight), "I", Weight(r.IdleWeight))
 }
 
 // DaysTable is booked vs busy per day of the week.
@@ -134,12 +138,13 @@ func HeatTable(t *i18n.Translator, h models.HeatMap) Table {
 // MembersTable is a team's (or the cluster's) users with their figures.
 func MembersTable(t *i18n.Translator, id string, rows []models.UserReport) Table {
 	tb := Table{ID: id, Head: []string{t.T("report.rank"), t.T("report.user"), t.T("report.booked"), t.T("report.busy"),
-		t.T("report.efficiency"), t.T("report.idle"), t.T("report.held_idle"), t.T("report.unbooked"), t.T("report.no_shows"),
-		t.T("report.share_booked"), t.T("report.fairshare")}}
+		t.T("report.efficiency"), t.T("intensity.mean_util"), t.T("report.idle"), t.T("report.held_idle"), t.T("report.unbooked"),
+		t.T("report.no_shows"), t.T("charge.late_cancel_hours"), LowIntensityLabel(t, lowLevel(rows)), t.T("report.share_booked"), t.T("report.fairshare")}}
 	for _, r := range rows {
 		f := r.Figures
 		tb.Rows = append(tb.Rows, []string{RankText(t, r), r.User.Name, Hours(f.BookedHours()), Hours(f.BusyHours()), Efficiency(t, f),
-			Hours(f.IdleHours()), Hours(f.HeldIdleHours()), Hours(f.UnbookedHours()), itoa64(f.NoShows), Percent(r.ShareBooked), Factor(r.FairShare)})
+			MeanUtil(t, f), Hours(f.IdleHours()), Hours(f.HeldIdleHours()), Hours(f.UnbookedHours()), itoa64(f.NoShows),
+			Hours(f.LateCancelHours()), itoa64(f.LowIntensity), Percent(r.ShareBooked), Factor(r.FairShare)})
 	}
 	return tb
 }
@@ -153,12 +158,17 @@ func ClusterTable(t *i18n.Translator, s models.ClusterSummary) Table {
 		{t.T("report.busy"), Hours(s.Booked.BusyHours())},
 		{t.T("report.efficiency"), Efficiency(t, s.Booked)},
 		{t.T("report.held_idle"), Hours(s.Booked.HeldIdleHours())},
+		{t.T("intensity.mean_util"), MeanUtil(t, s.Booked)},
+		{LowIntensityLabel(t, s.LowIntensityPct), itoa64(s.Booked.LowIntensity)},
 		{t.T("report.cluster_busy"), Hours(s.ClusterBusyHours)},
 		{t.T("report.utilisation"), Percent(s.Utilisation)},
 		{t.T("report.booked_share"), Percent(s.BookedShare)},
 		{t.T("report.unbooked_cluster"), Hours(s.UnbookedHours)},
+		{t.T("unmapped.hours"), Hours(models.UnmappedHours(s.Unmapped))},
 		{t.T("report.given_back"), Hours(s.Booked.GivenBackHours())},
 		{t.T("report.no_shows"), itoa64(s.Booked.NoShows)},
+		{t.T("charge.late_cancels"), itoa64(s.Booked.LateCancels)},
+		{t.T("charge.late_cancel_hours"), Hours(s.Booked.LateCancelHours())},
 		{t.T("report.pending"), itoa64(s.PendingRequests)},
 	}}
 }

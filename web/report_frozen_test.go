@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/reports"
 	"github.com/gpubook/gpubook/models/store/storetest"
@@ -145,13 +147,17 @@ func checkRecompute(t *testing.T, env *webtest.Env, root, alice *webtest.Client,
 		t.Fatalf("recompute: %d %s", res.Code, res.Body.String())
 	}
 	a, _ := env.DB.UserByEmail(context.Background(), "alice@example.org")
-	row := res.Doc.Find(`[data-testid="recompute-diff"] tr[data-figure="rank"][data-user="` + itoa(a.ID) + `"]`)
-	if row.Length() != 1 || strings.TrimSpace(row.Find("td").Eq(2).Text()) != "1/2" || strings.TrimSpace(row.Find("td").Eq(3).Text()) != "1/3" {
+	row := res.Doc.Find(`[data-testid="recompute-diff"] tr[data-table="figures"][data-user="` + itoa(a.ID) + `"]`).FilterFunction(
+		func(_ int, tr *goquery.Selection) bool {
+			return strings.TrimSpace(tr.Find("td").Eq(2).Text()) == "Rank"
+		})
+	if row.Length() != 1 || strings.TrimSpace(row.Find("td").Eq(3).Text()) != "1 of 2 by busy GPU-hours in A" ||
+		strings.TrimSpace(row.Find("td").Eq(4).Text()) != "1 of 3 by busy GPU-hours in A" {
 		t.Errorf("diff rows: %q", res.Doc.Find(`[data-testid="recompute-diff"]`).Text())
 	}
 	ev, err := env.DB.AuditEvents(context.Background(), models.AuditFilter{Action: models.AuditReportRecompute})
 	must(t, err)
-	if len(ev) != 1 || ev[0].TargetID != "2026-W49" || !strings.Contains(ev[0].Details, `"Figure":"rank"`) {
+	if len(ev) != 1 || ev[0].TargetID != "2026-W49" || !strings.Contains(ev[0].Details, `"Figure":"Rank"`) {
 		t.Errorf("audit: %+v", ev)
 	}
 	if page := alice.Get("/usage?week=2026-W49"); !strings.Contains(page.Doc.Find(`[data-testid="table-figures"]`).Text(), "1 of 3") {

@@ -143,6 +143,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config, m *metrics) {
 	adm.GET("/violations", adminAgents.Violations)
 	adm.GET("/usage", reports.ClusterUsage)
 	adm.POST("/usage/recompute", reports.RecomputeWeek)
+	adm.POST("/usage/unix-map", reports.MapUnixName)
 	adm.GET("/import", admin.ImportForm)
 	adm.POST("/import", admin.ImportBookings)
 

@@ -75,6 +75,7 @@ var routeRoles = map[string]string{
 	"GET /usage/team/:id":                        admin, // and the team's leads: web/report_pages_test.go
 	"GET /admin/usage":                           admin,
 	"POST /admin/usage/recompute":                admin,
+	"POST /admin/usage/unix-map":                 admin,
 	"GET /admin/import":                          admin,
 	"POST /admin/import":                         admin,
 	"GET /status":                                user,

@@ -10,6 +10,7 @@ import (
 	"github.com/gpubook/gpubook/models/jobs"
 	"github.com/gpubook/gpubook/models/reports"
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/views"
 )
 
 // reportJob is the job runner's name for the weekly reports; its periods
@@ -18,8 +19,9 @@ const reportJob = "weekly-reports"
 
 // reportRules reads GPUBOOK_REPORT_BUSY_UTIL_PCT,
 // GPUBOOK_REPORT_UNBOOKED_WEIGHT (what an unbooked GPU-hour weighs in the
-// fair-share usage, above 0; docs/reports.md) and GPUBOOK_REPORT_SCHEDULE
-// ("mon 08:00", cluster time zone).
+// fair-share usage, above 0; docs/reports.md), the charge settings
+// (chargeRules) and GPUBOOK_REPORT_SCHEDULE ("mon 08:00", cluster time
+// zone).
 func reportRules(getenv func(string) string) (models.ReportRules, error) {
 	r := models.DefaultReportRules
 	if v := getenv("GPUBOOK_REPORT_BUSY_UTIL_PCT"); v != "" {
@@ -35,6 +37,16 @@ func reportRules(getenv func(string) string) (models.ReportRules, error) {
 			return r, fmt.Errorf("GPUBOOK_REPORT_UNBOOKED_WEIGHT: %q is not a weight above 0 and at most 100", v)
 		}
 		r.UnbookedWeight = f
+	}
+	if err := chargeRules(getenv, &r); err != nil {
+		return r, err
+	}
+	if v := getenv("GPUBOOK_REPORT_LOW_INTENSITY_PCT"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > 0 && f <= 100) {
+			return r, fmt.Errorf("GPUBOOK_REPORT_LOW_INTENSITY_PCT: %q is not a percentage above 0 and at most 100", v)
+		}
+		r.LowIntensityPct = f
 	}
 	if v := getenv("GPUBOOK_REPORT_SCHEDULE"); v != "" {
 		s, err := models.ParseSchedule(v)
@@ -140,6 +152,10 @@ func (c *cli) reportSend(ctx context.Context, args []string) error {
 	if err != nil {
 		return c.explain("report send", err)
 	}
+	if res.BeforePortal {
+		fmt.Fprintf(c.stdout, "week %s: not sent and not frozen: it ended before the first booking or usage the portal has\n", res.Week)
+		return nil
+	}
 	fmt.Fprintf(c.stdout, "week %s: %d users, %d reports queued now, %d already queued, %d opted out\n",
 		res.Week, res.Users, res.Enqueued, res.Queued, res.OptedOut)
 	return nil
@@ -147,7 +163,8 @@ func (c *cli) reportSend(ctx context.Context, args []string) error {
 
 // reportRecompute runs "gpubook report recompute --week W": an ended week
 // computed afresh from today's data, its snapshot replaced and the change
-// audit-logged; it prints every changed figure, before → after.
+// audit-logged; it prints every value that any page, export or email now
+// shows differently (views.DiffWeeks), before → after.
 func (c *cli) reportRecompute(ctx context.Context, args []string) error {
 	f := newFlags("report recompute", "gpubook report recompute --week 2026-W49",
 		"Recomputes a closed week's figures from today's data and replaces its frozen snapshot (audited);\nprints which users' figures changed, before -> after.", false)
@@ -167,14 +184,18 @@ func (c *cli) reportRecompute(ctx context.Context, args []string) error {
 	if c.now().Before(w.End) {
 		return c.explain("report recompute", models.NewError(models.EINVALID, models.M("err.report_week_running", "Week", w.String())))
 	}
-	before, after, err := db.RecomputeWeek(ctx, w, c.now(), cfg.Reports, models.CLIActor)
+	before, _, changes, err := db.RecomputeWeek(ctx, w, c.now(), cfg.Reports, models.CLIActor, views.WeekDiff(c.tr))
 	if err != nil {
 		return c.explain("report recompute", err)
 	}
-	changes := models.DiffWeeks(before, after)
-	fmt.Fprintf(c.stdout, "week %s recomputed (was frozen: %t): %d figures changed\n", w, before != nil, len(changes))
+	fmt.Fprintf(c.stdout, "week %s recomputed (was frozen: %t): %d values changed\n", w, before != nil, len(changes))
 	for _, ch := range changes {
-		fmt.Fprintf(c.stdout, "%s (user %d) %s: %s -> %s\n", ch.Name, ch.UserID, ch.Figure, ch.Before, ch.After)
+		who := views.DiffWho(c.tr, ch)
+		if ch.UserID != 0 {
+			who = fmt.Sprintf("%s (user %d)", ch.Name, ch.UserID)
+		}
+		fmt.Fprintf(c.stdout, "%s, %s, %s: %s -> %s\n", who, views.DiffTableTitle(c.tr, ch.Table), views.DiffFigure(ch),
+			views.DiffCell(ch.Before), views.DiffCell(ch.After))
 	}
 	return nil
 }

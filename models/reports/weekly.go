@@ -17,6 +17,7 @@ import (
 type Store interface {
 	models.WeekReader
 	ReportEmailOptOuts(ctx context.Context) (map[int64]bool, error)
+	FirstActivity(ctx context.Context) (time.Time, bool, error)
 	EnqueueMail(ctx context.Context, m models.OutboxMessage) (bool, error)
 }
 
@@ -40,6 +41,9 @@ type Weekly struct {
 type Result struct {
 	Week                              string
 	Users, Enqueued, Queued, OptedOut int
+	// BeforePortal says the week ended before the portal's first booking
+	// or usage: nothing was sent or frozen (models.WeekBeforePortal).
+	BeforePortal bool
 }
 
 // SendWeek enqueues week w's report for every user who wants the email.
@@ -48,6 +52,17 @@ func (r *Weekly) SendWeek(ctx context.Context, w models.Week) (Result, error) {
 	res := Result{Week: w.String()}
 	if r.Now().Before(w.End) {
 		return res, models.NewError(models.EINVALID, models.M("err.report_week_running", "Week", w.String()))
+	}
+	first, ok, err := r.Store.FirstActivity(ctx)
+	if err != nil {
+		return res, err
+	}
+	if models.WeekBeforePortal(w, first, ok) {
+		res.BeforePortal = true
+		if r.Log != nil {
+			r.Log.Info("weekly reports: week before the first booking or usage, not sent", "week", res.Week)
+		}
+		return res, nil
 	}
 	// Sending freezes the week: a re-send, the pages, the CSV and the
 	// preview read the same snapshot from now on.
@@ -65,7 +80,11 @@ func (r *Weekly) SendWeek(ctx context.Context, w models.Week) (Result, error) {
 			res.OptedOut++
 			continue
 		}
-		m, err := views.ReportEmail(r.emailEnv(u), views.ReportEmailData{Report: d.UserReport(u), Links: r.links(w)})
+		data := views.ReportEmailData{Report: d.UserReport(u), Links: r.links(w)}
+		if u.IsAdmin { // use charged to nobody: only an admin can map it
+			data.Unmapped, data.ClusterURL = d.Unmapped, views.EmailEnv{BaseURL: r.BaseURL}.URL("/admin/usage?week="+w.String())
+		}
+		m, err := views.ReportEmail(r.emailEnv(u), data)
 		if err != nil {
 			return res, err
 		}

@@ -35,6 +35,7 @@ var figureQueries = []figureQuery{
 	{"given back", reportSQL.givenBackSQL, func(f *models.Figures, a, b int64) { f.GivenBackSec, f.AutoGivenBackSec = a, b }},
 	{"priority", reportSQL.prioritySQL, func(f *models.Figures, a, b int64) { f.PriorityMade, f.PriorityApproved = a, b }},
 	{"pre-empted", reportSQL.preemptedSQL, func(f *models.Figures, a, _ int64) { f.Preempted = a }},
+	{"late cancels", reportSQL.lateCancelSQL, func(f *models.Figures, a, b int64) { f.LateCancelSec, f.LateCancels = a, b }},
 }
 
 // ReportWeek computes week w for every user as of asOf (the end of the
@@ -73,6 +74,7 @@ func (db *DB) reportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 		if len(skipped) > 0 {
 			q.noShowsFrom, _ = bounds(spans)
 			_, q.noShowsTo = bounds(skipped)
+			q.noShowsSkipped = skipped
 		}
 		plan := func(s []models.Span) *models.UsageReadPlan {
 			p := planner(s).Without(skipped)
@@ -105,6 +107,9 @@ func reportFigures(g *gorm.DB, q reportSQL, d *models.WeekData, plan func([]mode
 		return err
 	}
 	if err := unbookedFigures(g, q, plan(d.Spans[:models.ReportDays]), d); err != nil {
+		return err
+	}
+	if err := unmappedUse(g, q, plan(d.Spans[:models.ReportDays]), d); err != nil {
 		return err
 	}
 	if err := reportContext(g, d); err != nil {
@@ -255,6 +260,9 @@ func minutesFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 		B    int64  `gorm:"column:b"`
 		C    int64  `gorm:"column:c"`
 		D    int64  `gorm:"column:d"`
+		E    int64  `gorm:"column:e"`
+		F    int64  `gorm:"column:f"`
+		G    int64  `gorm:"column:g"`
 	}
 	if err := g.Raw(q.minutesSQL(args, d.Spans), args).Scan(&rows).Error; err != nil {
 		return fmt.Errorf("store: report minutes: %w", err)
@@ -274,6 +282,9 @@ func minutesFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 		figs[r.I].NoShows += r.B
 		figs[r.I].HeldIdleMin += r.C
 		figs[r.I].NoUserDataMin += r.D
+		figs[r.I].UtilMin += r.E
+		figs[r.I].UtilTenths += r.F
+		figs[r.I].LowIntensity += r.G
 	}
 	return nil
 }

@@ -98,8 +98,9 @@ func checkFairCluster(t *testing.T, d *models.WeekData, dst bool) {
 	if dst {
 		night, hours = 9, 169
 	}
-	// Booked 8 + 5 + 4 + night; busy in bookings 360 + 120 + 0 + 60·night.
-	if s.Booked.BookedHours() != 17+night || s.Booked.BusyMin != int64(480+60*night) || s.CapacityHours != 6*hours {
+	// Booked 9 + 5 + 4 + night + eve's 12; busy in bookings 420 + 120 + 0
+	// + 60·night + eve's 50 + 12.
+	if s.Booked.BookedHours() != 30+night || s.Booked.BusyMin != int64(602+60*night) || s.CapacityHours != 6*hours {
 		t.Errorf("cluster booked %v busy %d capacity %v", s.Booked.BookedHours(), s.Booked.BusyMin, s.CapacityHours)
 	}
 	// Unbooked: dan 60 + eve 180 + the shared half hour once = 270 min,
@@ -107,14 +108,18 @@ func checkFairCluster(t *testing.T, d *models.WeekData, dst bool) {
 	if !near(s.UnbookedHours, 270.0/60) || s.Booked.UnbookedMin != 300 {
 		t.Errorf("cluster unbooked %v h (users' sum %d min), want 4.5 h and 300", s.UnbookedHours, s.Booked.UnbookedMin)
 	}
-	// Busy anywhere: ann 360, ben 120 + 60 without per-user data, dan on
-	// cat's booking 60, eve 180, dan and fay's shared 30, fay's night; cat's
-	// 0 % is not busy.
-	if want := (360 + 180 + 60 + 180 + 30 + 60*night) / 60; !near(s.ClusterBusyHours, want) {
+	// Busy anywhere: ann 360 + 60 at 6 %, ben 120 + 60 without per-user data, dan on
+	// cat's booking 60, eve 180, dan and fay's shared 30, fay's night, eve's
+	// 50 + 12 at the weekend; cat's 0 % is not busy.
+	if want := (420 + 180 + 60 + 180 + 30 + 60*night + 62) / 60; !near(s.ClusterBusyHours, want) {
 		t.Errorf("cluster busy %v, want %v", s.ClusterBusyHours, want)
 	}
-	if s.Booked.HeldIdleMin != 120 || s.Booked.NoShows != 4 {
-		t.Errorf("cluster held idle %d no-shows %d, want 120 and 4", s.Booked.HeldIdleMin, s.Booked.NoShows)
+	// No-shows: ben's two, cat's two and eve's Saturday (busy 50 of 600
+	// minutes, under 10 %); her Sunday (12 of 120, 10 %) is not one. dan
+	// cancelled his Saturday booking at 09:00: 10–11 is charged, 1 h.
+	if s.Booked.HeldIdleMin != 120 || s.Booked.NoShows != 5 || s.Booked.LateCancels != 1 || s.Booked.LateCancelSec != 3600 {
+		t.Errorf("cluster held idle %d no-shows %d late cancels %d (%d s), want 120, 5, 1 (3600 s)", s.Booked.HeldIdleMin,
+			s.Booked.NoShows, s.Booked.LateCancels, s.Booked.LateCancelSec)
 	}
 	// Quiet hours of the next week (6 GPUs): Mon 00–02 has ann's booking (5
 	// free); 02–10 nothing booked or used (6 free); 10–12 held ann's use in
@@ -133,7 +138,8 @@ func checkFairCluster(t *testing.T, d *models.WeekData, dst bool) {
 
 // checkFairShares: every user is active and the three parts (T1, T2, the
 // teamless) weigh 1 each, so each of the six is entitled to 1/6. The
-// charged hours per day (booked, plus unbooked at the default weight W =
+// charged hours per day (busy booked at 1, idle booked and cancelled late
+// at the default idle weight I = 2, unbooked at the default weight W =
 // 1.5) are decayed by 2^(−age/7 d), age from the middle of the day to the
 // week's end.
 func checkFairShares(t *testing.T, d *models.WeekData, id fairweek.IDs, dst bool) {
@@ -148,13 +154,13 @@ func checkFairShares(t *testing.T, d *models.WeekData, id fairweek.IDs, dst bool
 	if dst {
 		sun = 7
 	}
-	const w = 1.5
+	const w, i = 1.5, 2.0
 	charged := map[int64]float64{
-		id.Ann: 2*age(0) + 4*age(1) + 2*age(6),
-		id.Ben: 2*age(2) + 2*age(3) + 1*age(4),
-		id.Cat: 2*age(2) + 2*age(3),
-		id.Dan: w * (1*age(2) + 0.5*age(4)),
-		id.Eve: w * 3 * age(4),
+		id.Ann: 3*age(0) + (2+i*2)*age(1) + 2*age(6), // Tuesday: 2 h busy, 2 h idle
+		id.Ben: i*2*age(2) + 2*age(3) + i*1*age(4),   // the no-shows' hours are idle
+		id.Cat: i*2*age(2) + i*2*age(3),
+		id.Dan: w*(1*age(2)+0.5*age(4)) + i*1*age(5), // Saturday: 1 h cancelled late
+		id.Eve: w*3*age(4) + (50.0/60+i*(10-50.0/60))*age(5) + (0.2+i*1.8)*age(6),
 		id.Fay: w*0.5*age(4) + 2*age(5) + sun*age(6),
 	}
 	total := 0.0
@@ -203,8 +209,8 @@ func TestReportTeamShareWeight(t *testing.T) {
 	})
 }
 
-// TestReportUnbookedWeight: at weight 2 eve's 3 unbooked GPU-hours count
-// as 6 in her usage.
+// TestReportUnbookedWeight: at weight 2 (and the idle weight 2) eve's 3
+// unbooked GPU-hours count as 6 in her usage.
 func TestReportUnbookedWeight(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -226,8 +232,8 @@ func TestReportUnbookedWeight(t *testing.T) {
 			s := w.Days()[i]
 			return math.Exp2(-w.End.Sub(s.Start.Add(s.End.Sub(s.Start)/2)).Hours() / 24 / 7)
 		}
-		wantEve := 6 * day(4)
-		wantAnn := 2*day(0) + 4*day(1) + 2*day(6)
+		wantEve := 6*day(4) + (50.0/60+2*(10-50.0/60))*day(5) + (0.2+2*1.8)*day(6)
+		wantAnn := 3*day(0) + (2+2*2)*day(1) + 2*day(6)
 		if !near(eve/ann, wantEve/wantAnn) {
 			t.Errorf("eve/ann usage %v, want %v", eve/ann, wantEve/wantAnn)
 		}

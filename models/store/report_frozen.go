@@ -56,7 +56,18 @@ func (db *DB) ReportWeekAt(ctx context.Context, w models.Week, now time.Time, ru
 	if !freeze && now.Before(w.End.Add(models.FreezeAfter)) {
 		return d, nil
 	}
-	f, err := models.FreezeWeek(d, now, "auto")
+	// A week before the portal's first booking or usage is never frozen
+	// (models.WeekBeforePortal): history imported later must count in it.
+	if first, ok, err := db.FirstActivity(ctx); err != nil {
+		return nil, err
+	} else if models.WeekBeforePortal(w, first, ok) {
+		return d, nil
+	}
+	by := models.FrozenByRead
+	if freeze {
+		by = models.FrozenBySend
+	}
+	f, err := models.FreezeWeek(d, now, by)
 	if err != nil {
 		return nil, err
 	}
@@ -130,19 +141,26 @@ func frozenTrend(g *gorm.DB, w models.Week, rolledTo int64) (map[int]*models.Wee
 
 // RecomputeWeek computes the ended week w afresh from today's bookings,
 // usage, users, teams and GPUs, replaces its snapshot and writes one audit
-// event with every changed figure: the deliberate way to change a week
-// that was already reported. before is nil when w was not frozen yet.
-func (db *DB) RecomputeWeek(ctx context.Context, w models.Week, now time.Time, rules models.ReportRules, by models.Actor) (before, after *models.WeekData, err error) {
+// event with every figure diff lists as changed (the cells the surfaces
+// show differently): the deliberate way to change a week that was already
+// reported. before is nil when w was not frozen yet.
+func (db *DB) RecomputeWeek(ctx context.Context, w models.Week, now time.Time, rules models.ReportRules, by models.Actor,
+	diff models.WeekDiff) (before, after *models.WeekData, changes []models.FigureChange, err error) {
 	if now.Before(w.End) {
-		return nil, nil, models.NewError(models.EINVALID, models.M("err.report_week_running", "Week", w.String()))
+		return nil, nil, nil, models.NewError(models.EINVALID, models.M("err.report_week_running", "Week", w.String()))
 	}
 	after, err = db.ReportWeek(ctx, w, w.End, rules)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	f, err := models.FreezeWeek(after, now, by.Label)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	// The week as every surface will read it back: the snapshot, not the
+	// copy computed (the diff compares what the surfaces show).
+	if after, err = f.Thaw(w); err != nil {
+		return nil, nil, nil, err
 	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var old reportWeekRow
@@ -158,7 +176,7 @@ func (db *DB) RecomputeWeek(ctx context.Context, w models.Week, now time.Time, r
 		if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error; err != nil {
 			return fmt.Errorf("store: recompute week %s: %w", w, err)
 		}
-		changes := models.DiffWeeks(before, after)
+		changes = diff(before, after)
 		ev, err := newAuditRow(by, models.AuditReportRecompute, auditTargetWeek, 0, map[string]any{
 			"week": w.String(), "was_frozen": before != nil, "changed": len(changes), "changes": changes})
 		if err != nil {
@@ -168,10 +186,7 @@ func (db *DB) RecomputeWeek(ctx context.Context, w models.Week, now time.Time, r
 		return mapErr(tx.Create(&ev).Error, "audit recompute")
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if after, err = f.Thaw(w); err != nil {
-		return nil, nil, err
-	}
-	return before, after, nil
+	return before, after, changes, nil
 }

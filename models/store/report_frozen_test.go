@@ -22,6 +22,26 @@ func TestReportWeekAtFreezesLazily(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The portal has data in the week: a week before a portal's first
+		// booking or usage is never frozen (TestWeekBeforePortal).
+		ann := &models.User{Email: "ann@example.org", Name: "Ann"}
+		if err := db.CreateUser(ctx, ann, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		gpus, _ := models.NewNodeGPUs("n1", 1, "NVIDIA A100-SXM4-80GB", 81920)
+		node := &models.Node{Name: "n1"}
+		if err := db.CreateNode(ctx, node, gpus, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		n, err := db.Node(ctx, node.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := w.Start.Add(24 * time.Hour)
+		if _, err := db.CreateBooking(ctx, models.NewBooking{UserID: ann.ID, GPUIDs: []int64{n.GPUs[0].ID}, StartsAt: start, EndsAt: start.Add(time.Hour)},
+			models.DefaultBookingLimits, start.Add(-time.Hour), models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
 		count := func() (n int64) {
 			if err := db.Gorm.Table("report_weeks").Count(&n).Error; err != nil {
 				t.Fatal(err)

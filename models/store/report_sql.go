@@ -29,6 +29,9 @@ type reportSQL struct {
 	// noShowsTo is the end of the last span skipped: a booking that began
 	// after it had every minute read.
 	noShowsTo time.Time
+	// noShowsSkipped are the spans skipped, whose rolled hours hold the
+	// busy minutes of a booking that began in them (noShowBusy).
+	noShowsSkipped []models.Span
 }
 
 // minuteRanges is the predicate on col of the minutes to read: the
@@ -223,43 +226,39 @@ func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 	count := func(pred string) string { return "SUM(CASE WHEN " + pred + " THEN 1 ELSE 0 END)" }
 	per := "SELECT m.booking_id AS booking_id, m.unix_minute / @bucket AS q, " + count(q.busyMinute(args)) + " AS busy, " +
 		count(q.heldIdleMinute(args)) + " AS held, " + count(q.noUserDataMinute(args)) + " AS nodata, " +
-		count(q.clusterBusyMinute(args)) + " AS anyone FROM gpu_usage_minutes m WHERE " + q.minuteRanges("m.minute", args) +
-		" AND (m.util_avg_pct >= @busy_util OR m.top_mem_mib > 0) GROUP BY 1, 2"
+		count(q.clusterBusyMinute(args)) + " AS anyone, " + q.utilSums(args) + " FROM gpu_usage_minutes m WHERE " +
+		q.minuteRanges("m.minute", args) + " AND (m.util_avg_pct >= @busy_util OR m.top_mem_mib > 0 OR m.booking_id IS NOT NULL) GROUP BY 1, 2"
 	if hours := q.hourRanges("h.unix_hour", args); hours != "" {
 		// The rolled hours: each lies in one span, so its first bucket
 		// stands for all of it.
-		per += " UNION ALL SELECT h.booking_id, h.unix_hour * 60 / @bucket, SUM(h.busy), SUM(h.held), SUM(h.nodata), SUM(h.anyone)" +
-			" FROM usage_hours h WHERE " + hours + " AND h.counted > 0 GROUP BY 1, 2"
+		per += " UNION ALL SELECT h.booking_id, h.unix_hour * 60 / @bucket, SUM(h.busy), SUM(h.held), SUM(h.nodata), SUM(h.anyone)," +
+			" SUM(h.util_n), SUM(h.util_sum), SUM(h.busy_util_n), SUM(h.busy_util_sum)" +
+			" FROM usage_hours h WHERE " + hours + " AND (h.counted > 0 OR h.util_n > 0) GROUP BY 1, 2"
 	}
 	span := q.spanOfSeconds("per.q * @bucket * 60", spans, args)
-	users := "SELECT 'u' AS kind, b.user_id AS uid, " + span + " AS i, 0 AS h, SUM(per.busy) AS a, 0 AS b, SUM(per.held) AS c, SUM(per.nodata) AS d" +
-		" FROM per JOIN bookings b ON b.id = per.booking_id GROUP BY b.user_id, 3"
-	noShows := "SELECT 'u', b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 0, 1, 0, 0 FROM bookings b WHERE " + confirmed +
+	users := "SELECT 'u' AS kind, b.user_id AS uid, " + span + " AS i, 0 AS h, SUM(per.busy) AS a, 0 AS b, SUM(per.held) AS c, SUM(per.nodata) AS d," +
+		" SUM(per.util_n) AS e, SUM(per.util_sum) AS f, 0 AS g FROM per JOIN bookings b ON b.id = per.booking_id GROUP BY b.user_id, 3"
+	noShows := "SELECT 'u', b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 0, 1, 0, 0, 0, 0, 0 FROM " + q.noShowBookings() + " WHERE " + confirmed +
 		" AND b.ends_at > @lo AND b.ends_at <= @hi AND " + q.noShowStart(args) +
-		" AND NOT EXISTS (SELECT 1 FROM per WHERE per.booking_id = b.id AND per.busy > 0)"
-	cluster := "SELECT 'c', 0, " + span + ", per.q * @bucket / 60, SUM(per.anyone), 0, 0, 0 FROM per GROUP BY 3, 4"
-	return "WITH per AS MATERIALIZED (" + per + ") SELECT kind, uid, i, h, SUM(a) AS a, SUM(b) AS b, SUM(c) AS c, SUM(d) AS d FROM (" +
-		users + " UNION ALL " + noShows + " UNION ALL " + cluster + ") x WHERE x.i IS NOT NULL GROUP BY kind, uid, i, h"
+		" AND " + q.noShowBusy(args)
+	cluster := "SELECT 'c', 0, " + span + ", per.q * @bucket / 60, SUM(per.anyone), 0, 0, 0, 0, 0, 0 FROM per GROUP BY 3, 4"
+	return "WITH per AS MATERIALIZED (" + per + ") SELECT kind, uid, i, h, SUM(a) AS a, SUM(b) AS b, SUM(c) AS c, SUM(d) AS d," +
+		" SUM(e) AS e, SUM(f) AS f, SUM(g) AS g FROM (" + users + " UNION ALL " + noShows + " UNION ALL " + cluster +
+		" UNION ALL " + q.lowIntensitySQL(args, spans, span) + ") x WHERE x.i IS NOT NULL GROUP BY kind, uid, i, h"
 }
 
 // noShowStart is the no-shows' condition on the booking's start: inside
 // the window whose minutes are read, or, with noShowsFrom, inside the
-// whole window and without a busy hour in the rollups (by booking, the
-// index of migration 00021). The caller has made sure the rollups cover
-// the skipped weeks. A booking whose end falls in a skipped week gets no
-// span (spanOf is NULL) and is left out (minutesSQL drops rows without one).
+// whole window, whose skipped weeks' busy minutes noShowBusy reads from
+// the rollups. The caller has made sure the rollups cover the skipped
+// weeks. A booking whose end falls in a skipped week gets no span (spanOf
+// is NULL) and is left out (minutesSQL drops rows without one).
 func (q reportSQL) noShowStart(args map[string]any) string {
 	if q.noShowsFrom.IsZero() {
 		return "b.starts_at >= @lo"
 	}
-	args["ns_from"], args["ns_hour"] = utc(q.noShowsFrom), models.UnixHour(q.noShowsFrom)
-	// Only a booking that began before the last skipped week ends needs
-	// the look-up (all its minutes after that were read):
-	// as an OR, PostgreSQL probes the index for those few instead of an
-	// anti join over every busy hourly row (100 ms at 512 GPUs × 4 weeks).
-	args["ns_to"] = utc(q.noShowsTo)
-	return "(b.starts_at >= @ns_to OR (b.starts_at >= @ns_from AND NOT EXISTS (SELECT 1 FROM usage_hours h" +
-		" WHERE h.booking_id = b.id AND h.busy > 0 AND h.unix_hour >= @ns_hour)))"
+	args["ns_from"], args["ns_to"] = utc(q.noShowsFrom), utc(q.noShowsTo)
+	return "b.starts_at >= @ns_from"
 }
 
 // bucketMinutes is the largest bucket of minutes, at most an hour, whose

@@ -34,10 +34,15 @@ func TestReportSyntheticWeek(t *testing.T) {
 		ids := syntheticWeek(t, db)
 		d := reportWeek(t, db, "2026-W49")
 		want := map[int64]models.Figures{
-			ids.alice: {BookedSec: 7 * 3600, BusyMin: 240, HeldIdleMin: 180},
-			ids.bob:   {BookedSec: 4 * 3600, BusyMin: 120, UnbookedMin: 30, GivenBackSec: 6 * 3600, NoShows: 1, Preempted: 1},
+			// Mean utilisation of the booked minutes (tenths of a percent):
+			// alice 60×70 % + 120×80 % + 60×50 % + 180×0 % over 420 minutes
+			// = 40 %; bob 120×0 % + 120×90 % over 240 = 45 %; carol
+			// 2×60×0 % + 120×60 % over 240 = 30 %.
+			ids.alice: {BookedSec: 7 * 3600, BusyMin: 240, HeldIdleMin: 180, UtilMin: 420, UtilTenths: 168000},
+			ids.bob: {BookedSec: 4 * 3600, BusyMin: 120, UnbookedMin: 30, GivenBackSec: 6 * 3600, NoShows: 1, Preempted: 1,
+				UtilMin: 240, UtilTenths: 108000},
 			ids.carol: {BookedSec: 4 * 3600, BusyMin: 120, UnbookedMin: 60, GivenBackSec: 10 * 3600, AutoGivenBackSec: 10 * 3600, NoShows: 1,
-				PriorityMade: 2, PriorityApproved: 1},
+				PriorityMade: 2, PriorityApproved: 1, UtilMin: 240, UtilTenths: 72000},
 			ids.dave: {},
 		}
 		for id, w := range want {
@@ -105,14 +110,17 @@ func checkShares(t *testing.T, d *models.WeekData, ids weekIDs) {
 	if !near(a.ShareBooked, 7.0/15) || !near(a.ShareBusy, 4.0/8) || !near(a.Entitled, 0.25) {
 		t.Errorf("alice shares: booked %v busy %v entitled %v", a.ShareBooked, a.ShareBusy, a.Entitled)
 	}
-	// Decayed usage: charged hours (booked, plus unbooked at the default
-	// weight 1.5) × 2^(−age/7 d), age from each span's middle to the week's
-	// end (day i of the week: 6.5−i days; W48: 10.5 days). bob's unbooked
-	// half hour ran on Saturday, carol's unbooked hour on Wednesday.
+	// Decayed usage: charged hours (busy booked at 1, idle booked at the
+	// default idle weight 2, unbooked at the default weight 1.5) ×
+	// 2^(−age/7 d), age from each span's middle to the week's end (day i of
+	// the week: 6.5−i days; W48: 10.5 days). alice's Tuesday is 1 h busy
+	// and 3 h idle; bob's Wednesday and carol's Friday are no-shows, all
+	// idle; bob's pre-empted booking is no late cancel of his. bob's
+	// unbooked half hour ran on Saturday, carol's unbooked hour on Wednesday.
 	w := func(days float64) float64 { return math.Exp2(-days / 7) }
-	ua := 3*w(6.5) + 4*w(5.5) + 1*w(10.5)
-	ub := 2*w(4.5) + 2*w(3.5) + 1.5*0.5*w(1.5)
-	uc := 2*w(2.5) + 2*w(0.5) + 1.5*1*w(4.5)
+	ua := 3*w(6.5) + (1+2*3)*w(5.5) + 1*w(10.5)
+	ub := 2*2*w(4.5) + 2*w(3.5) + 1.5*0.5*w(1.5)
+	uc := 2*2*w(2.5) + 2*w(0.5) + 1.5*1*w(4.5)
 	if wantU := ua / (ua + ub + uc); !near(a.UsageShare, wantU) || !near(a.FairShare, math.Exp2(-wantU/0.25)) {
 		t.Errorf("alice U %v F %v, want U %v F %v", a.UsageShare, a.FairShare, wantU, math.Exp2(-wantU/0.25))
 	}

@@ -189,8 +189,10 @@ func rollHours(tx *gorm.DB, h models.HourRange, busyUtil float64) error {
 	for _, s := range []string{
 		"DELETE FROM usage_hours WHERE unix_hour >= @ha AND unix_hour < @hb",
 		"DELETE FROM user_usage_hours WHERE unix_hour >= @ha AND unix_hour < @hb",
+		"DELETE FROM unix_usage_hours WHERE unix_hour >= @ha AND unix_hour < @hb",
 		q.rollGPUHoursSQL(args),
 		q.rollUserHoursSQL(),
+		q.rollUnixHoursSQL(),
 	} {
 		if err := tx.Exec(s, args).Error; err != nil {
 			return fmt.Errorf("store: roll usage hours: %w", err)
@@ -205,10 +207,11 @@ func rollHours(tx *gorm.DB, h models.HourRange, busyUtil float64) error {
 func (q reportSQL) rollGPUHoursSQL(args map[string]any) string {
 	count := func(pred string) string { return "SUM(CASE WHEN " + pred + " THEN 1 ELSE 0 END)" }
 	counted := "(m.util_avg_pct >= @busy_util OR m.top_mem_mib > 0)"
-	return "INSERT INTO usage_hours (unix_hour, gpu_id, booking_id, minutes, counted, busy, held, nodata, anyone, unbooked)" +
+	return "INSERT INTO usage_hours (unix_hour, gpu_id, booking_id, minutes, counted, busy, held, nodata, anyone, unbooked," +
+		" util_n, util_sum, busy_util_n, busy_util_sum)" +
 		" SELECT m.unix_minute / 60, m.gpu_id, COALESCE(m.booking_id, 0), COUNT(*), " + count(counted) + ", " +
 		count(q.busyMinute(args)) + ", " + count(q.heldIdleMinute(args)) + ", " + count(q.noUserDataMinute(args)) + ", " +
-		count(q.clusterBusyMinute(args)) + ", " + count("x.gpu_id IS NOT NULL") +
+		count(q.clusterBusyMinute(args)) + ", " + count("x.gpu_id IS NOT NULL") + ", " + q.utilSums(args) +
 		" FROM gpu_usage_minutes m LEFT JOIN (SELECT u.gpu_id, u.minute FROM gpu_user_usage_minutes u" +
 		" WHERE u.minute >= @from AND u.minute < @to AND u.user_id IS NOT NULL AND NOT u.booked GROUP BY u.gpu_id, u.minute) x" +
 		" ON x.gpu_id = m.gpu_id AND x.minute = m.minute WHERE m.minute >= @from AND m.minute < @to GROUP BY 1, 2, 3"
@@ -222,6 +225,16 @@ func (q reportSQL) rollUserHoursSQL() string {
 		" FROM gpu_user_usage_minutes u JOIN gpu_usage_minutes m ON m.gpu_id = u.gpu_id AND m.minute = u.minute" +
 		" WHERE u.minute >= @from AND u.minute < @to AND m.minute >= @from AND m.minute < @to AND u.user_id IS NOT NULL" +
 		" GROUP BY 1, 2, 3, 4"
+}
+
+// rollUnixHoursSQL sums the user rows of [@from, @to) that map to no
+// gpubook user per hour, GPU and Unix name: the use charged to nobody.
+func (q reportSQL) rollUnixHoursSQL() string {
+	return "INSERT INTO unix_usage_hours (unix_hour, gpu_id, user_name, minutes)" +
+		" SELECT m.unix_minute / 60, u.gpu_id, u.user_name, COUNT(*)" +
+		" FROM gpu_user_usage_minutes u JOIN gpu_usage_minutes m ON m.gpu_id = u.gpu_id AND m.minute = u.minute" +
+		" WHERE u.minute >= @from AND u.minute < @to AND m.minute >= @from AND m.minute < @to AND u.user_id IS NULL" +
+		" GROUP BY 1, 2, 3"
 }
 
 // UsageRolledTo is the end of the hours rolled so far (the zero time
@@ -241,6 +254,9 @@ func (db *DB) PruneUsageHours(ctx context.Context, before time.Time) (int64, err
 	var n int64
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("DELETE FROM user_usage_hours WHERE unix_hour < ?", h).Error; err != nil {
+			return err
+		}
+		if err := tx.Exec("DELETE FROM unix_usage_hours WHERE unix_hour < ?", h).Error; err != nil {
 			return err
 		}
 		r := tx.Exec("DELETE FROM usage_hours WHERE unix_hour < ?", h)

@@ -89,6 +89,20 @@ func Email(name string) string { return name + "@example.org" }
 //	eve g5 Fri 10–13, 50 %, no booking    —            —      180 min unbooked (eve is in no team)
 //	dan and fay g5 Fri 14:00–14:30, 40 %  —            —      30 min unbooked each; the cluster counts 30, not 60
 //	fay g1 Sat 22–Sun 06, 100 %           9 h (8 h)    540 (480)  across the DST night: 2 h Saturday, 7 h (6 h) Sunday
+//	eve g0 Sat 08–18, 60 % 08:00–08:50   10 h         50     no-show: busy 50 of 600 minutes, under 10 %
+//	eve g0 Sun 08–10, 60 % 08:00–08:12   2 h          12     not a no-show: 12 of 120 minutes is 10 %, not under
+//	dan g4 Sat 10–14, cancelled by dan    —            —      cancelled late: 10–11 is under 2 h after the
+//	    Sat 09:00                                             cancel, 1 h charged as idle; 11–14 nothing
+//	dan g4 Sun 12–14, cancelled by dan    —            —      cancelled a day ahead: nothing
+//	    Sat 12:00
+//	ann g3 Mon 10–11, her process 6 %     1 h          60     busy (6 % is over the busy threshold) but low-intensity:
+//	                                                          its busy minutes average 6 %, under 25 %
+//	gus g4 Sat 14–15, 3 %, no booking     —            —      gus is no gpubook user: 60 min by Unix account "gus"
+//
+// Mean utilisation of the booked GPU-minutes with a record: ann 120×80 % +
+// 120×70 % + 120×60 % + 60×6 % over 420 = 60.9 %; ben 120×90 % + 60×50 %
+// over 180 = 76.7 %; cat 60×60 % + 120×0 % over 180 = 20.0 %; eve 62×60 %
+// = 60.0 %; fay 100 %; dan n/a (nothing booked).
 func Build(t testing.TB, db *store.DB, w models.Week) IDs {
 	t.Helper()
 	b := &builder{t: t, db: db}
@@ -105,6 +119,9 @@ func Build(t testing.TB, db *store.DB, w models.Week) IDs {
 		{"ben", 2, at(2, 9), at(2, 11)}, {"ben", 0, at(3, 8), at(3, 16)}, {"ben", 3, at(4, 10), at(4, 11)},
 		{"cat", 3, at(2, 14), at(2, 16)}, {"cat", 4, at(3, 10), at(3, 12)},
 		{"fay", 1, at(5, 22), at(6, 6)},
+		{"eve", 0, at(5, 8), at(5, 18)}, {"eve", 0, at(6, 8), at(6, 10)},
+		{"dan", 4, at(5, 10), at(5, 14)}, {"dan", 4, at(6, 12), at(6, 14)},
+		{"ann", 3, at(0, 10), at(0, 11)},
 	})
 	b.use(0, at(0, 10), at(0, 12), 80, proc{"ann", 8000})
 	b.use(1, at(1, 10), at(1, 12), 70, proc{"ann", 8000})
@@ -121,6 +138,14 @@ func Build(t testing.TB, db *store.DB, w models.Week) IDs {
 	b.use(5, at(4, 14), at(4, 14).Add(30*time.Minute), 40, proc{"dan", 2000}, proc{"fay", 3000})
 
 	b.use(1, at(5, 22), at(6, 6), 100, proc{"fay", 9000})
+
+	b.use(0, at(5, 8), at(5, 8).Add(50*time.Minute), 60, proc{"eve", 4000})
+	b.use(0, at(6, 8), at(6, 8).Add(12*time.Minute), 60, proc{"eve", 4000})
+	b.cancel(id.Dan, at(5, 10), at(5, 9))
+	b.cancel(id.Dan, at(6, 12), at(5, 12))
+
+	b.use(3, at(0, 10), at(0, 11), 6, proc{"ann", 8000})
+	b.use(4, at(5, 14), at(5, 15), 3, proc{"gus", 1000})
 	return id
 }
 
@@ -217,6 +242,19 @@ func (b *builder) release(user int64, from, at time.Time) {
 	u, err := b.db.User(ctx, user)
 	b.must(err)
 	_, err = b.db.ReleaseBooking(ctx, id, u, at)
+	b.must(err)
+}
+
+// cancel cancels user's booking that starts at from at "at", as the
+// user's cancel button does then.
+func (b *builder) cancel(user int64, from, at time.Time) {
+	b.t.Helper()
+	ctx := context.Background()
+	var id int64
+	b.must(b.db.Gorm.WithContext(ctx).Raw("SELECT id FROM bookings WHERE user_id = ? AND starts_at = ?", user, from.UTC()).Scan(&id).Error)
+	u, err := b.db.User(ctx, user)
+	b.must(err)
+	_, err = b.db.CancelBooking(ctx, id, u, at)
 	b.must(err)
 }
 
