@@ -150,7 +150,14 @@ func (db *DB) reportSnapshot(ctx context.Context, fn func(*gorm.DB) error) error
 
 // reportContext counts what the cluster summary needs besides the figures.
 func reportContext(g *gorm.DB, d *models.WeekData) error {
-	if err := g.Table("priority_requests").Where("status = ?", models.RequestPending).Count(&d.PendingRequests).Error; err != nil {
+	// Pending as the week ended: made before its end and not yet decided,
+	// expired or withdrawn then — not "pending when the week was frozen".
+	end := utc(d.Week.End)
+	pending := g.Table("priority_requests").Where("created_at < ?", end).
+		Where("status = ? OR (status IN ? AND decided_at >= ?) OR (status IN ? AND updated_at >= ?)",
+			models.RequestPending, []string{models.RequestApproved, models.RequestDenied}, end,
+			[]string{models.RequestExpired, models.RequestWithdrawn}, end)
+	if err := pending.Count(&d.PendingRequests).Error; err != nil {
 		return fmt.Errorf("store: report pending requests: %w", err)
 	}
 	var gpus int64

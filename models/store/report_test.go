@@ -243,3 +243,42 @@ func TestReportWeekInProgress(t *testing.T) {
 		}
 	})
 }
+
+// TestReportPendingAsOfWeekEnd: "pending priority requests" counts the
+// requests still undecided when the week ended, whatever happened since —
+// so a later recompute shows what the sent report showed.
+func TestReportPendingAsOfWeekEnd(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ids := syntheticWeek(t, db)
+		w, err := models.ParseWeek("2026-W49", time.UTC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add := func(made time.Time, status, decidedCol string, decided time.Time) {
+			t.Helper()
+			sql := `INSERT INTO priority_requests (user_id, node_id, gpu_ids, starts_at, ends_at, purpose, urgency, plan, give_back, status, created_at, updated_at` +
+				decidedCol + `) VALUES (?, (SELECT MIN(id) FROM nodes), '[]', ?, ?, 'p', 'u', 'p', 'g', ?, ?, ?`
+			args := []any{ids.carol, made.Add(time.Hour), made.Add(2 * time.Hour), status, made, decided}
+			if decidedCol != "" {
+				sql += ", ?"
+				args = append(args, decided)
+			}
+			if err := db.Gorm.Exec(sql+")", args...).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Made in the week, approved after it: pending when it ended.
+		add(w.End.Add(-30*time.Hour), models.RequestApproved, ", decided_at", w.End.Add(40*time.Hour))
+		// Made in the week, withdrawn in it: not pending.
+		add(w.End.Add(-50*time.Hour), models.RequestWithdrawn, "", w.End.Add(-49*time.Hour))
+		// Made after the week: not the week's, though pending now.
+		add(w.End.Add(2*time.Hour), models.RequestPending, "", w.End.Add(2*time.Hour))
+		add(w.End.Add(3*time.Hour), models.RequestPending, "", w.End.Add(3*time.Hour))
+		d := reportWeek(t, db, "2026-W49")
+		// The fixture's Thursday request (still pending) and the one approved later.
+		if got := d.ClusterSummary().PendingRequests; got != 2 {
+			t.Errorf("pending requests as the week ended = %d, want 2", got)
+		}
+	})
+}
