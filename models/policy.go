@@ -103,14 +103,15 @@ type PolicyValue struct {
 	Source       PolicySource
 }
 
-// FormatValue renders v in the rule's display unit without trailing zeros:
-// 90 minutes of max_length is "1.5" (hours).
+// FormatValue renders v in the rule's display unit with at most two
+// decimals and no trailing zeros (FormatHours): 90 minutes of max_length
+// is "1.5" (hours), 2161 GPU-minutes "36.02".
 func FormatValue(rule string, v int64) string {
 	s, ok := SpecOf(rule)
 	if !ok || s.Unit == 1 {
 		return strconv.FormatInt(v, 10)
 	}
-	return strconv.FormatFloat(float64(v)/float64(s.Unit), 'f', -1, 64)
+	return FormatHours(float64(v) / float64(s.Unit))
 }
 
 // ParseValue reads a value typed in the rule's display unit ("1.5" hours);

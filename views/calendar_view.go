@@ -231,12 +231,7 @@ func (p *Page) Clock(t time.Time) string { return p.Local(t, "15:04") }
 
 // cellRange is a cell's range for labels: "Mon 26 Oct 06:00–12:00".
 func (p *Page) cellRange(start, stop time.Time) string {
-	s, e := start.In(p.Location), stop.In(p.Location)
-	out := p.DayLabel(s) + " " + s.Format("15:04") + "–"
-	if e.YearDay() != s.YearDay() && !(e.Hour() == 0 && e.Minute() == 0 && e.Sub(s) <= 24*time.Hour) {
-		out += p.DayLabel(e) + " "
-	}
-	return out + e.Format("15:04")
+	return RangeLabel(start.In(p.Location), stop.In(p.Location), p.DayLabel)
 }
 
 func gpuName(n GridNode, g models.GPU) string {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/gpubook/gpubook/models"
 )
 
 // request files a priority request: what a booking refused by policy (or
@@ -196,6 +198,5 @@ func showLimit(v int64, unit string) string {
 	return showSpan(time.Duration(v) * time.Minute)
 }
 
-func hours(minutes int64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", float64(minutes)/60), "0"), ".")
-}
+// hours is GPU-minutes as GPU-hours, in the portal's one format.
+func hours(minutes int64) string { return models.FormatMinutesAsHours(minutes) }
