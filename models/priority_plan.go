@@ -34,13 +34,26 @@ type Preemption struct {
 	Booking Booking
 	Action  string
 	Moves   []GPUMove // move: the GPUs swapped; the others stay
-	GPUIDs  []int64   // the booking's GPUs afterwards, sorted
-	Keep    []Span    // split: the parts that stay, in time order; the first keeps the booking's id
+	GPUIDs  []int64   // the booking's GPUs afterwards (its first part's), sorted
+	Keep    []Part    // move, split: the parts that stay, in time order; the first keeps the booking's id
+	// Taken are the booking's GPUs that the request takes over its
+	// window, sorted: a split takes only these, the others stay.
+	Taken []int64
 	// LostGPUSeconds is the booked GPU time taken from the owner.
 	LostGPUSeconds int64
 	OwnTeam        bool // the owner is in the requester's team
 	// Filled by the store, for display.
 	OwnerTeams string
+}
+
+// Part is one piece of a booking that gives way: a span and the GPUs it
+// holds over it. A split booking stays a set of whole bookings, each on
+// one set of GPUs for one span, so that the calendar, the feeds, the API
+// and the node agents, which all read bookings, show what the owner holds
+// without knowing of pre-emption.
+type Part struct {
+	Span
+	GPUIDs []int64
 }
 
 // LostGPUHours is the loss in GPU-hours, for people.
@@ -80,7 +93,7 @@ func PlanPreemption(in PreemptInput) ([]Preemption, error) {
 		if b.Kind == KindPriority {
 			return nil, NewError(ECONFLICT, M("request.err.priority_in_way", "ID", b.ID, "Name", b.UserName))
 		}
-		p := splitPlan(b, r.StartsAt, r.EndsAt)
+		p := splitPlan(b, r.GPUIDs, r.StartsAt, r.EndsAt)
 		p.OwnTeam = slices.Contains(in.Team, b.UserID)
 		out = append(out, p)
 	}
@@ -103,7 +116,7 @@ func PlanPreemption(in PreemptInput) ([]Preemption, error) {
 		}
 		if moves, ok := findMove(b, r.GPUIDs, in.GPUs, claims); ok {
 			p := Preemption{Booking: b, Action: GiveWayMove, Moves: moves, GPUIDs: movedGPUs(b.GPUIDs, moves), OwnTeam: out[i].OwnTeam}
-			p.Keep = []Span{{Start: b.StartsAt, End: b.EndsAt}}
+			p.Keep = []Part{{Span: Span{Start: b.StartsAt, End: b.EndsAt}, GPUIDs: p.GPUIDs}}
 			out[i] = p
 			claims = append(claims, Booking{ID: -b.ID, GPUIDs: p.GPUIDs, StartsAt: b.StartsAt, EndsAt: b.EndsAt})
 		}
@@ -119,24 +132,49 @@ func boolRank(b bool) int {
 	return 0
 }
 
-// splitPlan cuts [start, end) out of b: the parts before and after stay,
-// each with all of b's GPUs; nothing left means a cancel.
-func splitPlan(b Booking, start, end time.Time) Preemption {
-	p := Preemption{Booking: b, Action: GiveWaySplit, GPUIDs: slices.Clone(b.GPUIDs)}
-	if b.StartsAt.Before(start) {
-		p.Keep = append(p.Keep, Span{Start: b.StartsAt, End: start})
+// splitPlan takes from b what the request needs and no more: the GPUs
+// of b that the request asks for (taken), over the time both share. The
+// owner keeps b's other GPUs through that window and all of b outside it,
+// as up to three parts: before the window on all GPUs, the window on the
+// GPUs not taken, after the window on all GPUs. The loss is the window
+// times the GPUs taken, which can never exceed the request's own GPU-time
+// because bookings never overlap on a GPU. Nothing kept means a cancel.
+func splitPlan(b Booking, need []int64, start, end time.Time) Preemption {
+	var taken, rest []int64
+	for _, g := range b.GPUIDs {
+		if slices.Contains(need, g) {
+			taken = append(taken, g)
+		} else {
+			rest = append(rest, g)
+		}
 	}
-	if b.EndsAt.After(end) {
-		p.Keep = append(p.Keep, Span{Start: end, End: b.EndsAt})
+	slices.Sort(taken)
+	all := slices.Sorted(slices.Values(b.GPUIDs))
+	from, to := start, end
+	if b.StartsAt.After(from) {
+		from = b.StartsAt
 	}
-	kept := time.Duration(0)
-	for _, s := range p.Keep {
-		kept += s.End.Sub(s.Start)
+	if b.EndsAt.Before(to) {
+		to = b.EndsAt
 	}
+	p := Preemption{Booking: b, Action: GiveWaySplit, Taken: taken}
+	add := func(s, e time.Time, gpus []int64) {
+		if s.Before(e) && len(gpus) > 0 {
+			p.Keep = append(p.Keep, Part{Span: Span{Start: s, End: e}, GPUIDs: slices.Sorted(slices.Values(gpus))})
+		}
+	}
+	add(b.StartsAt, from, all)
+	add(from, to, rest)
+	add(to, b.EndsAt, all)
+	p.GPUIDs = all
 	if len(p.Keep) == 0 {
 		p.Action = GiveWayCancel
+	} else {
+		p.GPUIDs = p.Keep[0].GPUIDs
 	}
-	p.LostGPUSeconds = int64((b.EndsAt.Sub(b.StartsAt)-kept)/time.Second) * int64(len(b.GPUIDs))
+	if from.Before(to) {
+		p.LostGPUSeconds = int64(to.Sub(from)/time.Second) * int64(len(taken))
+	}
 	return p
 }
 
@@ -220,9 +258,9 @@ func PlanFingerprint(id int64, plan []Preemption) string {
 	fmt.Fprintf(&sb, "request %d\n", id)
 	for _, p := range plan {
 		b := p.Booking
-		fmt.Fprintf(&sb, "%d %d %v %d %d %s %v", b.ID, b.UserID, b.GPUIDs, b.StartsAt.Unix(), b.EndsAt.Unix(), p.Action, p.GPUIDs)
+		fmt.Fprintf(&sb, "%d %d %v %d %d %s %v %v", b.ID, b.UserID, b.GPUIDs, b.StartsAt.Unix(), b.EndsAt.Unix(), p.Action, p.GPUIDs, p.Taken)
 		for _, s := range p.Keep {
-			fmt.Fprintf(&sb, " %d-%d", s.Start.Unix(), s.End.Unix())
+			fmt.Fprintf(&sb, " %d-%d%v", s.Start.Unix(), s.End.Unix(), s.GPUIDs)
 		}
 		sb.WriteByte('\n')
 	}

@@ -33,6 +33,8 @@ type want struct {
 	action string
 	gpus   []int64
 	keep   [][2]float64
+	kgpus  [][]int64 // the GPUs of each kept part; nil: every part holds gpus
+	taken  []int64
 	lostH  float64
 	own    bool
 }
@@ -57,7 +59,7 @@ func TestPlanPreemption(t *testing.T) {
 			want:  []want{{id: 1, action: models.GiveWayMove, gpus: []int64{3}, keep: [][2]float64{{9, 57}}}}},
 		{name: "48-hour booking overlapped by 2 hours is split, not cancelled",
 			inWay: []models.Booking{bk(1, 20, []int64{2}, 11, 59)}, busy: blockAll(0, 100),
-			want: []want{{id: 1, action: models.GiveWaySplit, gpus: []int64{2}, keep: [][2]float64{{13, 59}}, lostH: 2}}},
+			want: []want{{id: 1, action: models.GiveWaySplit, gpus: []int64{2}, keep: [][2]float64{{13, 59}}, taken: []int64{2}, lostH: 2}}},
 		{name: "a booking around the request keeps the parts before and after",
 			inWay: []models.Booking{bk(1, 20, []int64{1}, 9, 33.5)}, busy: blockAll(0, 100),
 			want: []want{{id: 1, action: models.GiveWaySplit, gpus: []int64{1}, keep: [][2]float64{{9, 10}, {13, 33.5}}, lostH: 3}}},
@@ -70,9 +72,18 @@ func TestPlanPreemption(t *testing.T) {
 		{name: "a running booking is split, never moved: it keeps its start",
 			inWay: []models.Booking{bk(1, 20, []int64{2}, 8, 20)}, now: 9,
 			want: []want{{id: 1, action: models.GiveWaySplit, gpus: []int64{2}, keep: [][2]float64{{8, 10}, {13, 20}}, lostH: 3}}},
-		{name: "a multi-GPU booking split stays one unit per part and loses the overlap on all its GPUs",
+		{name: "a multi-GPU booking gives up only the GPU the request needs, only over the request",
 			inWay: []models.Booking{bk(1, 20, []int64{2, 3}, 12, 16)}, busy: []models.Booking{bk(900, 90, []int64{4}, 0, 100)},
-			want: []want{{id: 1, action: models.GiveWaySplit, gpus: []int64{2, 3}, keep: [][2]float64{{13, 16}}, lostH: 2}}},
+			want: []want{{id: 1, action: models.GiveWaySplit, gpus: []int64{3}, keep: [][2]float64{{12, 13}, {13, 16}},
+				kgpus: [][]int64{{3}, {2, 3}}, taken: []int64{2}, lostH: 1}}},
+		{name: "a 4-GPU booking around a 2-GPU request keeps all four before and after, two during",
+			inWay: []models.Booking{bk(1, 20, []int64{1, 2, 3, 4}, 9, 20)}, now: 9.5,
+			want: []want{{id: 1, action: models.GiveWaySplit, gpus: []int64{1, 2, 3, 4}, keep: [][2]float64{{9, 10}, {10, 13}, {13, 20}},
+				kgpus: [][]int64{{1, 2, 3, 4}, {3, 4}, {1, 2, 3, 4}}, taken: []int64{1, 2}, lostH: 6}}},
+		{name: "a 2-GPU booking inside the request keeps its other GPU instead of being cancelled",
+			inWay: []models.Booking{bk(1, 20, []int64{2, 4}, 10.5, 12)}, busy: blockAll(0, 100),
+			want: []want{{id: 1, action: models.GiveWaySplit, gpus: []int64{4}, keep: [][2]float64{{10.5, 12}},
+				kgpus: [][]int64{{4}}, taken: []int64{2}, lostH: 1.5}}},
 		{name: "a multi-GPU booking moves only the GPU the request needs",
 			inWay: []models.Booking{bk(1, 20, []int64{2, 3}, 12, 16)},
 			want:  []want{{id: 1, action: models.GiveWayMove, gpus: []int64{3, 4}, keep: [][2]float64{{12, 16}}}}},
@@ -118,13 +129,32 @@ func TestPlanPreemption(t *testing.T) {
 					keep = append(keep, [2]float64{s.Start.Sub(planT0).Hours(), s.End.Sub(planT0).Hours()})
 				}
 				lost := float64(p.LostGPUSeconds) / 3600
+				kgpus, wantK := partGPUs(p.Keep), w.kgpus
+				if wantK == nil {
+					for range w.keep {
+						wantK = append(wantK, w.gpus)
+					}
+				}
+				if w.taken == nil && w.action != models.GiveWayMove {
+					w.taken = w.gpus
+				}
 				if p.Booking.ID != w.id || p.Action != w.action || !slices.Equal(p.GPUIDs, w.gpus) ||
-					fmt.Sprint(keep) != fmt.Sprint(w.keep) || lost != w.lostH || p.OwnTeam != w.own {
-					t.Errorf("row %d = {id %d %s gpus %v keep %v lost %v own %v}, want %+v", i, p.Booking.ID, p.Action, p.GPUIDs, keep, lost, p.OwnTeam, w)
+					fmt.Sprint(keep) != fmt.Sprint(w.keep) || fmt.Sprint(kgpus) != fmt.Sprint(wantK) ||
+					!slices.Equal(p.Taken, w.taken) || lost != w.lostH || p.OwnTeam != w.own {
+					t.Errorf("row %d = {id %d %s gpus %v keep %v %v taken %v lost %v own %v}, want %+v",
+						i, p.Booking.ID, p.Action, p.GPUIDs, keep, kgpus, p.Taken, lost, p.OwnTeam, w)
 				}
 			}
 		})
 	}
+}
+
+func partGPUs(parts []models.Part) [][]int64 {
+	var out [][]int64
+	for _, p := range parts {
+		out = append(out, p.GPUIDs)
+	}
+	return out
 }
 
 func TestPlanPreemptionNeverTouchesPriority(t *testing.T) {

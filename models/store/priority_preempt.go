@@ -155,7 +155,7 @@ func applyPreemption(tx *gorm.DB, r *models.PriorityRequest, p models.Preemption
 	case models.GiveWaySplit:
 		var parts []int64
 		parts, err = splitBooking(tx, &b, p.Keep, now)
-		details["parts"], details["new_booking_ids"] = p.Keep, parts
+		details["parts"], details["new_booking_ids"], details["taken_gpu_ids"] = p.Keep, parts, p.Taken
 	default:
 		err = cancelHold(tx, &b, now)
 	}
@@ -195,26 +195,36 @@ func moveBooking(tx *gorm.DB, b *models.Booking, moves []models.GPUMove, now tim
 }
 
 // splitBooking keeps the parts of b in keep: the first stays b (its start
-// or end moved), each later one becomes a new standard booking of the
-// same owner, GPUs and note. It returns the new bookings' ids.
-func splitBooking(tx *gorm.DB, b *models.Booking, keep []models.Span, now time.Time) ([]int64, error) {
+// or end moved, the GPUs it gives up dropped), each later one becomes a
+// new standard booking of the same owner and note on the part's GPUs. It
+// returns the new bookings' ids.
+func splitBooking(tx *gorm.DB, b *models.Booking, keep []models.Part, now time.Time) ([]int64, error) {
 	if len(keep) == 0 {
 		return nil, fmt.Errorf("split without parts")
 	}
-	first := keep[0]
-	if !first.End.Equal(b.EndsAt) {
-		if err := setBookingEnd(tx, b, first.End, nil, now); err != nil {
+	first, cur := keep[0], *b
+	if drop := slices.DeleteFunc(slices.Clone(b.GPUIDs), func(g int64) bool { return slices.Contains(first.GPUIDs, g) }); len(drop) > 0 {
+		if err := tx.Where("booking_id = ? AND gpu_id IN ?", b.ID, drop).Delete(&bookingGPURow{}).Error; err != nil {
+			return nil, err
+		}
+		if err := restampBooking(tx, drop, b.StartsAt, b.EndsAt, now); err != nil {
+			return nil, err
+		}
+		cur.GPUIDs = slices.Clone(first.GPUIDs)
+	}
+	if !first.End.Equal(cur.EndsAt) {
+		if err := setBookingEnd(tx, &cur, first.End, nil, now); err != nil {
 			return nil, err
 		}
 	}
-	if !first.Start.Equal(b.StartsAt) {
-		if err := setBookingStart(tx, b, first.Start, now); err != nil {
+	if !first.Start.Equal(cur.StartsAt) {
+		if err := setBookingStart(tx, &cur, first.Start, now); err != nil {
 			return nil, err
 		}
 	}
 	var ids []int64
 	for _, part := range keep[1:] {
-		id, err := insertBooking(tx, models.NewBooking{UserID: b.UserID, GPUIDs: slices.Clone(b.GPUIDs), StartsAt: part.Start, EndsAt: part.End,
+		id, err := insertBooking(tx, models.NewBooking{UserID: b.UserID, GPUIDs: slices.Clone(part.GPUIDs), StartsAt: part.Start, EndsAt: part.End,
 			Note: b.Note}, b.NodeID, models.KindStandard, now)
 		if err != nil {
 			return nil, err
