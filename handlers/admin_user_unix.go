@@ -46,18 +46,29 @@ func (h *Admin) SaveUnix(c echo.Context) error {
 
 // renderUser renders the page; form, when set, is what the admin typed.
 func (h *Admin) renderUser(c echo.Context, status int, id int64, form *models.UnixIdentity, errs map[string]string) error {
-	ctx := c.Request().Context()
-	u, err := h.Store.User(ctx, id)
+	v, err := h.userView(c, id)
 	if err != nil {
 		return err
 	}
-	x, err := h.Store.UnixIdentity(ctx, id)
-	if err != nil {
-		return err
-	}
-	v := views.AdminUserView{User: u, Unix: x, Form: x, Errors: errs, ClaimSet: h.UnixClaimSet}
+	v.Errors = errs
 	if form != nil {
 		v.Form = *form
 	}
 	return Render(c, status, views.AdminUserPage(h.NewPage(c), v))
+}
+
+// userView reads what the admin's page of a user shows.
+func (h *Admin) userView(c echo.Context, id int64) (views.AdminUserView, error) {
+	ctx := c.Request().Context()
+	u, err := h.Store.User(ctx, id)
+	if err != nil {
+		return views.AdminUserView{}, err
+	}
+	x, err := h.Store.UnixIdentity(ctx, id)
+	if err != nil {
+		return views.AdminUserView{}, err
+	}
+	me := models.UserFromContext(ctx)
+	return views.AdminUserView{User: u, Unix: x, Form: x, ClaimSet: h.UnixClaimSet, NewEmail: u.Email,
+		Self: me != nil && me.ID == u.ID}, nil
 }

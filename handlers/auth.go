@@ -21,6 +21,9 @@ type Auth struct {
 // (no fixation) and records it in the audit log.
 func (h *Auth) SignIn(c echo.Context, u *models.User, method string) error {
 	ctx := c.Request().Context()
+	if u.Disabled() {
+		return models.NewError(models.EFORBIDDEN, models.M("err.account_disabled"))
+	}
 	if err := h.Sessions.RenewToken(ctx); err != nil {
 		return models.Internal(err)
 	}

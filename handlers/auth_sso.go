@@ -207,6 +207,8 @@ func ssoRefusal(err error) (int, string) {
 		return http.StatusForbidden, "sso.fail.no_email"
 	case e.Code == models.EINVALID:
 		return http.StatusBadGateway, "sso.fail.token"
+	case e.Code == models.EFORBIDDEN && e.Msg.Key == "err.account_disabled":
+		return http.StatusForbidden, "sso.fail.disabled"
 	case e.Code == models.EFORBIDDEN && e.Msg.Key == "err.sso_email_unverified":
 		return http.StatusForbidden, "sso.fail.unverified"
 	case e.Code == models.ECONFLICT && (e.Msg.Key == "err.unix_name_taken" || e.Msg.Key == "err.unix_name_assumed"):

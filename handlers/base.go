@@ -26,6 +26,7 @@ import (
 // Store is everything the handlers read and write.
 type Store interface {
 	models.UserStore
+	models.UserLifecycleStore
 	models.TeamStore
 	models.NodeStore
 	models.BookingStore

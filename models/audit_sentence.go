@@ -2,6 +2,7 @@ package models
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +47,8 @@ type auditDetails struct {
 	Role      string    `json:"role"`
 	Name      string    `json:"name"`
 	Email     string    `json:"email"`
+	From      string    `json:"from"`
+	Changed   []string  `json:"changed"`
 	Group     string    `json:"group"`
 	Reason    string    `json:"reason"`
 	Unix      string    `json:"unix"`
@@ -122,6 +125,9 @@ func DescribeAudit(e AuditEvent) AuditSentence {
 	case AuditUserCreate:
 		return set("user_create", "User", user(target))
 	case AuditUserUpdate:
+		if len(d.Changed) > 0 && !slices.ContainsFunc(d.Changed, func(f string) bool { return f != "language" && f != "time_zone" }) {
+			return set("user_prefs", "User", user(target)) // a language or zone click
+		}
 		return set("user_update", "User", user(target))
 	case AuditUserAdmin:
 		if d.Admin != nil && !*d.Admin {
@@ -132,6 +138,12 @@ func DescribeAudit(e AuditEvent) AuditSentence {
 		return set("user_sso_link", "User", user(target))
 	case AuditUserUnix:
 		return set("user_unix", "User", user(target), "Unix", text(d.Unix))
+	case AuditUserDisable:
+		return set("user_disable", "User", user(target))
+	case AuditUserEnable:
+		return set("user_enable", "User", user(target))
+	case AuditUserRename:
+		return set("user_rename", "User", user(target), "From", text(d.From), "Email", text(d.Email))
 	case AuditRemindersSet:
 		if d.On != nil && !*d.On {
 			return set("reminders_off", "User", user(target))
@@ -261,7 +273,8 @@ var AuditActionGroups = [][]string{
 	{"booking.", AuditBookingCreate, AuditBookingCancel, AuditBookingRelease, AuditBookingExtend, AuditBookingEditNote,
 		AuditBookingPreempt, AuditBookingService, AuditBookingImport},
 	{"request.", AuditRequestCreate, AuditRequestApprove, AuditRequestDeny, AuditRequestWithdraw, AuditRequestExpire},
-	{"user.", AuditUserCreate, AuditUserUpdate, AuditUserAdmin, AuditUserSSOLink, AuditUserUnix, AuditRemindersSet},
+	{"user.", AuditUserCreate, AuditUserUpdate, AuditUserAdmin, AuditUserSSOLink, AuditUserUnix, AuditRemindersSet,
+		AuditUserDisable, AuditUserEnable, AuditUserRename},
 	{"team.", AuditTeamCreate, AuditTeamShareWeight, AuditMemberSet, AuditMemberRemove, AuditGroupMapping, AuditGroupMappingRemove},
 	{"node.", AuditNodeCreate, AuditNodeRename, "node.enroll", "node.enroll_token", "node.inventory"},
 	{"gpu.", AuditGPUService, AuditWatchCreate},

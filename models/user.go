@@ -16,13 +16,19 @@ type User struct {
 	Name     string
 	Language string // "en", "zh-CN" or "" for the browser's choice
 	TimeZone string // IANA zone or "" for the cluster's
-	IsAdmin  bool
+	// BrowserZone is the zone the user's browser reports (a cookie that
+	// app.js sets), used while TimeZone is "": a new user's pages are in
+	// their own zone from the first one. Never stored.
+	BrowserZone string
+	IsAdmin     bool
 	// Unix is the login on the GPU nodes set by the IdP or an admin ("" when
 	// assumed from the email, see UnixLogin); UnixSource says which.
 	Unix       string
 	UnixSource string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	// DisabledAt is when an admin deactivated the account; nil: active.
+	DisabledAt *time.Time
 }
 
 // Languages are the catalogs gpubook ships; the first is the fallback.
@@ -78,10 +84,17 @@ func ValidLanguage(lang string) bool {
 	return false
 }
 
-// Location returns the zone the user sees times in: their own, else the cluster's.
+// Location returns the zone the user sees times in: the one they chose,
+// else their browser's, else the cluster's.
 func (u *User) Location(cluster *time.Location) *time.Location {
-	if u != nil && u.TimeZone != "" {
-		if loc, err := time.LoadLocation(u.TimeZone); err == nil {
+	if u == nil {
+		return cluster
+	}
+	for _, z := range []string{u.TimeZone, u.BrowserZone} {
+		if z == "" {
+			continue
+		}
+		if loc, err := time.LoadLocation(z); err == nil {
 			return loc
 		}
 	}

@@ -89,7 +89,8 @@ func emailKinds() map[string]emailKind {
 		EmailIdleWarning: kind(idleSubject, idleHTML, idleText),
 		EmailNodeOffline: kind(offlineSubject, offlineHTML, offlineText),
 		// In-app notices that also go by email: the data is a models.Notification.
-		models.NotifyOutOfService: kind(noticeEmailSubject, noticeEmailHTML, noticeEmailText),
+		models.NotifyOutOfService:    kind(noticeEmailSubject, noticeEmailHTML, noticeEmailText),
+		models.NotifyAccountDisabled: kind(noticeEmailSubject, noticeEmailHTML, noticeEmailText),
 	}
 }
 

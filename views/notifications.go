@@ -41,6 +41,8 @@ func noticeText(tr func(string, ...any) string, dateTime func(time.Time) string,
 		return tr("notice.idle", kv...)
 	case models.NotifyOutOfService:
 		return tr("notice.out_of_service."+n.Params["Action"], kv...)
+	case models.NotifyAccountDisabled:
+		return tr("notice.account_disabled", kv...)
 	}
 	return tr("notice.unknown")
 }

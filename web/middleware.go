@@ -99,7 +99,7 @@ func sessions(sm *scs.SessionManager) echo.MiddlewareFunc {
 }
 
 // loadUser puts the session's user into the request context. A session
-// whose user is gone is treated as anonymous.
+// whose user is gone or deactivated is treated as anonymous.
 func loadUser(base *handlers.Base) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -114,9 +114,13 @@ func loadUser(base *handlers.Base) echo.MiddlewareFunc {
 			if models.ErrorCode(err) == models.ENOTFOUND {
 				return next(c)
 			}
+			if err == nil && u.Disabled() { // deactivated: their sessions end with it
+				return next(c)
+			}
 			if err != nil {
 				return err
 			}
+			// browserZone(c, u)
 			c.SetRequest(c.Request().WithContext(models.WithUser(c.Request().Context(), u)))
 			return next(c)
 		}

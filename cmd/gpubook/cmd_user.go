@@ -10,13 +10,17 @@ import (
 	"github.com/gpubook/gpubook/models"
 )
 
-// user runs "gpubook user add|set|list": the way to create the first admin
-// before SSO is configured, and to give people their Unix logins.
+// user runs "gpubook user add|set|list|disable|enable|rename": the way to
+// create the first admin before SSO is configured, to give people their
+// Unix logins, and to offboard or rename them.
 func (c *cli) user(ctx context.Context, args []string) error {
 	return c.group(ctx, "user", args, []subcommand{
 		{"add", c.userAdd},
 		{"set", c.userSet},
 		{"list", c.userList},
+		{"disable", c.userDisable},
+		{"enable", c.userEnable},
+		{"rename", c.userRename},
 	})
 }
 

@@ -122,7 +122,7 @@ func (db *DB) FeedOwner(ctx context.Context, plain string, now time.Time) (*mode
 	err := db.Gorm.WithContext(ctx).Table("feed_tokens f").
 		Select("u.*, f.id AS feed_id, f.team_id AS feed_team_id, f.created_at AS feed_created_at, f.last_used_at AS feed_last_used_at, t.name AS team_name").
 		Joins("JOIN users u ON u.id = f.user_id").Joins("LEFT JOIN teams t ON t.id = f.team_id").
-		Where("f.token_hash = ? AND f.revoked_at IS NULL", hash).Take(&r).Error
+		Where("f.token_hash = ? AND f.revoked_at IS NULL AND u.disabled_at IS NULL", hash).Take(&r).Error
 	if err != nil {
 		return nil, nil, mapErr(err, "feed")
 	}

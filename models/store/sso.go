@@ -83,6 +83,9 @@ func (db *DB) SignInSSO(ctx context.Context, id models.SSOIdentity, rules models
 		if err != nil {
 			return err
 		}
+		if u.DisabledAt != nil { // rolls back whatever the upsert changed
+			return models.NewError(models.EFORBIDDEN, models.M("err.account_disabled"))
+		}
 		userID = u.ID
 		by := models.Actor{UserID: u.ID, Label: "sso:" + u.Email, IP: ip}
 		if err := syncSSOUnix(tx, u.ID, id.Unix, by); err != nil {

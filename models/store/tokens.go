@@ -93,7 +93,7 @@ func (db *DB) RevokeToken(ctx context.Context, id int64, now time.Time, by model
 // process. Exported for the load scripts' SQL floor, which runs the same.
 const TokenUserSQL = `SELECT u.id, u.oidc_subject, u.email, u.name, u.language, u.time_zone, u.is_admin,
 	u.unix_name, u.unix_source, u.created_at, u.updated_at, t.id, t.last_used_at
-	FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ? AND t.revoked_at IS NULL LIMIT 1`
+	FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ? AND t.revoked_at IS NULL AND u.disabled_at IS NULL LIMIT 1`
 
 var tokenUserSQL = newRawSQL(TokenUserSQL)
 

@@ -26,13 +26,14 @@ type userRow struct {
 	UnixSource string         `gorm:"column:unix_source"`
 	CreatedAt  time.Time      `gorm:"column:created_at"`
 	UpdatedAt  time.Time      `gorm:"column:updated_at"`
+	DisabledAt *time.Time     `gorm:"column:disabled_at"`
 }
 
 func (userRow) TableName() string { return "users" }
 
 func (r userRow) model() *models.User {
 	return &models.User{ID: r.ID, Subject: r.Subject.String, Email: r.Email, Name: r.Name, Language: r.Language,
-		TimeZone: r.TimeZone, IsAdmin: r.IsAdmin, Unix: r.Unix.String, UnixSource: r.UnixSource, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		TimeZone: r.TimeZone, IsAdmin: r.IsAdmin, Unix: r.Unix.String, UnixSource: r.UnixSource, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), DisabledAt: utcPtr(r.DisabledAt)}
 }
 
 func newUserRow(u *models.User) userRow {
@@ -114,6 +115,10 @@ func (db *DB) UpdateUser(ctx context.Context, u *models.User, by models.Actor) e
 	}
 	u.UpdatedAt = utc(time.Now())
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		old, err := userInTx(tx, u.ID)
+		if err != nil {
+			return err
+		}
 		res := tx.Model(&userRow{}).Where("id = ?", u.ID).Updates(map[string]any{
 			"oidc_subject": sql.NullString{String: u.Subject, Valid: u.Subject != ""},
 			"email":        u.Email, "name": u.Name, "language": u.Language, "time_zone": u.TimeZone,
@@ -125,7 +130,7 @@ func (db *DB) UpdateUser(ctx context.Context, u *models.User, by models.Actor) e
 		if res.RowsAffected == 0 {
 			return gorm.ErrRecordNotFound
 		}
-		return audit(tx, by, models.AuditUserUpdate, "user", u.ID, map[string]any{"email": u.Email, "name": u.Name})
+		return audit(tx, by, models.AuditUserUpdate, "user", u.ID, map[string]any{"email": u.Email, "name": u.Name, "changed": changedFields(old, u)})
 	})
 	return mapErr(err, "user")
 }
@@ -151,4 +156,20 @@ func adminSource(admin bool) string {
 		return "manual"
 	}
 	return ""
+}
+
+// changedFields names what an update changed, so that the audit log says
+// "changed the time zone" for a zone click, not "the name or email".
+func changedFields(old, u *models.User) []string {
+	out := []string{}
+	for _, f := range []struct {
+		name string
+		same bool
+	}{{"email", old.Email == u.Email}, {"name", old.Name == u.Name}, {"language", old.Language == u.Language},
+		{"time_zone", old.TimeZone == u.TimeZone}, {"sso_subject", old.Subject == u.Subject}} {
+		if !f.same {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }
