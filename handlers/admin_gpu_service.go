@@ -20,7 +20,11 @@ func (h *Admin) serviceWithCare(c echo.Context, id int64, reason string) error {
 	if err != nil {
 		return err
 	}
-	if len(plan) > 0 && c.FormValue("confirm") != "1" {
+	reqs, err := h.Store.PendingRequestsOnGPU(ctx, id, now)
+	if err != nil {
+		return err
+	}
+	if len(plan)+len(reqs) > 0 && c.FormValue("confirm") != "1" {
 		return h.renderService(c, http.StatusOK, id, reason, plan, "")
 	}
 	decide := make(map[int64]string, len(plan))
@@ -52,6 +56,9 @@ func (h *Admin) renderService(c echo.Context, status int, id int64, reason strin
 		return err
 	}
 	v := views.GPUServiceView{GPU: *g, Reason: reason, Choices: plan, Index: index, Error: msg}
+	if v.Requests, err = h.Store.PendingRequestsOnGPU(ctx, id, h.Now()); err != nil {
+		return err
+	}
 	return Render(c, status, views.GPUServicePage(h.NewPage(c), v))
 }
 

@@ -9,9 +9,9 @@ import (
 // Approve approves a request: the store re-checks the slot, pre-empts if
 // asked, books and mails in one transaction. It applies only the plan the
 // decider was shown (the form's plan fingerprint): if the calendar changed
-// the plan since, it refuses and the page shows the new one. Refusals (not
-// a lead, own request, already decided, slot taken, plan changed) render
-// through the error handler.
+// the plan since, it refuses and the page shows the new one with what
+// changed (staleApproval). Other refusals (not a lead, own request,
+// already decided) render through the error handler.
 func (h *Priority) Approve(c echo.Context) error {
 	return h.decide(c, true)
 }
@@ -41,6 +41,9 @@ func (h *Priority) decide(c echo.Context, approve bool) error {
 			plan = ""
 		}
 		_, err = h.Store.ApproveRequest(c.Request().Context(), id, u, comment, plan, h.Now(), h.Mailer())
+		if models.ErrorCode(err) == models.ECONFLICT {
+			return h.staleApproval(c, id, c.FormValue("shown"), err)
+		}
 	} else {
 		_, err = h.Store.DenyRequest(c.Request().Context(), id, u, comment, h.Now(), h.Mailer())
 	}

@@ -37,15 +37,17 @@ func (h *Bookings) Create(c echo.Context) error {
 
 // refused shows the form again as typed with why the booking was not
 // made: 422 for bad values or a policy, 409 when other bookings are in
-// the way; anything else is the error page.
+// the way (with a priority request for the same offered); anything else
+// is the error page.
 func (h *Bookings) refused(c echo.Context, f views.BookingForm, err error) error {
 	t := h.Translator(c)
 	v := views.BookingFormView{Form: f, Errors: t.Fields(err), Message: t.Msg(models.M("booking.problems"))}
 	switch models.ErrorCode(err) {
 	case models.EINVALID:
 		return h.renderForm(c, http.StatusUnprocessableEntity, v)
-	case models.ECONFLICT:
+	case models.ECONFLICT: // no room: say who is in the way, offer a priority request
 		v.Message, v.Conflicts = t.Err(err), conflictLines(models.AsError(err).Conflicts)
+		v.RequestURL = views.RequestLink(f)
 		return h.renderForm(c, http.StatusConflict, v)
 	case models.EPOLICY: // outside policy: say why, offer a priority request
 		v.Message, v.Errors = t.Err(err), nil

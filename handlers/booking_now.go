@@ -44,8 +44,7 @@ func (h *Bookings) BookNow(c echo.Context) error {
 	}
 	f.GPUIDs = picked
 	if len(picked) < count {
-		fe.Add("gpu_ids", models.M("home.quick_not_enough", "Count", len(picked)))
-		return h.refused(c, f, fe.Err())
+		return h.noRoomNow(c, f, form.Get("model"), count, len(picked))
 	}
 	req := models.NewBooking{UserID: u.ID, GPUIDs: picked, StartsAt: now, EndsAt: now.Add(d)}
 	b, err := h.Store.CreateBooking(ctx, req, h.Limits, h.Now(), Actor(c))

@@ -46,6 +46,9 @@ func (h *Bookings) FindSlots(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := h.slotsRequestOffer(c, &v, q); err != nil {
+		return err
+	}
 	if len(v.Results) > 3 {
 		v.Results = v.Results[:3]
 	}

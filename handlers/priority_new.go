@@ -44,21 +44,24 @@ func (h *Priority) readForm(c echo.Context, vals url.Values) (views.BookingForm,
 	return f, req, fe
 }
 
+// renderForm shows the request form with the booking form's node choice
+// and GPU boxes (who holds each until when over the typed range).
 func (h *Priority) renderForm(c echo.Context, status int, v views.PriorityFormView) error {
-	nodes, err := h.Store.Nodes(c.Request().Context())
-	if err != nil {
+	v.Picks = views.BookingFormView{Form: v.Form, Errors: v.Errors}
+	if err := (&Bookings{Base: h.Base}).formNode(c, &v.Picks); err != nil {
 		return err
 	}
-	v.Nodes = nodes
-	v.Node = pickNode(nodes, 0, v.Form.GPUIDs)
+	v.Nodes, v.Node = v.Picks.Nodes, v.Picks.Node
 	u := models.UserFromContext(c.Request().Context())
+	var err error
 	if v.Teams, err = h.Store.MembershipsOf(c.Request().Context(), u.ID); err != nil {
 		return err
 	}
 	return Render(c, status, views.PriorityFormPage(h.NewPage(c), v))
 }
 
-// Create files the request. It holds nothing; the team's leads are told.
+// Create files the request. It holds nothing; the team's leads are told,
+// or the admins when the requester is in no team.
 func (h *Priority) Create(c echo.Context) error {
 	form, err := formParams(c)
 	if err != nil {
@@ -90,7 +93,11 @@ func (h *Priority) Create(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.Flash(c, "ok", h.Translator(c).T("request.created"))
+	created := "request.created"
+	if r.TeamID == nil {
+		created = "request.created_admins" // no team: the admins decide
+	}
+	h.Flash(c, "ok", h.Translator(c).T(created))
 	return RedirectSeeOther(c, "/requests/"+itoa64(r.ID))
 }
 

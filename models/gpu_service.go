@@ -74,6 +74,9 @@ type NotificationMailer func(n Notification, to *User) (OutboxMessage, error)
 type GPUServiceStore interface {
 	GPUServicePlan(ctx context.Context, gpuID int64, now time.Time) ([]ServiceChoice, error)
 	TakeGPUOutOfService(ctx context.Context, gpuID int64, reason string, decide map[int64]string, actor *User, now time.Time, mail NotificationMailer) error
+	// PendingRequestsOnGPU lists the pending requests for the GPU, which
+	// cannot be approved once it is out.
+	PendingRequestsOnGPU(ctx context.Context, gpuID int64, now time.Time) ([]PriorityRequest, error)
 }
 
 // ValidateServiceReason checks the reason given for taking a GPU out of

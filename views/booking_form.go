@@ -42,6 +42,9 @@ type BookingFormView struct {
 	// Ranged says the range was readable, so "free" means something.
 	States []models.GPUState
 	Ranged bool
+	// RequestURL is the priority request pre-filled with what was asked,
+	// offered when the booking was refused for lack of room.
+	RequestURL string
 }
 
 // When is an instant in a sentence, in the viewer's zone: "Wed 3 Jun 14:30".

@@ -103,6 +103,9 @@ func RequestLink(f BookingForm) string {
 	q.Set("ends_at", f.End)
 	q.Set("duration", f.Duration)
 	q.Set("note", f.Note)
+	if f.NodeID > 0 {
+		q.Set("node", itoa64(f.NodeID))
+	}
 	return "/requests/new?" + q.Encode()
 }
 
@@ -255,6 +258,9 @@ type PriorityFormView struct {
 	Errors   map[string]string
 	Teams    []models.Membership // the requester's teams: one whose leads decide
 	TeamID   int64               // the chosen one
+	// Picks is the booking form's node and GPU boxes with who holds each
+	// until when, shared with the booking form (GPUPicks, NodePicker).
+	Picks BookingFormView
 }
 
 // RequestView is one priority request with what a decider needs to know.
@@ -274,6 +280,10 @@ type RequestView struct {
 	PlanErr     error
 	GPUIndex    map[int64]int
 	CanWithdraw bool
+	// Problem is why an approval just did nothing (the calendar changed),
+	// and Changes what changed from the plan the decider had been shown.
+	Problem string
+	Changes []string
 }
 
 // ApprovalsView is the approvals queue.

@@ -19,6 +19,9 @@ type SlotsView struct {
 	Results  []models.Slot
 	Errors   map[string]string
 	GPUIndex map[int64]int
+	// RequestURL offers a priority request when no option starts when
+	// asked.
+	RequestURL string
 }
 
 // SlotGPUs names a result's GPUs: "GPU 0, GPU 3".

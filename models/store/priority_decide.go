@@ -29,6 +29,9 @@ func (db *DB) ApproveRequest(ctx context.Context, id int64, actor *models.User, 
 		if err != nil {
 			return err
 		}
+		if err := requireInService(tx, r.GPUIDs); err != nil { // the GPUs are locked by now
+			return err
+		}
 		bid, err := insertBooking(tx, r.Booking(), r.NodeID, models.KindPriority, now)
 		if err != nil {
 			return err

@@ -1,0 +1,53 @@
+package models
+
+import (
+	"slices"
+	"strings"
+)
+
+// GPUsToRequest chooses the GPUs a priority request asks for when a
+// booking found no room: count in-service GPUs of model ("" = any, any
+// case) on one node — nodeID, or else the first node that has enough —
+// those in prefer first (the free ones), then by index. gpus come in node
+// then index order. It answers the node and the GPUs, or 0 and nil when
+// no node has count such GPUs.
+func GPUsToRequest(gpus []GPU, nodeID int64, model string, count int, prefer []int64) (int64, []int64) {
+	if count <= 0 {
+		return 0, nil
+	}
+	fits := func(g GPU) bool {
+		return g.InService && (model == "" || strings.EqualFold(g.Model, model)) && (nodeID == 0 || g.NodeID == nodeID)
+	}
+	byNode := map[int64][]int64{}
+	var order []int64
+	for _, g := range gpus {
+		if !fits(g) {
+			continue
+		}
+		if _, seen := byNode[g.NodeID]; !seen {
+			order = append(order, g.NodeID)
+		}
+		byNode[g.NodeID] = append(byNode[g.NodeID], g.ID)
+	}
+	for _, n := range order {
+		ids := byNode[n]
+		if len(ids) < count {
+			continue
+		}
+		first := make([]int64, 0, len(ids))
+		for _, id := range ids {
+			if slices.Contains(prefer, id) {
+				first = append(first, id)
+			}
+		}
+		for _, id := range ids {
+			if !slices.Contains(prefer, id) {
+				first = append(first, id)
+			}
+		}
+		out := first[:count]
+		slices.Sort(out)
+		return n, out
+	}
+	return 0, nil
+}
