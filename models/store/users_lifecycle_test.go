@@ -1,0 +1,44 @@
+package store_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/storetest"
+)
+
+// TestDisabledUserCannotSignInBySSO: the IdP still vouches for a person
+// who left, but their deactivated account stays closed, and the refused
+// sign-in changes nothing (their admin group is not synced); reactivated,
+// they sign in again under the same account.
+func TestDisabledUserCannotSignInBySSO(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+		rules := models.GroupRules{AdminGroups: []string{"gpu-admins"}}
+		id := models.SSOIdentity{Subject: "sub-1", Email: "li.na@example.org", EmailVerified: true, Name: "Li Na"}
+		u, err := db.SignInSSO(ctx, id, rules, now, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.DisableUser(ctx, u.ID, models.CLIActor, now, nil); err != nil {
+			t.Fatal(err)
+		}
+		id.Groups = []string{"gpu-admins"}
+		if _, err := db.SignInSSO(ctx, id, rules, now.Add(time.Hour), ""); models.ErrorCode(err) != models.EFORBIDDEN {
+			t.Fatalf("sign-in of a deactivated user: %v, want EFORBIDDEN", err)
+		}
+		if got, _ := db.User(ctx, u.ID); got.IsAdmin || !got.Disabled() {
+			t.Errorf("after the refused sign-in: admin %v, disabled %v", got.IsAdmin, got.Disabled())
+		}
+		if err := db.EnableUser(ctx, u.ID, models.CLIActor, now); err != nil {
+			t.Fatal(err)
+		}
+		again, err := db.SignInSSO(ctx, id, rules, now.Add(2*time.Hour), "")
+		if err != nil || again.ID != u.ID || again.Disabled() {
+			t.Errorf("after reactivation: %v, %+v", err, again)
+		}
+	})
+}
