@@ -35,7 +35,7 @@ func preemptWhat(e EmailEnv, n models.Notice) string {
 	case models.GiveWaySplit:
 		parts := make([]string, len(p.Keep))
 		for i, s := range p.Keep {
-			parts[i] = e.Time(s.Start) + " – " + e.Time(s.End)
+			parts[i] = partText(e.Tr, *p, s, e.Time(s.Start)+" – "+e.Time(s.End))
 		}
 		return e.Tr("email.preempt_split", "When", when, "Parts", strings.Join(parts, e.Tr("preempt.and")), "Hours", p.LostGPUHours())
 	}

@@ -26,11 +26,20 @@ func (p *Page) PlanWhat(pr models.Preemption) string {
 	case models.GiveWaySplit:
 		parts := make([]string, len(pr.Keep))
 		for i, s := range pr.Keep {
-			parts[i] = p.cellRange(s.Start, s.End)
+			parts[i] = partText(p.Tr, pr, s, p.cellRange(s.Start, s.End))
 		}
 		return p.Tr("preempt.split", "Parts", strings.Join(parts, p.Tr("preempt.and")))
 	}
 	return p.Tr("preempt.cancelled")
+}
+
+// partText names a kept part, adding how many of the booking's GPUs it
+// keeps when the request takes only some of them over that part.
+func partText(tr func(string, ...any) string, pr models.Preemption, part models.Part, when string) string {
+	if n, of := len(part.GPUIDs), len(pr.Booking.GPUIDs); n < of {
+		return tr("preempt.part_gpus", "When", when, "Count", n, "Of", of)
+	}
+	return when
 }
 
 // PlanLoss is the GPU-hours a plan row or a whole plan takes, for people.
