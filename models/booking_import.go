@@ -75,7 +75,8 @@ func ParseImportCSV(r io.Reader, loc *time.Location) ([]ImportRow, []ImportRejec
 }
 
 // Parse reads the import file: comma-separated, an optional header line
-// starting with "email", times in RFC 3339 or "YYYY-MM-DD HH:MM" in the
+// that names the columns (checked, and read by its names: see
+// importHeader), times in RFC 3339 or "YYYY-MM-DD HH:MM" in the
 // cluster's zone. A UTF-8 byte order mark and CR-only line ends (old
 // spreadsheet exports) are read like plain LF files. Each malformed row
 // becomes a reject naming its line; a file over the bounds, or with no
@@ -92,6 +93,8 @@ func (ir ImportRules) Parse(r io.Reader) ([]ImportRow, []ImportReject, error) {
 	cr.FieldsPerRecord, cr.TrimLeadingSpace = -1, true
 	var rows []ImportRow
 	var bad []ImportReject
+	var order []int // the header's order of the columns, if it has one
+	first := true
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -101,9 +104,17 @@ func (ir ImportRules) Parse(r io.Reader) ([]ImportRow, []ImportReject, error) {
 		if err != nil {
 			return nil, nil, NewError(EINVALID, M("err.import_csv", "Line", line, "Error", ShowText(err.Error())))
 		}
-		if len(rows)+len(bad) == 0 && len(rec) > 0 && strings.EqualFold(strings.TrimSpace(rec[0]), "email") {
-			continue // the header
+		if first {
+			first = false
+			var header bool
+			var reason *Msg
+			if order, header, reason = importHeader(rec, line); reason != nil {
+				return nil, nil, NewError(EINVALID, *reason)
+			} else if header {
+				continue
+			}
 		}
+		rec = reorderImport(rec, order)
 		if len(rows)+len(bad) >= MaxImportRows {
 			return nil, nil, NewError(EINVALID, M("err.import_too_many_rows", "Rows", MaxImportRows))
 		}
