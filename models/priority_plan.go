@@ -42,6 +42,10 @@ type Preemption struct {
 	// LostGPUSeconds is the booked GPU time taken from the owner.
 	LostGPUSeconds int64
 	OwnTeam        bool // the owner is in the requester's team
+	// Whole: the owner's team keeps multi-GPU bookings all or nothing, so
+	// this one gave up all its GPUs where the request needed only some;
+	// the preview names it as the reason the loss exceeds the request.
+	Whole bool
 	// Filled by the store, for display.
 	OwnerTeams string
 }
@@ -75,7 +79,10 @@ type PreemptInput struct {
 	Busy    []Booking // blocking bookings on the node (may include InWay)
 	GPUs    []GPU     // the node's GPUs
 	Team    []int64   // the users of the requester's team
-	Now     time.Time
+	// Whole are the users whose multi-GPU bookings are all or nothing (a
+	// team of theirs says a job cannot run on fewer GPUs than it booked).
+	Whole []int64
+	Now   time.Time
 }
 
 // PlanPreemption chooses, for each booking in the way, the way of giving
@@ -93,7 +100,7 @@ func PlanPreemption(in PreemptInput) ([]Preemption, error) {
 		if b.Kind == KindPriority {
 			return nil, NewError(ECONFLICT, M("request.err.priority_in_way", "ID", b.ID, "Name", b.UserName))
 		}
-		p := splitPlan(b, r.GPUIDs, r.StartsAt, r.EndsAt)
+		p := splitPlan(b, r.GPUIDs, r.StartsAt, r.EndsAt, slices.Contains(in.Whole, b.UserID))
 		p.OwnTeam = slices.Contains(in.Team, b.UserID)
 		out = append(out, p)
 	}
@@ -103,6 +110,9 @@ func PlanPreemption(in PreemptInput) ([]Preemption, error) {
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		pa, pb := out[a], out[b]
+		if pa.Whole != pb.Whole { // a free GPU first spares an all-or-nothing booking its excess loss
+			return boolRank(pb.Whole) - boolRank(pa.Whole)
+		}
 		if pa.OwnTeam != pb.OwnTeam {
 			return boolRank(pa.OwnTeam) - boolRank(pb.OwnTeam)
 		}
@@ -139,7 +149,9 @@ func boolRank(b bool) int {
 // GPUs not taken, after the window on all GPUs. The loss is the window
 // times the GPUs taken, which can never exceed the request's own GPU-time
 // because bookings never overlap on a GPU. Nothing kept means a cancel.
-func splitPlan(b Booking, need []int64, start, end time.Time) Preemption {
+// An all-or-nothing booking (whole) that the request needs only some GPUs
+// of gives up all of them over the window instead, marked Whole.
+func splitPlan(b Booking, need []int64, start, end time.Time, whole bool) Preemption {
 	var taken, rest []int64
 	for _, g := range b.GPUIDs {
 		if slices.Contains(need, g) {
@@ -148,8 +160,12 @@ func splitPlan(b Booking, need []int64, start, end time.Time) Preemption {
 			rest = append(rest, g)
 		}
 	}
-	slices.Sort(taken)
 	all := slices.Sorted(slices.Values(b.GPUIDs))
+	whole = whole && len(rest) > 0
+	if whole {
+		taken, rest = all, nil
+	}
+	slices.Sort(taken)
 	from, to := start, end
 	if b.StartsAt.After(from) {
 		from = b.StartsAt
@@ -157,7 +173,7 @@ func splitPlan(b Booking, need []int64, start, end time.Time) Preemption {
 	if b.EndsAt.Before(to) {
 		to = b.EndsAt
 	}
-	p := Preemption{Booking: b, Action: GiveWaySplit, Taken: taken}
+	p := Preemption{Booking: b, Action: GiveWaySplit, Taken: taken, Whole: whole}
 	add := func(s, e time.Time, gpus []int64) {
 		if s.Before(e) && len(gpus) > 0 {
 			p.Keep = append(p.Keep, Part{Span: Span{Start: s, End: e}, GPUIDs: slices.Sorted(slices.Values(gpus))})
@@ -258,7 +274,7 @@ func PlanFingerprint(id int64, plan []Preemption) string {
 	fmt.Fprintf(&sb, "request %d\n", id)
 	for _, p := range plan {
 		b := p.Booking
-		fmt.Fprintf(&sb, "%d %d %v %d %d %s %v %v", b.ID, b.UserID, b.GPUIDs, b.StartsAt.Unix(), b.EndsAt.Unix(), p.Action, p.GPUIDs, p.Taken)
+		fmt.Fprintf(&sb, "%d %d %v %d %d %s %v %v %v", b.ID, b.UserID, b.GPUIDs, b.StartsAt.Unix(), b.EndsAt.Unix(), p.Action, p.GPUIDs, p.Taken, p.Whole)
 		for _, s := range p.Keep {
 			fmt.Fprintf(&sb, " %d-%d%v", s.Start.Unix(), s.End.Unix(), s.GPUIDs)
 		}

@@ -14,7 +14,8 @@ import (
 // without free GPUs to move to, and checks the promise: each row's loss is
 // what its kept parts leave out, no kept part touches a GPU the request
 // takes during the request, and the whole plan never costs more than the
-// request's hours × GPUs.
+// request's hours × GPUs unless a row names the all-or-nothing booking
+// that forced it.
 func TestPlanPreemptionShapes(t *testing.T) {
 	var gpus []models.GPU
 	for i := range 10 { // 8 A100s in the way, 2 spare ones for moves

@@ -37,6 +37,7 @@ type want struct {
 	taken  []int64
 	lostH  float64
 	own    bool
+	whole  bool
 }
 
 func TestPlanPreemption(t *testing.T) {
@@ -52,8 +53,20 @@ func TestPlanPreemption(t *testing.T) {
 		busy  []models.Booking
 		gpus  []models.GPU
 		now   float64
+		whole []int64 // owners whose multi-GPU bookings are all or nothing
 		want  []want
 	}{
+		{name: "an all-or-nothing booking gives up all its GPUs over the window, and says so",
+			inWay: []models.Booking{bk(1, 20, []int64{2, 3}, 12, 16)}, busy: []models.Booking{bk(900, 90, []int64{4}, 0, 100)}, whole: []int64{20},
+			want: []want{{id: 1, action: models.GiveWaySplit, gpus: []int64{2, 3}, keep: [][2]float64{{13, 16}}, lostH: 2, whole: true}}},
+		{name: "an all-or-nothing booking the request needs all of is split as any other",
+			inWay: []models.Booking{bk(1, 20, []int64{1, 2}, 12, 16)}, busy: blockAll(0, 100), whole: []int64{20},
+			want: []want{{id: 1, action: models.GiveWaySplit, gpus: []int64{1, 2}, keep: [][2]float64{{13, 16}}, lostH: 2}}},
+		{name: "the free GPU goes to the all-or-nothing booking before the other team's bigger loss",
+			inWay: []models.Booking{bk(1, 20, []int64{1}, 11, 20), bk(2, 30, []int64{2, 4}, 12, 13)},
+			busy:  []models.Booking{}, whole: []int64{30},
+			want: []want{{id: 1, action: models.GiveWaySplit, gpus: []int64{1}, keep: [][2]float64{{13, 20}}, lostH: 2},
+				{id: 2, action: models.GiveWayMove, gpus: []int64{3, 4}, keep: [][2]float64{{12, 13}}}}},
 		{name: "a future booking moves to a free GPU of the same model",
 			inWay: []models.Booking{bk(1, 20, []int64{2}, 9, 57)},
 			want:  []want{{id: 1, action: models.GiveWayMove, gpus: []int64{3}, keep: [][2]float64{{9, 57}}}}},
@@ -115,7 +128,7 @@ func TestPlanPreemption(t *testing.T) {
 				gpus = planGPUs[:4]
 			}
 			busy := append(slices.Clone(tt.busy), tt.inWay...)
-			got, err := models.PlanPreemption(models.PreemptInput{Request: req, InWay: tt.inWay, Busy: busy, GPUs: gpus, Team: team, Now: hour(tt.now)})
+			got, err := models.PlanPreemption(models.PreemptInput{Request: req, InWay: tt.inWay, Busy: busy, GPUs: gpus, Team: team, Whole: tt.whole, Now: hour(tt.now)})
 			if err != nil {
 				t.Fatalf("plan: %v", err)
 			}
@@ -140,9 +153,9 @@ func TestPlanPreemption(t *testing.T) {
 				}
 				if p.Booking.ID != w.id || p.Action != w.action || !slices.Equal(p.GPUIDs, w.gpus) ||
 					fmt.Sprint(keep) != fmt.Sprint(w.keep) || fmt.Sprint(kgpus) != fmt.Sprint(wantK) ||
-					!slices.Equal(p.Taken, w.taken) || lost != w.lostH || p.OwnTeam != w.own {
-					t.Errorf("row %d = {id %d %s gpus %v keep %v %v taken %v lost %v own %v}, want %+v",
-						i, p.Booking.ID, p.Action, p.GPUIDs, keep, kgpus, p.Taken, lost, p.OwnTeam, w)
+					!slices.Equal(p.Taken, w.taken) || lost != w.lostH || p.OwnTeam != w.own || p.Whole != w.whole {
+					t.Errorf("row %d = {id %d %s gpus %v keep %v %v taken %v lost %v own %v whole %v}, want %+v",
+						i, p.Booking.ID, p.Action, p.GPUIDs, keep, kgpus, p.Taken, lost, p.OwnTeam, p.Whole, w)
 				}
 			}
 		})
