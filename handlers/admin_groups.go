@@ -54,6 +54,9 @@ func (h *Admin) RemoveGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if ok, err := h.askRemoveGroup(c, id); !ok {
+		return err
+	}
 	if err := h.Store.DeleteGroupMapping(c.Request().Context(), id, Actor(c)); err != nil {
 		return err
 	}

@@ -142,6 +142,9 @@ func (h *Admin) RemoveMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if ok, err := h.askRemoveMember(c, id, userID); !ok {
+		return err
+	}
 	if err := h.Store.RemoveMembership(c.Request().Context(), id, userID, Actor(c)); err != nil {
 		return err
 	}

@@ -110,12 +110,19 @@ func (h *Profile) RevokeToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	owned := false
-	for _, t := range toks {
-		owned = owned || t.ID == id
+	var tok *models.APIToken
+	for i := range toks {
+		if toks[i].ID == id {
+			tok = &toks[i]
+		}
 	}
-	if !owned {
+	if tok == nil {
 		return models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", "token"))
+	}
+	t := h.Translator(c)
+	if ok, err := h.confirmed(c, views.ConfirmView{Title: t.T("confirm.token_title", "Name", tok.Name),
+		Text: t.T("confirm.token_text"), Button: t.T("profile.revoke"), Back: "/profile#tokens"}); !ok {
+		return err
 	}
 	if err := h.Store.RevokeToken(ctx, id, h.Now(), Actor(c)); err != nil {
 		return err

@@ -94,9 +94,29 @@ func (h *Profile) RevokeFeed(c echo.Context) error {
 		return err
 	}
 	u := models.UserFromContext(ctx)
+	if ok, err := h.askRevokeFeed(c, u.ID, id); !ok {
+		return err
+	}
 	if err := h.Store.RevokeFeedToken(ctx, u.ID, id, h.Now(), Actor(c)); err != nil {
 		return err
 	}
 	h.Flash(c, "ok", h.Translator(c).T("feed.revoked"))
 	return RedirectSeeOther(c, "/profile#feeds")
+}
+
+// askRevokeFeed asks before a feed address stops working for every
+// calendar that subscribed to it; another user's or a revoked feed is a 404.
+func (h *Profile) askRevokeFeed(c echo.Context, userID, id int64) (bool, error) {
+	feeds, err := h.Store.FeedTokens(c.Request().Context(), userID)
+	if err != nil {
+		return false, err
+	}
+	for _, f := range feeds {
+		if f.ID == id && f.RevokedAt == nil {
+			t := h.Translator(c)
+			return h.confirmed(c, views.ConfirmView{Title: t.T("confirm.feed_title"), Text: t.T("confirm.feed_text"),
+				Button: t.T("profile.revoke"), Back: "/profile#feeds"})
+		}
+	}
+	return false, models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", "feed"))
 }

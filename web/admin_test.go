@@ -171,7 +171,7 @@ func TestAdminUsersAndTeams(t *testing.T) {
 			if v, _ := admin.Get(teamURL).Doc.Find(`#share-weight`).Attr("value"); v != "2.5" {
 				t.Errorf("share weight after save %q, want 2.5", v)
 			}
-			if res := admin.Post(teamURL+"/members/"+itoa(plain.ID)+"/remove", nil); res.Code != http.StatusSeeOther {
+			if res := admin.Post(teamURL+"/members/"+itoa(plain.ID)+"/remove", url.Values{"confirm": {"yes"}}); res.Code != http.StatusSeeOther {
 				t.Errorf("remove: %d", res.Code)
 			}
 		})

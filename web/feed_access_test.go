@@ -51,7 +51,7 @@ func TestFeedRevokeAndRecreate(t *testing.T) {
 				t.Error("the profile page shows the token again: only its hash is kept")
 			}
 			action, _ := row.Find(`form[action$="/revoke"]`).Attr("action")
-			if res := c.Post(action, nil); res.Code != http.StatusSeeOther || res.Header().Get("Location") != "/profile#feeds" {
+			if res := c.Post(action, url.Values{"confirm": {"yes"}}); res.Code != http.StatusSeeOther || res.Header().Get("Location") != "/profile#feeds" {
 				t.Fatalf("revoke: %d %s", res.Code, res.Header().Get("Location"))
 			}
 			res, _ := fetchFeed(t, f.env, second)

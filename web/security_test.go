@@ -138,7 +138,7 @@ func TestTokenLifecycle(t *testing.T) {
 			if res := other.Post("/profile/tokens/"+itoa(toks[0].ID)+"/revoke", nil); res.Code != http.StatusNotFound {
 				t.Errorf("revoke someone else's token: %d", res.Code)
 			}
-			if res := c.Post("/profile/tokens/"+itoa(toks[0].ID)+"/revoke", nil); res.Code != http.StatusSeeOther {
+			if res := c.Post("/profile/tokens/"+itoa(toks[0].ID)+"/revoke", url.Values{"confirm": {"yes"}}); res.Code != http.StatusSeeOther {
 				t.Errorf("revoke: %d", res.Code)
 			}
 			if got := api(plain); got != http.StatusUnauthorized {
