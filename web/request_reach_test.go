@@ -122,7 +122,7 @@ func TestStaleApprovalSaysWhatChanged(t *testing.T) {
 			approve := approveForm(carol.Get(reqPath).Doc)
 			later := f.book(t, f.erin, []int64{f.gpu(t, "node-a", 1)}, 3, 7, "")
 			res := carol.Post(reqPath+"/approve", approve)
-			if res.Code != http.StatusConflict || res.Doc.Find(testid("approval-stale")).Length() != 1 {
+			if res.Code != http.StatusConflict || res.Doc == nil || res.Doc.Find(testid("approval-stale")).Length() != 1 {
 				t.Fatalf("stale approval: %d, no notice", res.Code)
 			}
 			want := "Booking #" + itoa(later.ID) + " of Erin Member is now in the way: split, losing 2 GPU-hours."
@@ -183,7 +183,10 @@ func TestApprovalRefusesOutOfServiceGPU(t *testing.T) {
 			}
 			for i, id := range ids {
 				res := carol.Post("/requests/"+itoa(id)+"/approve", forms[i])
-				if res.Code != http.StatusConflict || !strings.Contains(res.Doc.Find(testid("approval-stale")).Text(), "GPU 1 was taken out of service (fan)") {
+				if res.Code != http.StatusConflict {
+					t.Fatalf("approve request %d on an out-of-service GPU: %d", i, res.Code)
+				}
+				if !strings.Contains(res.Doc.Find(testid("approval-stale")).Text(), "GPU 1 was taken out of service (fan)") {
 					t.Fatalf("approve request %d on an out-of-service GPU: %d %q", i, res.Code, res.Doc.Find(testid("approval-stale")).Text())
 				}
 				got, _ := f.env.DB.Request(ctx, id)
