@@ -23,8 +23,8 @@ var (
 	// clock is a time of day; dayBefore is what must come before one
 	// that is not today's: a date, a weekday's date, or today/tomorrow/
 	// yesterday, or the earlier end of a same-day range ("09:00–17:00").
-	clock     = regexp.MustCompile(`\b([01]?\d|2[0-3]):[0-5]\d\b`)
-	dayBefore = regexp.MustCompile(`(\d{4}-\d{2}-\d{2}|\b\d{1,2}-\d{1,2}|\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)( \d{4})?|\d{1,2}月\d{1,2}日( 周.)?|today|tomorrow|yesterday|今天|明天|昨天|\d:\d\d\s*[–-]\s*|(Mon|Tue|Wed|Thu|Fri|Sat|Sun)(day|sday|nesday|rsday|urday)?( at)?|周.|星期.|(如|e\.g\.|for example,?))\s*$`)
+	clock      = regexp.MustCompile(`\b([01]?\d|2[0-3]):[0-5]\d\b`)
+	dayBefore  = regexp.MustCompile(`(\d{4}-\d{2}-\d{2}|\b\d{1,2}-\d{1,2}|\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)( \d{4})?|\d{1,2}月\d{1,2}日( 周.)?|today|tomorrow|yesterday|今天|明天|昨天|\d:\d\d\s*[–-]\s*|(Mon|Tue|Wed|Thu|Fri|Sat|Sun)(day|sday|nesday|rsday|urday)?( at)?|周.|星期.|(如|e\.g\.|for example,?))\s*$`)
 	rangeStart = regexp.MustCompile(`(\d\d:\d\d)\s*[–-]\s*$`)
 	// zoneOffset is a clock that is a zone's offset ("UTC+08:00").
 	zoneOffset = regexp.MustCompile(`[+−-]$`)

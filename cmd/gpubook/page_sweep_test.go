@@ -34,6 +34,12 @@ func TestPageSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A weekly limit of 100 GPU-hours and a minute, so that home and
+	// limits show figures that are no round number of hours.
+	weekly := []models.PolicyLimit{{Scope: models.ScopeGlobal, Rule: models.RuleMaxGPUHours, Period: models.PeriodAll, Value: 6001}}
+	if err := db.SaveScopeLimits(ctx, models.ScopeGlobal, 0, weekly, time.Now(), models.CLIActor); err != nil {
+		t.Fatal(err)
+	}
 	env := webtest.NewOn(t, db, func(c *web.Config) { c.Location = shanghai })
 	data := demoWords(t, db)
 	pages := sweepPages(t, db)
