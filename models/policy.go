@@ -122,6 +122,14 @@ func ParseValue(rule, s string) (v int64, set, ok bool) {
 		return 0, false, true
 	}
 	spec, known := SpecOf(rule)
+	if known && spec.Unit > 1 {
+		if m, isDuration := parseMinutesText(s); isDuration { // "8h", "90 min", "2d"
+			if m < 0 || m > 1e7*float64(spec.Unit) {
+				return 0, true, false
+			}
+			return int64(m + 0.5), true, true
+		}
+	}
 	f, err := strconv.ParseFloat(s, 64)
 	if !known || err != nil || !(f >= 0 && f <= 1e7) { // also refuses NaN
 		return 0, true, false
