@@ -120,7 +120,7 @@ func loadUser(base *handlers.Base) echo.MiddlewareFunc {
 			if err != nil {
 				return err
 			}
-			// browserZone(c, u)
+			browserZone(c, u)
 			c.SetRequest(c.Request().WithContext(models.WithUser(c.Request().Context(), u)))
 			return next(c)
 		}
