@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +144,19 @@ func TestZoneClickIsAuditedAsAZoneChange(t *testing.T) {
 	}
 	if got := models.DescribeAudit(evs[0]).Key; got != "audit.s.user_prefs" {
 		t.Errorf("sentence %q, want audit.s.user_prefs (details %s)", got, evs[0].Details)
+	}
+}
+
+// TestHomeSaysSignedInOnce: right after signing in, the flash says who is
+// signed in; the home page does not say it a second time (the menu shows
+// the name too).
+func TestHomeSaysSignedInOnce(t *testing.T) {
+	f := newCalFixture(t, "sqlite")
+	c := f.env.Client()
+	c.Get("/login")
+	res := c.Post("/login/dev", url.Values{"email": {f.bob.Email}})
+	home := c.Get(res.Header().Get("Location"))
+	if n := strings.Count(home.Body.String(), "Signed in as"); n != 1 {
+		t.Errorf("\"Signed in as\" %d times on the first page, want 1 (the flash)", n)
 	}
 }
