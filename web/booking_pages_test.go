@@ -153,7 +153,7 @@ func TestCalendarTimeZones(t *testing.T) {
 	f := newCalFixture(t, store.SQLite)
 	b := f.book(t, f.bob, []int64{f.gpu(t, "node-b", 0)}, 3.8, 5.8, "tz") // 14:00–16:00 UTC
 	for _, tt := range []struct{ zone, want, hint string }{
-		{"Asia/Shanghai", "Wed 3 Jun 22:00–00:00", "Asia/Shanghai (CST)"},
+		{"Asia/Shanghai", "Wed 3 Jun 22:00–Thu 4 Jun 00:00", "Asia/Shanghai (CST)"}, // across midnight: both dates
 		{"Europe/Berlin", "Wed 3 Jun 16:00–18:00", "Europe/Berlin (CEST)"},
 	} {
 		t.Run(tt.zone, func(t *testing.T) {
