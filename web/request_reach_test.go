@@ -39,6 +39,11 @@ func TestRefusalOffersRequest(t *testing.T) {
 				t.Fatalf("request form: %d", page.Code)
 			}
 			checkRequestForm(t, page.Doc, a0, start, "Erin Member")
+			// The node picker's choice shows that node's GPUs.
+			b0 := f.gpu(t, "node-b", 0)
+			if res := bob.Get("/requests/new?node=" + itoa(f.nodes[1].ID) + "&starts_at=" + start); res.Doc.Find(testid("gpu-state-"+itoa(b0))).Length() != 1 {
+				t.Errorf("the request form does not offer the chosen node's GPUs")
+			}
 
 			// Book now on home: both A100s asked, none free: the request asks for them.
 			res = bob.Post("/bookings/now", url.Values{"node": {itoa(f.nodes[0].ID)}, "model": {"NVIDIA A100-SXM4-80GB"}, "count": {"4"}, "hours": {"2"}})
