@@ -37,7 +37,7 @@ func TestLimitsInViewersZone(t *testing.T) {
 			tests := []struct{ lang, peak, week string }{
 				{"en", "Peak hours are Sun, Mon, Tue, Wed, Thu 21:00–07:00 (next day) in your time zone (America/New_York (EDT)); the cluster sets them as Mon, Tue, Wed, Thu, Fri 09:00–19:00 (Asia/Shanghai).",
 					"this week started Sun 31 May 12:00."},
-				{"zh-CN", "按你的时区（America/New_York (EDT)），高峰时段为 周日、周一、周二、周三、周四 21:00–07:00（次日）；集群设定为 周一、周二、周三、周四、周五 09:00–19:00（Asia/Shanghai）。",
+				{"zh-CN", "按您的时区（America/New_York (EDT)），高峰时段为 周日、周一、周二、周三、周四 21:00–07:00（次日）；集群设定为 周一、周二、周三、周四、周五 09:00–19:00（Asia/Shanghai）。",
 					"本周始于 5月31日 周日 12:00。"},
 			}
 			for _, tt := range tests {

@@ -180,7 +180,7 @@ func checkMail(t *testing.T, f *prioWeb) {
 		{"carol@example.org Priority request #1 from Bob Builder", "NeurIPS rebuttal", "deadline tomorrow"},
 		{"dan@example.org Priority request #1 from Bob Builder", "3 ablations", "13:00 today"},
 		{"bob@example.org Your priority request #1 was approved", "ok, hand back at 13:00", "approved"},
-		{"erin@example.org 你在 node-a 上的预订为优先申请让路", "已移到同型号的另一块 GPU（GPU 2 → GPU 3），你没有任何损失", "NeurIPS rebuttal"},
+		{"erin@example.org 您在 node-a 上的预订为优先申请让路", "已移到同型号的另一块 GPU（GPU 2 → GPU 3），您没有任何损失", "NeurIPS rebuttal"},
 	}
 	for _, w := range want {
 		p, ok := got[w.key]

@@ -160,3 +160,15 @@ func TestHomeSaysSignedInOnce(t *testing.T) {
 		t.Errorf("\"Signed in as\" %d times on the first page, want 1 (the flash)", n)
 	}
 }
+
+// TestHomeFreeLineChinese: the free-GPU line of the Chinese home page has
+// no space before its full-width comma ("空闲 4 块 ，" was shown).
+func TestHomeFreeLineChinese(t *testing.T) {
+	f := newCalFixture(t, "sqlite")
+	c := f.signedIn(f.bob)
+	c.Header.Set("Accept-Language", "zh-CN")
+	line := c.Get("/").Doc.Find(testid("free-node-a") + " p").First().Text()
+	if !strings.Contains(line, "空闲 4 块，") || strings.Contains(line, " ，") {
+		t.Errorf("free line %q, want \"空闲 4 块，\" with no space before the comma", line)
+	}
+}
