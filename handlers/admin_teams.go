@@ -132,6 +132,20 @@ func (h *Admin) SetShareWeight(c echo.Context) error {
 	return RedirectSeeOther(c, "/admin/teams/"+itoa64(id))
 }
 
+// SetWholeBookings says whether the team's multi-GPU bookings are all or
+// nothing when a priority request pre-empts them (a checkbox: absent is off).
+func (h *Admin) SetWholeBookings(c echo.Context) error {
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := h.Store.SetTeamWholeBookings(c.Request().Context(), id, c.FormValue("whole_bookings") == "on", Actor(c)); err != nil {
+		return err
+	}
+	h.Flash(c, "ok", h.Translator(c).T("flash.saved"))
+	return RedirectSeeOther(c, "/admin/teams/"+itoa64(id))
+}
+
 // RemoveMember takes a user out of the team.
 func (h *Admin) RemoveMember(c echo.Context) error {
 	id, err := PathID(c, "id")

@@ -17,6 +17,7 @@ const (
 	AuditUserRename         = "user.rename"
 	AuditTeamCreate         = "team.create"
 	AuditTeamShareWeight    = "team.share_weight"
+	AuditTeamWholeBookings  = "team.whole_bookings"
 	AuditMemberSet          = "team.member_set"
 	AuditMemberRemove       = "team.member_remove"
 	AuditGroupMapping       = "team.group_map"

@@ -154,6 +154,11 @@ func DescribeAudit(e AuditEvent) AuditSentence {
 	case AuditTeamShareWeight:
 		s.Nums["Weight"] = strconv.FormatFloat(d.Weight, 'f', -1, 64)
 		return set("team_share_weight", "Team", ref(RefTeam, target))
+	case AuditTeamWholeBookings:
+		if d.On != nil && *d.On {
+			return set("team_whole_on", "Team", ref(RefTeam, target))
+		}
+		return set("team_whole_off", "Team", ref(RefTeam, target))
 	case AuditMemberSet:
 		if d.Role == "lead" {
 			return set("member_set_lead", "User", user(d.UserID), "Team", ref(RefTeam, target))
@@ -205,7 +210,7 @@ func DescribeAudit(e AuditEvent) AuditSentence {
 	case AuditRequestExpire:
 		return set("request_expire", "Request", ref(RefRequest, target))
 	case AuditLoanCreate:
-		s.Nums["Hours"] = strconv.FormatFloat(float64(d.Minutes)/60, 'f', -1, 64)
+		s.Nums["Hours"] = FormatMinutesAsHours(d.Minutes)
 		return set("loan_create", "User", user(d.ToUser))
 	case AuditPolicyLimits:
 		switch e.TargetType {
@@ -275,7 +280,7 @@ var AuditActionGroups = [][]string{
 	{"request.", AuditRequestCreate, AuditRequestApprove, AuditRequestDeny, AuditRequestWithdraw, AuditRequestExpire},
 	{"user.", AuditUserCreate, AuditUserUpdate, AuditUserAdmin, AuditUserSSOLink, AuditUserUnix, AuditRemindersSet,
 		AuditUserDisable, AuditUserEnable, AuditUserRename},
-	{"team.", AuditTeamCreate, AuditTeamShareWeight, AuditMemberSet, AuditMemberRemove, AuditGroupMapping, AuditGroupMappingRemove},
+	{"team.", AuditTeamCreate, AuditTeamShareWeight, AuditTeamWholeBookings, AuditMemberSet, AuditMemberRemove, AuditGroupMapping, AuditGroupMappingRemove},
 	{"node.", AuditNodeCreate, AuditNodeRename, "node.enroll", "node.enroll_token", "node.inventory"},
 	{"gpu.", AuditGPUService, AuditWatchCreate},
 	{"policy.", AuditPolicyLimits, AuditPolicySettings, AuditPolicyModels},

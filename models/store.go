@@ -37,6 +37,7 @@ type TeamStore interface {
 	SetMembership(ctx context.Context, m *Membership, by Actor) error
 	RemoveMembership(ctx context.Context, teamID, userID int64, by Actor) error
 	SetTeamShareWeight(ctx context.Context, id int64, w float64, by Actor) error
+	SetTeamWholeBookings(ctx context.Context, id int64, on bool, by Actor) error
 }
 
 // NodeStore reads and writes nodes and their GPUs.

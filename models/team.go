@@ -26,7 +26,11 @@ type Team struct {
 	// ShareWeight is the team's weight in the fair-share entitled shares
 	// (docs/reports.md): admins set it when teams should not be equal.
 	ShareWeight float64
-	CreatedAt   time.Time
+	// WholeBookings: the team's multi-GPU bookings are all or nothing (its
+	// jobs cannot run on fewer GPUs), so a pre-empting request takes all
+	// GPUs of one it needs some of, and the approval preview says why.
+	WholeBookings bool
+	CreatedAt     time.Time
 }
 
 // MaxShareWeight bounds a team's weight, as the database's check does.

@@ -28,7 +28,11 @@ func (p *Page) PlanWhat(pr models.Preemption) string {
 		for i, s := range pr.Keep {
 			parts[i] = partText(p.Tr, pr, s, p.cellRange(s.Start, s.End))
 		}
-		return p.Tr("preempt.split", "Parts", strings.Join(parts, p.Tr("preempt.and")))
+		out := p.Tr("preempt.split", "Parts", strings.Join(parts, p.Tr("preempt.and")))
+		if pr.Whole {
+			out += " " + p.Tr("preempt.whole", "Of", len(pr.Booking.GPUIDs))
+		}
+		return out
 	}
 	return p.Tr("preempt.cancelled")
 }

@@ -130,6 +130,7 @@ func routes(e *echo.Echo, base *handlers.Base, cfg Config, m *metrics) {
 	adm.GET("/teams/:id", admin.Team)
 	adm.POST("/teams/:id/members", admin.SetMember)
 	adm.POST("/teams/:id/share-weight", admin.SetShareWeight)
+	adm.POST("/teams/:id/whole-bookings", admin.SetWholeBookings)
 	adm.POST("/teams/:id/members/:user/remove", admin.RemoveMember)
 	adm.GET("/groups", admin.Groups)
 	adm.POST("/groups", admin.CreateGroup)

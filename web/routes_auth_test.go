@@ -104,6 +104,7 @@ var routeRoles = map[string]string{
 	"GET /admin/teams/:id":                       admin,
 	"POST /admin/teams/:id/members":              admin,
 	"POST /admin/teams/:id/share-weight":         admin,
+	"POST /admin/teams/:id/whole-bookings":       admin,
 	"POST /admin/teams/:id/members/:user/remove": admin,
 	"GET /admin/users":                           admin,
 	"POST /admin/users/:id/admin":                admin,

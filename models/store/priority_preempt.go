@@ -65,6 +65,10 @@ func planWay(tx *gorm.DB, r *models.PriorityRequest, now time.Time, lock bool) (
 			return nil, fmt.Errorf("store: request team members: %w", err)
 		}
 	}
+	err = tx.Table("memberships m").Joins("JOIN teams t ON t.id = m.team_id").Where("t.whole_bookings").Distinct().Pluck("m.user_id", &in.Whole).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: all-or-nothing owners: %w", err)
+	}
 	return models.PlanPreemption(in)
 }
 

@@ -15,13 +15,14 @@ type teamRow struct {
 	ID        int64     `gorm:"column:id;primaryKey"`
 	Name      string    `gorm:"column:name"`
 	Weight    float64   `gorm:"column:share_weight;default:1"` // 0 takes the default: every writer of a team gets an equal share
+	Whole     bool      `gorm:"column:whole_bookings"`
 	CreatedAt time.Time `gorm:"column:created_at"`
 }
 
 func (teamRow) TableName() string { return "teams" }
 
 func (r teamRow) model() *models.Team {
-	return &models.Team{ID: r.ID, Name: r.Name, ShareWeight: r.Weight, CreatedAt: r.CreatedAt.UTC()}
+	return &models.Team{ID: r.ID, Name: r.Name, ShareWeight: r.Weight, WholeBookings: r.Whole, CreatedAt: r.CreatedAt.UTC()}
 }
 
 type membershipRow struct {
@@ -121,6 +122,25 @@ func (db *DB) SetTeamShareWeight(ctx context.Context, id int64, w float64, by mo
 	})
 	if err != nil {
 		return mapErr(err, "team share weight")
+	}
+	return nil
+}
+
+// SetTeamWholeBookings says whether the team's multi-GPU bookings are all
+// or nothing when a priority request pre-empts them.
+func (db *DB) SetTeamWholeBookings(ctx context.Context, id int64, on bool, by models.Actor) error {
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Table("teams").Where("id = ?", id).Update("whole_bookings", on)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return models.NewError(models.ENOTFOUND, models.M("err.not_found", "What", "team"))
+		}
+		return audit(tx, by, models.AuditTeamWholeBookings, "team", id, map[string]any{"on": on})
+	})
+	if err != nil {
+		return mapErr(err, "team whole bookings")
 	}
 	return nil
 }
