@@ -73,7 +73,7 @@ func checkPreemptGPUs(t *testing.T, d string, whole bool) {
 	wantWhat, wantTotal, wantHeld, wantMail := "on 2 of its 4 GPUs", "6 GPU-hours", "1h0m0s–2h0m0s ×4, 2h0m0s–5h0m0s ×2, 5h0m0s–8h0m0s ×4", "4 块 GPU 中保留 2 块"
 	if whole {
 		wantWhat, wantTotal, wantHeld, wantMail = "all or nothing: the owner's team keeps multi-GPU bookings whole, so it gives up all 4 GPUs",
-			"12 GPU-hours", "1h0m0s–2h0m0s ×4, 5h0m0s–8h0m0s ×4", "12 GPU 小时"
+			"12 GPU-hours", "1h0m0s–2h0m0s ×4, 5h0m0s–8h0m0s ×4", "整体预订：所属团队的多卡预订不可拆卡"
 	}
 	if !strings.Contains(what, wantWhat) {
 		t.Errorf("plan says %q, want %q", what, wantWhat)
