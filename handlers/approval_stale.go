@@ -37,6 +37,9 @@ func (h *Priority) staleApproval(c echo.Context, id int64, shown string, cause e
 	}
 	t := h.Translator(c)
 	v.Problem = t.Err(cause)
+	if v.PlanErr != nil && t.Err(v.PlanErr) == v.Problem {
+		v.PlanErr = nil // said once
+	}
 	for _, m := range models.PlanChanges(shown, v.Plan) {
 		for _, k := range []string{"Action", "Was"} {
 			if a, ok := m.Data[k].(string); ok {

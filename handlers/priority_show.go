@@ -63,6 +63,15 @@ func (h *Priority) requestView(ctx context.Context, r models.PriorityRequest, de
 	if err := h.preview(ctx, &v); err != nil {
 		return v, err
 	}
+	if v.CanDecide { // a GPU taken out while it waited: say so before the decider tries
+		gpus, err := h.Store.GPUs(ctx)
+		if err != nil {
+			return v, err
+		}
+		if out := models.RequireInService(gpus, r.GPUIDs); out != nil {
+			v.PlanErr = out
+		}
+	}
 	inWay, err := h.Store.Bookings(ctx, models.BookingFilter{From: r.StartsAt, To: r.EndsAt, NodeID: r.NodeID})
 	if err != nil {
 		return v, err

@@ -2,6 +2,7 @@ package models
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -50,4 +51,17 @@ func GPUsToRequest(gpus []GPU, nodeID int64, model string, count int, prefer []i
 		return n, out
 	}
 	return 0, nil
+}
+
+// RequireInService refuses (ECONFLICT) a request whose GPUs are not all in
+// service, naming the first one out and why: approving it would confirm
+// a booking on a GPU that the booking form and the API refuse. gpus may
+// hold other GPUs too.
+func RequireInService(gpus []GPU, ids []int64) error {
+	for _, g := range gpus {
+		if slices.Contains(ids, g.ID) && !g.InService {
+			return NewError(ECONFLICT, M("request.err.out_of_service", "GPU", "GPU "+strconv.Itoa(g.Index), "Reason", g.OutOfServiceReason))
+		}
+	}
+	return nil
 }

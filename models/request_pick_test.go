@@ -39,3 +39,30 @@ func TestGPUsToRequest(t *testing.T) {
 		})
 	}
 }
+
+func TestRequireInService(t *testing.T) {
+	gpus := []GPU{{ID: 1, Index: 0, InService: true}, {ID: 2, Index: 1, OutOfServiceReason: "fan"}, {ID: 3, Index: 2, InService: true}}
+	for _, c := range []struct {
+		name string
+		ids  []int64
+		want string // the GPU named, "" for no error
+	}{
+		{"all in service", []int64{1, 3}, ""},
+		{"one out", []int64{1, 2}, "GPU 1"},
+		{"none asked", nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := RequireInService(gpus, c.ids)
+			if c.want == "" {
+				if err != nil {
+					t.Errorf("err = %v, want none", err)
+				}
+				return
+			}
+			e := AsError(err)
+			if ErrorCode(err) != ECONFLICT || e.Msg.Key != "request.err.out_of_service" || e.Msg.Data["GPU"] != c.want || e.Msg.Data["Reason"] != "fan" {
+				t.Errorf("err = %+v, want ECONFLICT naming %s (fan)", e, c.want)
+			}
+		})
+	}
+}

@@ -187,6 +187,9 @@ func TestApprovalRefusesOutOfServiceGPU(t *testing.T) {
 				t.Fatalf("take out of service: %d", res.Code)
 			}
 			for i, id := range ids {
+				if got := carol.Get("/requests/" + itoa(id)).Doc.Find(testid("plan-problem")).Text(); !strings.Contains(got, "GPU 1 was taken out of service (fan)") {
+					t.Errorf("the request page does not warn the lead: %q", got)
+				}
 				res := carol.Post("/requests/"+itoa(id)+"/approve", forms[i])
 				if res.Code != http.StatusConflict {
 					t.Fatalf("approve request %d on an out-of-service GPU: %d", i, res.Code)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -44,10 +43,9 @@ func requireInService(tx *gorm.DB, ids []int64) error {
 	if err := tx.Where("id IN ?", ids).Order("idx").Find(&rows).Error; err != nil {
 		return fmt.Errorf("store: gpus in service: %w", err)
 	}
-	for _, g := range rows {
-		if !g.InService {
-			return models.NewError(models.ECONFLICT, models.M("request.err.out_of_service", "GPU", "GPU "+strconv.Itoa(g.Index), "Reason", g.OutOfServiceReason))
-		}
+	gpus := make([]models.GPU, len(rows))
+	for i, r := range rows {
+		gpus[i] = r.model()
 	}
-	return nil
+	return models.RequireInService(gpus, ids)
 }
