@@ -73,7 +73,7 @@ func (c *cli) seedDemo(ctx context.Context, cfg Config, db *store.DB, plan demoD
 	if s.skipped > 0 {
 		fmt.Fprintf(c.stdout, "demo: skipped %d that already existed or clashed with existing bookings\n", s.skipped)
 	}
-	fmt.Fprintf(c.stdout, "Sign in: open %s/login and pick any user; admin@example.org is an admin\n", cfg.BaseURL)
+	fmt.Fprintln(c.stdout, demoSignIn(ctx, cfg.BaseURL))
 	return nil
 }
 

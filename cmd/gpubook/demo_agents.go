@@ -25,9 +25,10 @@ type demoAgentOpts struct {
 
 // demoAgent is one running gpubook-agent process of the demo.
 type demoAgent struct {
-	node string
-	cmd  *exec.Cmd
-	done chan struct{}
+	node    string
+	cmd     *exec.Cmd
+	done    chan struct{}
+	metrics int // the port of its /metrics, free when it started
 }
 
 // demoAgents enrols every demo node and runs a real gpubook-agent process
@@ -59,7 +60,7 @@ func (c *cli) demoAgents(ctx context.Context, cfg Config, db *store.DB, plan dem
 		}
 		agents = append(agents, a)
 		fmt.Fprintf(c.stdout, "demo: gpubook-agent for %s runs on simulated GPUs (pid %d, /metrics on 127.0.0.1:%d, log %s)\n",
-			n.Name, a.cmd.Process.Pid, 9478+i, filepath.Join(dir, n.Name, "agent.log"))
+			n.Name, a.cmd.Process.Pid, a.metrics, filepath.Join(dir, n.Name, "agent.log"))
 	}
 	if o.lock != "" {
 		fmt.Fprintf(c.stdout, "demo: %s locks its GPUs: its simulated GPUs are /dev/gpubook-sim/%s/nvidia0…; a login on this host\n"+
@@ -156,7 +157,7 @@ func isFile(p string) bool {
 
 // demoAgentConf is a demo node's agent.conf: simulated GPUs like the
 // node's, quick intervals, idle bookings reported after 10 minutes.
-func demoAgentConf(base string, n demoNode, i int, dir string, lock bool) string {
+func demoAgentConf(base string, n demoNode, metricsPort int, dir string, lock bool) string {
 	enforce := "detect"
 	if lock {
 		enforce = "lock"
@@ -179,7 +180,7 @@ heartbeat_interval = 30s
 idle_after = 10m
 enforce = %s
 `, base, n.Name, filepath.Join(dir, "credential.json"), filepath.Join(dir, "state"), filepath.Join(dir, "state", "schedule.json"),
-		9478+i, n.GPUs, n.Model, n.MemoryMiB, filepath.Join(dir, "load"), enforce)
+		metricsPort, n.GPUs, n.Model, n.MemoryMiB, filepath.Join(dir, "load"), enforce)
 }
 
 // demoIntruder picks who uses a GPU of n without a booking, and which GPU:

@@ -36,7 +36,11 @@ func (c *cli) startDemoAgent(ctx context.Context, cfg Config, db *store.DB, plan
 	if err := os.WriteFile(filepath.Join(dir, "load"), []byte(load), 0o644); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(conf, []byte(demoAgentConf(cfg.BaseURL, n, i, dir, lock)), 0o644); err != nil {
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(conf, []byte(demoAgentConf(cfg.BaseURL, n, port, dir, lock)), 0o644); err != nil {
 		return nil, err
 	}
 	enroll := exec.CommandContext(ctx, bin, "enroll", "--config", conf)
@@ -59,7 +63,7 @@ func (c *cli) startDemoAgent(ctx context.Context, cfg Config, db *store.DB, plan
 		log.Close()
 		return nil, err
 	}
-	a := &demoAgent{node: n.Name, cmd: cmd, done: make(chan struct{})}
+	a := &demoAgent{node: n.Name, cmd: cmd, done: make(chan struct{}), metrics: port}
 	go func() {
 		_ = cmd.Wait()
 		log.Close()

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/gpubook/gpubook/models"
 )
 
 // The demo is described by a pure function of a seed and a clock, so that it
@@ -118,13 +120,13 @@ func (p *planner) add(b demoBooking) {
 	p.out = append(p.out, b)
 }
 
-// planBookings fills three days before today to four days after with
-// bookings of 1–4 GPUs, mostly by each node's home team, plus one booking
-// that is running at now so that the demo always shows an active one.
+// planBookings fills last week (demoBookingsFrom) to four days after today
+// with bookings of 1–4 GPUs, mostly by each node's home team, plus one
+// booking that is running at now so that the demo always shows an active one.
 func planBookings(r *rand.Rand, d demoData, now time.Time, loc *time.Location) []demoBooking {
 	local := now.In(loc)
 	today := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, loc)
-	from, to := today.AddDate(0, 0, -3), today.AddDate(0, 0, 4)
+	from, to := demoBookingsFrom(now, loc), today.AddDate(0, 0, 4)
 	p := &planner{busy: map[string][]interval{}}
 	hour := now.Truncate(time.Hour)
 	p.add(demoBooking{UserEmail: "li.na@example.org", Node: "gpu-h100-01", GPUs: []int{0, 1}, Start: hour.Add(-2 * time.Hour), End: hour.Add(4 * time.Hour), Note: "LLM 微调 (Qwen-7B, LoRA r=16)"})
@@ -178,4 +180,17 @@ func teamMembers(users []demoUser, team string) []demoUser {
 		}
 	}
 	return out
+}
+
+// demoBookingsFrom is where the demo's bookings begin: the Monday of last
+// week (the week the Monday report covers), or three days before today if
+// that is earlier. Three days alone left most of last week empty, so the
+// demo's weekly reports said "nothing to report".
+func demoBookingsFrom(now time.Time, loc *time.Location) time.Time {
+	local := now.In(loc)
+	threeDays := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, -3)
+	if last := models.WeekOf(now, loc).Prev(1).Start; last.Before(threeDays) {
+		return last
+	}
+	return threeDays
 }

@@ -93,8 +93,8 @@ func checkDemoBookings(t *testing.T, d demoData, now time.Time, loc *time.Locati
 		users[u.Email] = true
 	}
 	local := now.In(loc)
-	from := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, -3)
-	to := from.AddDate(0, 0, 7)
+	from := demoBookingsFrom(now, loc)
+	to := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, 4)
 	phases := map[models.BookingPhase]int{}
 	for i, b := range d.Bookings {
 		length := b.End.Sub(b.Start)
