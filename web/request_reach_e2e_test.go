@@ -14,7 +14,8 @@ import (
 // TestE2ERefusalToRequest is issue 38's "one click" in Chromium: Bob's
 // booking is refused because Erin holds the GPU; one click on "request
 // priority" opens the request form filled with what he asked (the GPU
-// ticked, the same start and end), showing who holds the GPU until when.
+// ticked, the same start and end), showing who holds the GPU until when,
+// live as the range changes.
 func TestE2ERefusalToRequest(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
@@ -51,6 +52,19 @@ func TestE2ERefusalToRequest(t *testing.T) {
 			}
 			if got[0] != startIn || got[1] != endIn || got[2] != "true" || !strings.Contains(got[3], "Erin Member") {
 				t.Errorf("request form: start %q end %q ticked %s state %q; want %q %q, ticked, Erin", got[0], got[1], got[2], got[3], startIn, endIn)
+			}
+			// Live, as on the booking form: a later range, after Erin's
+			// booking, shows the GPU free without a reload.
+			later, laterEnd := start.Add(6*time.Hour).Format("2006-01-02T15:04"), start.Add(8*time.Hour).Format("2006-01-02T15:04")
+			if _, err := chromedp.Run(bobCtx, chromedp.Evaluate[bool](`for (const [id, v] of [['ends_at', '`+laterEnd+`'], ['starts_at', '`+later+`']]) {
+					const i = document.getElementById(id); i.value = v; i.dispatchEvent(new Event('change', {bubbles: true})) }; true`)); err != nil {
+				t.Fatalf("change the range: %v", err)
+			}
+			err = doSteps(bobCtx,
+				chromedp.WaitVisible(chromedp.CSS(`[data-testid="gpu-state-`+g+`"][data-state="free"]`)),
+			)
+			if err != nil {
+				t.Fatalf("the request form's GPU states are not live: %v", err)
 			}
 		})
 	}
