@@ -13,11 +13,11 @@ import (
 
 // shapeSpans are where the bookings in the way lie, in hours from the
 // shape's clock, against a request from 1 h to 4 h: running around it,
-// inside it, and from inside it to after it.
+// inside it, from before it to inside it, and from inside it to after it.
 var shapeSpans = []struct {
 	name       string
 	start, end float64
-}{{"running around", -1, 6}, {"inside", 1.5, 3}, {"over its end", 2, 8}}
+}{{"running around", -1, 6}, {"inside", 1.5, 3}, {"over its start", 0.5, 2}, {"over its end", 2, 8}}
 
 // TestPreemptShapesLoseWhatThePreviewSays approves, on both databases, a
 // request of every size from 1 to 8 GPUs against bookings of every size
