@@ -42,8 +42,8 @@ func (h *Priority) staleApproval(c echo.Context, id int64, shown string, cause e
 	}
 	for _, m := range models.PlanChanges(shown, v.Plan) {
 		for _, k := range []string{"Action", "Was"} {
-			if a, ok := m.Data[k].(string); ok {
-				m.Data[k] = t.T("request.changed.act." + a)
+			if a, ok := m.Data[k].(string); ok && actionKeys[a] != "" {
+				m.Data[k] = t.T(actionKeys[a])
 			}
 		}
 		v.Changes = append(v.Changes, t.Msg(m))
@@ -53,4 +53,11 @@ func (h *Priority) staleApproval(c echo.Context, id int64, shown string, cause e
 	}
 	slices.Reverse(v.Events)
 	return Render(c, http.StatusConflict, views.RequestPage(h.NewPage(c), v))
+}
+
+// actionKeys name the ways of giving way in the sentences of what changed.
+var actionKeys = map[string]string{
+	models.GiveWayMove:   "request.changed.act.move",
+	models.GiveWaySplit:  "request.changed.act.split",
+	models.GiveWayCancel: "request.changed.act.cancel",
 }
