@@ -61,6 +61,7 @@ func (h *Calendar) Show(c echo.Context) error {
 		v.View = views.ViewDay
 	}
 	v.Date = parseDate(c.QueryParam("date"), p.Now, p.Location)
+	v.Rolling = v.View == views.ViewWeek && c.QueryParam("days") == "next"
 	v.NodeID, _ = strconv.ParseInt(c.QueryParam("node"), 10, 64)
 	v.FreeOnly = c.QueryParam("free") == "1"
 	v.Open, v.OpenAll = parseOpen(c.QueryParams()["open"])
@@ -69,7 +70,7 @@ func (h *Calendar) Show(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	start, days := views.CalendarRange(v.View, v.Date, p.Location)
+	start, days := v.Range(p.Location)
 	end := start.AddDate(0, 0, days)
 	v.Collapsed = !v.OpenAll && gpuCount(nodes, v.NodeID, v.Model) > views.CollapseAbove
 	bookings, err := h.bookings(c, v, start, end, later(p.Now, start))

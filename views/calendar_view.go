@@ -31,6 +31,9 @@ type CalendarView struct {
 	Collapsed bool
 	Open      []int64
 	OpenAll   bool
+	// Rolling shows the seven days from Date instead of Date's Monday to
+	// Sunday (?days=next): on a Sunday most of the week is past.
+	Rolling bool
 }
 
 // CollapseAbove is the number of GPU rows above which a calendar opens with
@@ -56,6 +59,9 @@ func (v CalendarView) URL(view string, date time.Time) string {
 		q.Set("view", ViewDay)
 	}
 	q.Set("date", date.Format("2006-01-02"))
+	if v.Rolling && view == ViewWeek {
+		q.Set("days", "next")
+	}
 	if v.NodeID != 0 {
 		q.Set("node", strconv.FormatInt(v.NodeID, 10))
 	}
@@ -236,4 +242,30 @@ func (p *Page) cellRange(start, stop time.Time) string {
 
 func gpuName(n GridNode, g models.GPU) string {
 	return n.Name + " GPU " + strconv.Itoa(g.Index)
+}
+
+// Range is the first instant and the number of days this view shows.
+func (v CalendarView) Range(loc *time.Location) (time.Time, int) {
+	if v.Rolling && v.View == ViewWeek {
+		d := v.Date.In(loc)
+		return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc), 7
+	}
+	return CalendarRange(v.View, v.Date, loc)
+}
+
+// NextDaysURL is the seven days from today, with the same filters.
+func (v CalendarView) NextDaysURL(now time.Time, loc *time.Location) string {
+	v.Rolling = true
+	return v.URL(ViewWeek, now.In(loc))
+}
+
+// OfferNextDays says whether the week view offers "next 7 days": when it
+// shows the current week and today is not its Monday, so that part of
+// what it shows is past (six sevenths on a Sunday).
+func (v CalendarView) OfferNextDays(now time.Time, loc *time.Location) bool {
+	if v.View != ViewWeek || v.Rolling {
+		return false
+	}
+	start, days := v.Range(loc)
+	return !now.Before(start.AddDate(0, 0, 1)) && now.Before(start.AddDate(0, 0, days))
 }
