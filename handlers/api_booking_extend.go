@@ -28,7 +28,7 @@ func (h *API) ExtendBooking(c echo.Context) error {
 	now := h.Now()
 	b, err := h.Store.ExtendBooking(c.Request().Context(), id, u, end, h.Limits, now)
 	if err != nil {
-		return err
+		return errInZone(err, u.Location(h.Location))
 	}
 	uuids, err := h.gpuUUIDs(c.Request().Context(), *b)
 	if err != nil {

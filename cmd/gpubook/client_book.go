@@ -20,27 +20,27 @@ type bookArgs struct {
 	wait        time.Duration
 }
 
-func (c *cli) book(ctx context.Context, args []string) error {
-	f := newFlags("book", "gpubook book --gpus N --for 4h [--node N] [--model M] [--at TIME] [--note TEXT] [--wait 30m] [--short|--json]",
-		"Books N GPUs of one node for a length of time: now when they are free, else at the earliest slot\n(/api/v1/slots). With --at, at that time or not at all. With --wait, waits (up to that long) until the\nbooking can start now, polling the portal with backoff. On a GPU node without --node, books on that node.\nPrints the booking and an export line; --short prints only the GPU UUIDs, comma-separated:\n  export CUDA_VISIBLE_DEVICES=$(gpubook book --gpus 2 --for 4h --short)", false)
+func (c *cli) book(ctx context.Context, args []string) (err error) {
+	f := newClientFlags("book", "gpubook book --gpus N --for 4h [--node N] [--model M] [--at TIME] [--note TEXT] [--wait 30m] [--short|--json]",
+		"Books N GPUs of one node for a length of time: now when they are free, else at the earliest slot\n(/api/v1/slots). With --at, at that time or not at all. With --wait, waits (up to that long) until the\nbooking can start now, polling the portal with backoff. On a GPU node without --node, books on that node.\nPrints the booking and an export line; --short prints only the GPU UUIDs, comma-separated:\n  v=$(gpubook book --gpus 2 --for 4h --short) || exit 1; export CUDA_VISIBLE_DEVICES=$v\n(a refusal prints nothing on stdout and exits 1; the plain export=$(…) form would export an empty list).")
 	var a bookArgs
 	f.IntVar(&a.n, "gpus", 1, "how many GPUs")
 	f.StringVar(&a.node, "node", "", "on this node (default: this machine, when it is a GPU node)")
 	anyNode := f.Bool("any-node", false, "on any node, also when run on a GPU node")
-	f.StringVar(&a.model, "model", "", "GPU model (any case)")
+	f.StringVar(&a.model, "model", "", "GPU model: its name or a part of it, any case (l40s)")
 	forS := f.String("for", "", "how long, e.g. 90m, 4h, 2d (required)")
 	atS := f.String("at", "", "start at 15:04, 2006-01-02 15:04 (your zone) or RFC 3339")
 	f.StringVar(&a.note, "note", "", "a note shown on the calendar")
 	waitS := f.String("wait", "", "wait up to this long for the GPUs to be free now")
-	short := f.Bool("short", false, "print only the GPU UUIDs, comma-separated")
+	short := f.Bool("short", false, "print only the GPU UUIDs, comma-separated (nothing on a refusal: see README for the safe form)")
 	jsonOut := f.Bool("json", false, "print the booking as JSON")
+	defer func() { err = c.jsonError(*jsonOut, err) }()
 	if _, _, err := f.parse(c, args, 0, 0); err != nil {
 		return err
 	}
 	if *forS == "" {
 		return errors.New("book: --for is required (e.g. --for 4h)")
 	}
-	var err error
 	if a.span, err = parseSpan("for", *forS); err != nil {
 		return err
 	}
@@ -49,8 +49,10 @@ func (c *cli) book(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	assumed := ""
 	if a.node == "" && !*anyNode {
 		a.node = localNode(c.getenv)
+		assumed = a.node
 	}
 	api, err := c.apiFromEnv()
 	if err != nil {
@@ -65,9 +67,12 @@ func (c *cli) book(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if a.model, err = c.matchModel(ctx, api, a.model); err != nil {
+		return err
+	}
 	raw, b, err := c.bookLoop(ctx, api, a, zone)
 	if err != nil {
-		return err
+		return assumedNode(err, assumed)
 	}
 	switch {
 	case *short:
@@ -87,6 +92,7 @@ func (c *cli) bookLoop(ctx context.Context, api *apiClient, a bookArgs, zone *ti
 	began := c.now()
 	deadline := began.Add(a.wait)
 	pause := c.pollMin
+	checks := 0
 	for {
 		start := a.at
 		if start.IsZero() {
@@ -117,7 +123,9 @@ func (c *cli) bookLoop(ctx context.Context, api *apiClient, a bookArgs, zone *ti
 			fmt.Fprintln(c.stderr)
 			return nil, b, fmt.Errorf("book: gave up after %s waiting for %s; the earliest slot is %s on %s", showSpan(a.wait), what, showTime(slots[0].StartsAt, zone), show(slots[0].Node))
 		}
-		fmt.Fprintf(c.stderr, "\rwaiting for %s, earliest slot %s on %s, %s of %s waited ", what, showTime(slots[0].StartsAt, zone), show(slots[0].Node), showSpan(now.Sub(began)), showSpan(a.wait))
+		checks++
+		fmt.Fprintf(c.stderr, "\rwaiting for %s: %s of %s waited, %d checks, next in %s; earliest slot %s on %s ", what, waitClock(now.Sub(began)), showSpan(a.wait),
+			checks, waitClock(pause), showTime(slots[0].StartsAt, zone), show(slots[0].Node))
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(c.stderr)
@@ -195,4 +203,14 @@ func cmp(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// waitClock is a wait's elapsed time to the second, "0:05" or "1:02:03": the
+// --wait progress line moves at every check, where minutes stood still.
+func waitClock(d time.Duration) string {
+	sec := int64(d.Round(time.Second) / time.Second)
+	if sec >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", sec/3600, sec%3600/60, sec%60)
+	}
+	return fmt.Sprintf("%d:%02d", sec/60, sec%60)
 }

@@ -108,7 +108,11 @@ func (c *cli) apiFromEnv() (*apiClient, error) {
 		return nil, errors.New("not logged in: run 'gpubook login --portal URL' (or set GPUBOOK_PORTAL and GPUBOOK_TOKEN)")
 	}
 	allowHTTP := cfg["allow_http"] == "true" || c.getenv("GPUBOOK_ALLOW_HTTP") == "1"
-	return newAPIClient(portal, token, allowHTTP)
+	api, err := newAPIClient(portal, token, allowHTTP)
+	if api != nil {
+		api.tr = c.tr
+	}
+	return api, err
 }
 
 // newAPIClient checks the portal's URL (see checkPortalURL) before any
@@ -124,8 +128,8 @@ func newAPIClient(portal, token string, allowHTTP bool) (*apiClient, error) {
 // login stores the portal's URL and a personal token after checking them
 // against the portal (GET /api/v1/me).
 func (c *cli) login(ctx context.Context, args []string) error {
-	f := newFlags("login", "gpubook login --portal URL [--token-file FILE] [--allow-http]",
-		"Stores the portal's URL and your personal token (Profile → API tokens) in $XDG_CONFIG_HOME/gpubook/config\n(~/.config/gpubook/config), mode 0600, after checking them. The token is read from --token-file, from\nstandard input when it is not a terminal, or asked for without echo. GPUBOOK_PORTAL and GPUBOOK_TOKEN\noverride the file.", false)
+	f := newClientFlags("login", "gpubook login --portal URL [--token-file FILE] [--allow-http]",
+		"Stores the portal's URL and your personal token (Profile → API tokens) in $XDG_CONFIG_HOME/gpubook/config\n(~/.config/gpubook/config), mode 0600, after checking them. The token is read from --token-file, from\nstandard input when it is not a terminal, or asked for without echo. GPUBOOK_PORTAL and GPUBOOK_TOKEN\noverride the file.")
 	portal := f.String("portal", c.getenv("GPUBOOK_PORTAL"), "the portal's URL, e.g. https://gpubook.example.org")
 	tokenFile := f.String("token-file", "", "read the token from this file")
 	allowHTTP := f.Bool("allow-http", c.getenv("GPUBOOK_ALLOW_HTTP") == "1", "send the token over plain http:// to a host other than this machine (anyone on the way can read it)")

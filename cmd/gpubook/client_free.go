@@ -61,19 +61,19 @@ func holds(b apiBooking, gpu int64) bool {
 }
 
 // free answers "what is free now, and for how long".
-func (c *cli) free(ctx context.Context, args []string) error {
-	f := newFlags("free", "gpubook free [--model M] [--node N] [--for 4h] [--json]",
-		"Lists the GPUs nobody holds now and until when each stays free (its next booking), in your time zone.\nWith --for, only those free for at least that long.", false)
-	model := f.String("model", "", "only this GPU model (any case)")
+func (c *cli) free(ctx context.Context, args []string) (err error) {
+	f := newClientFlags("free", "gpubook free [--model M] [--node N] [--for 4h] [--json]",
+		"Lists the GPUs nobody holds now and until when each stays free (its next booking), in your time zone.\nWith --for, only those free for at least that long.")
+	model := f.String("model", "", "only this GPU model: its name or a part of it, any case (l40s)")
 	node := f.String("node", "", "only this node")
 	forS := f.String("for", "", "only GPUs free for at least this long (e.g. 4h)")
 	jsonOut := f.Bool("json", false, "print JSON")
+	defer func() { err = c.jsonError(*jsonOut, err) }()
 	if _, _, err := f.parse(c, args, 0, 0); err != nil {
 		return err
 	}
 	var need time.Duration
 	if *forS != "" {
-		var err error
 		if need, err = parseSpan("for", *forS); err != nil {
 			return err
 		}
@@ -84,6 +84,9 @@ func (c *cli) free(ctx context.Context, args []string) error {
 	}
 	zone, err := api.userZone(ctx)
 	if err != nil {
+		return err
+	}
+	if *model, err = c.matchModel(ctx, api, *model); err != nil {
 		return err
 	}
 	now := c.now().Truncate(time.Second)

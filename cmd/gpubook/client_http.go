@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gpubook/gpubook/views/i18n"
 )
 
 // apiClient talks to a portal's /api/v1 with a personal token. The client
@@ -21,12 +23,16 @@ type apiClient struct {
 	base  string // the portal's URL, without a trailing slash
 	token string
 	http  *http.Client
+	zone  *time.Location   // the user's, once userZone has asked; for refusals' times
+	tr    *i18n.Translator // names a refusal's policy rules in words; nil: their keys
 }
 
 // apiError is a refusal from the portal, in the shape every /api/v1
 // error has (docs/api.md, the Error schema of /api/v1/openapi.json).
 type apiError struct {
 	Status    int
+	zone      *time.Location // the user's, for the conflicts' times; nil: UTC
+	tr        *i18n.Translator
 	Code      string            `json:"code"`
 	Message   string            `json:"message"`
 	Fields    map[string]string `json:"fields"`
@@ -54,10 +60,17 @@ func (e *apiError) Error() string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, " %s: %s", line(k), line(e.Fields[k]))
+		fmt.Fprintf(&b, " %s: %s", line(fieldWords(e.tr, k)), line(e.Fields[k]))
+	}
+	zone := e.zone
+	if zone == nil {
+		zone = time.UTC
 	}
 	for _, c := range e.Conflicts {
-		fmt.Fprintf(&b, " [GPU %d held by %s %s–%s UTC]", c.GPUIndex, show(c.UserName), c.StartsAt.UTC().Format("01-02 15:04"), c.EndsAt.UTC().Format("01-02 15:04"))
+		fmt.Fprintf(&b, " [GPU %d held by %s %s – %s]", c.GPUIndex, show(c.UserName), showTime(c.StartsAt, zone), showTime(c.EndsAt, zone))
+	}
+	if e.Status == http.StatusUnauthorized {
+		b.WriteString(" Your token is revoked, expired or wrong: run 'gpubook login' with a new one (Profile → API tokens).")
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
 }
@@ -100,7 +113,7 @@ func (a *apiClient) call(ctx context.Context, method, path string, query url.Val
 		if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
 			return fmt.Errorf("portal: %s %s answered %s", method, path, show(res.Status))
 		}
-		e.Error.Status = res.StatusCode
+		e.Error.Status, e.Error.zone, e.Error.tr = res.StatusCode, a.zone, a.tr
 		return &e.Error
 	}
 	if out == nil {

@@ -42,9 +42,10 @@ func (c *cli) myBookings(ctx context.Context, api *apiClient) ([]apiBooking, jso
 	return out.Bookings, raw, json.Unmarshal(raw, &out)
 }
 
-func (c *cli) ls(ctx context.Context, args []string) error {
-	f := newFlags("ls", "gpubook ls [--json]", "Lists your bookings that have not ended, by start, in your time zone.", false)
+func (c *cli) ls(ctx context.Context, args []string) (err error) {
+	f := newClientFlags("ls", "gpubook ls [--json]", "Lists your bookings that have not ended, by start, in your time zone.")
 	jsonOut := f.Bool("json", false, "print JSON ({\"bookings\": […]} as the API answers)")
+	defer func() { err = c.jsonError(*jsonOut, err) }()
 	if _, _, err := f.parse(c, args, 0, 0); err != nil {
 		return err
 	}
@@ -89,12 +90,13 @@ func (c *cli) oneBooking(ctx context.Context, api *apiClient, arg string) (apiBo
 	return apiBooking{ID: id}, false, nil
 }
 
-func (c *cli) extend(ctx context.Context, args []string) error {
-	f := newFlags("extend", "gpubook extend ID (--by 2h | --until TIME) [--json]",
-		"Moves the end of one of your bookings later; someone else's booking later on is named in the refusal.", false)
+func (c *cli) extend(ctx context.Context, args []string) (err error) {
+	f := newClientFlags("extend", "gpubook extend ID (--by 2h | --until TIME) [--json]",
+		"Moves the end of one of your bookings later; someone else's booking later on is named in the refusal.")
 	by := f.String("by", "", "extend by this long, e.g. 2h")
 	until := f.String("until", "", "extend until 15:04, 2006-01-02 15:04 (your zone) or RFC 3339")
 	jsonOut := f.Bool("json", false, "print the booking as JSON")
+	defer func() { err = c.jsonError(*jsonOut, err) }()
 	_, pos, err := f.parse(c, args, 1, 1)
 	if err != nil {
 		return err
@@ -131,10 +133,11 @@ func (c *cli) extend(ctx context.Context, args []string) error {
 	return c.printBooking(raw, s.zone, *jsonOut, "Extended")
 }
 
-func (c *cli) release(ctx context.Context, args []string) error {
-	f := newFlags("release", "gpubook release ID [--json]",
-		"Ends one of your bookings now (its GPUs are free at once), or cancels it when it has not started.", false)
+func (c *cli) release(ctx context.Context, args []string) (err error) {
+	f := newClientFlags("release", "gpubook release ID [--json]",
+		"Ends one of your bookings now (its GPUs are free at once), or cancels it when it has not started.")
 	jsonOut := f.Bool("json", false, "print the booking as JSON")
+	defer func() { err = c.jsonError(*jsonOut, err) }()
 	_, pos, err := f.parse(c, args, 1, 1)
 	if err != nil {
 		return err

@@ -16,13 +16,14 @@ import (
 
 // request files a priority request: what a booking refused by policy (or
 // in others' way) needs, with the justification a team lead decides on.
-func (c *cli) request(ctx context.Context, args []string) error {
-	f := newFlags("request", "gpubook request --gpus N --for 8h [--at TIME] [--node N] [--model M] --purpose … --urgency … --plan … --give-back … [--preempt] [--note …] [--json]",
-		"Files a priority request for N GPUs of one node (on a GPU node: that node). It holds nothing until a lead of\nyour team or an admin approves it in the portal; 'gpubook ls' then shows the booking.", false)
+func (c *cli) request(ctx context.Context, args []string) (err error) {
+	f := newClientFlags("request", "gpubook request --gpus N --for 8h [--at TIME] [--node N] [--model M] --purpose … --urgency … --plan … --give-back … [--preempt] [--note …] [--json]",
+		"Files a priority request for N GPUs of one node (on a GPU node: that node). It holds nothing until a lead of\nyour team or an admin approves it in the portal; 'gpubook ls' then shows the booking.")
 	var a bookArgs
 	f.IntVar(&a.n, "gpus", 1, "how many GPUs")
 	f.StringVar(&a.node, "node", "", "on this node (default: this machine, when it is a GPU node, else the first node with enough GPUs)")
-	f.StringVar(&a.model, "model", "", "GPU model (any case)")
+	anyNode := f.Bool("any-node", false, "on any node, also when run on a GPU node")
+	f.StringVar(&a.model, "model", "", "GPU model: its name or a part of it, any case (l40s)")
 	forS := f.String("for", "", "how long, e.g. 8h (required)")
 	atS := f.String("at", "", "start at 15:04, 2006-01-02 15:04 (your zone) or RFC 3339 (default: now)")
 	f.StringVar(&a.note, "note", "", "a note shown on the calendar")
@@ -34,21 +35,26 @@ func (c *cli) request(ctx context.Context, args []string) error {
 	}
 	preempt := f.Bool("preempt", false, "ask that standard bookings in the way may be cancelled or trimmed")
 	jsonOut := f.Bool("json", false, "print the request as JSON")
+	defer func() { err = c.jsonError(*jsonOut, err) }()
 	if _, _, err := f.parse(c, args, 0, 0); err != nil {
 		return err
 	}
 	if *forS == "" {
 		return errors.New("request: --for is required (e.g. --for 8h)")
 	}
-	var err error
 	if a.span, err = parseSpan("for", *forS); err != nil {
 		return err
 	}
-	if a.node == "" {
+	assumed := ""
+	if a.node == "" && !*anyNode {
 		a.node = localNode(c.getenv)
+		assumed = a.node
 	}
 	s, err := c.session(ctx)
 	if err != nil {
+		return err
+	}
+	if a.model, err = c.matchModel(ctx, s.api, a.model); err != nil {
 		return err
 	}
 	start := c.now().Truncate(time.Second)
@@ -59,7 +65,7 @@ func (c *cli) request(ctx context.Context, args []string) error {
 	}
 	ids, err := c.requestGPUs(ctx, s.api, a, start)
 	if err != nil {
-		return err
+		return assumedNode(err, assumed)
 	}
 	req := map[string]any{"gpu_ids": ids, "starts_at": start.UTC().Format(time.RFC3339), "ends_at": start.Add(a.span).UTC().Format(time.RFC3339),
 		"note": a.note, "preempt": *preempt}
@@ -68,7 +74,7 @@ func (c *cli) request(ctx context.Context, args []string) error {
 	}
 	var raw json.RawMessage
 	if err := s.api.call(ctx, http.MethodPost, "/requests", nil, req, &raw); err != nil {
-		return err
+		return assumedNode(err, assumed)
 	}
 	if *jsonOut {
 		return printJSON(c.stdout, raw)
@@ -148,9 +154,10 @@ type apiLimits struct {
 	Balance   int64     `json:"loan_balance_gpu_minutes"`
 }
 
-func (c *cli) limits(ctx context.Context, args []string) error {
-	f := newFlags("limits", "gpubook limits [--json]", "Shows the booking rules that apply to you now, where each is set, and this week's GPU-hours.", false)
+func (c *cli) limits(ctx context.Context, args []string) (err error) {
+	f := newClientFlags("limits", "gpubook limits [--json]", "Shows the booking rules that apply to you now, where each is set, and this week's GPU-hours.")
 	jsonOut := f.Bool("json", false, "print JSON as the API answers")
+	defer func() { err = c.jsonError(*jsonOut, err) }()
 	if _, _, err := f.parse(c, args, 0, 0); err != nil {
 		return err
 	}
@@ -172,7 +179,7 @@ func (c *cli) limits(ctx context.Context, args []string) error {
 	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "RULE\tLIMIT\tSET BY")
 	for _, r := range l.Limits {
-		fmt.Fprintf(w, "%s\t%s\t%s\n", show(r.Key), showLimit(r.Value, r.Unit), show(strings.TrimSpace(r.Source+" "+r.SourceName)))
+		fmt.Fprintf(w, "%s\t%s\t%s\n", c.limitWords(r.Rule, r.Period), showLimit(r.Value, r.Unit), c.limitSource(r.Source, r.SourceName))
 	}
 	if err := w.Flush(); err != nil {
 		return err

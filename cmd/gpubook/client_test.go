@@ -213,14 +213,14 @@ func testClient(t *testing.T, dialect string) {
 		ce.refused(t, "is not one of your current bookings", "extend", "999999", "--by", "1h")
 		ce.refused(t, "refused (invalid)", "extend", fmt.Sprint(first.ID), "--by", "100d")
 		ce.refused(t, "no slot within the booking horizon", "book", "--gpus", "5", "--for", "1h")
-		ce.refused(t, "refused (invalid)", "book", "--model", "V100", "--for", "1h")
+		ce.refused(t, "--model V100 matches no GPU model; the portal has NVIDIA A100-SXM4-80GB, NVIDIA H100 80GB HBM3", "book", "--model", "V100", "--for", "1h")
 		// A user limit of 3 GPUs at once: the refusal names the rule.
 		lim := []models.PolicyLimit{{Rule: models.RuleMaxGPUs, Value: 3}}
 		if err := ce.env.DB.SaveScopeLimits(ctx, models.ScopeUser, ce.user.ID, lim, time.Now(), models.CLIActor); err != nil {
 			t.Fatal(err)
 		}
 		ce.refused(t, "refused (policy)", "book", "--gpus", "2", "--model", "NVIDIA H100 80GB HBM3", "--for", "1h")
-		ce.refused(t, "max_gpus:", "book", "--gpus", "2", "--node", "node-b", "--for", "1h")
+		ce.refused(t, "GPUs held at once:", "book", "--gpus", "2", "--node", "node-b", "--for", "1h")
 		if err := ce.env.DB.SaveScopeLimits(ctx, models.ScopeUser, ce.user.ID, nil, time.Now(), models.CLIActor); err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +266,7 @@ func testClient(t *testing.T, dialect string) {
 		if len(l.Limits) == 0 || l.Used <= 0 {
 			t.Fatalf("limits = %+v, want rules and some GPU-minutes used", l)
 		}
-		if out := ce.must(t, "limits"); !strings.Contains(out, "max_length  14d    default") || !strings.Contains(out, "GPU-hours used") {
+		if out := ce.must(t, "limits"); !strings.Contains(out, "Length of one booking  14d    built-in default") || !strings.Contains(out, "GPU-hours used") {
 			t.Fatalf("limits:\n%s", out)
 		}
 	})

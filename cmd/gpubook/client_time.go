@@ -27,10 +27,11 @@ func (a *apiClient) userZone(ctx context.Context) (*time.Location, error) {
 		}
 		name = lim.TimeZone
 	}
+	a.zone = time.Local
 	if loc, err := time.LoadLocation(name); err == nil && name != "" {
-		return loc, nil
+		a.zone = loc
 	}
-	return time.Local, nil
+	return a.zone, nil
 }
 
 // parseSpan reads a length: a Go duration (90m, 4h, 1h30m) or whole days (2d).

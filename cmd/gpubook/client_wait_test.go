@@ -53,7 +53,7 @@ func testClientWait(t *testing.T, ce *clientEnv) {
 		done <- runIO(ctx, []string{"gpubook", "book", "--gpus", "2", "--model", "nvidia h100 80gb hbm3", "--for", "1h", "--wait", "10m", "--json"},
 			envOf(vars), cliIO{stdout: &out, stderr: &errOut, pollMin: 20 * time.Millisecond})
 	}()
-	for !strings.Contains(errOut.String(), "waiting for 2 × nvidia h100 80gb hbm3 for 1h") {
+	for !strings.Contains(errOut.String(), "waiting for 2 × NVIDIA H100 80GB HBM3 for 1h: 0:0") {
 		select {
 		case err := <-done:
 			t.Fatalf("book --wait ended before waiting: %v\nstderr: %s", err, errOut.String())
