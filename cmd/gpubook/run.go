@@ -60,7 +60,7 @@ func commands() []command {
 		{"backup", "write a consistent copy of the database to a file, while the server runs", (*cli).backup, "server"},
 		{"restore", "restore a backup into an empty database, then migrate", (*cli).restore, "server"},
 		{"version", "print the version", (*cli).version, "server"},
-		{"user", "add and list users", (*cli).user, "admin"},
+		{"user", "add, list, disable, enable and rename users", (*cli).user, "admin"},
 		{"token", "create, list and revoke personal API tokens", (*cli).token, "admin"},
 		{"node", "register and list GPU nodes", (*cli).node, "admin"},
 		{"mail", "send a test email and show the outbox", (*cli).mail, "admin"},
