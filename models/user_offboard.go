@@ -43,6 +43,7 @@ func PlanOffboard(bookings []Booking, now time.Time) Offboard {
 // message, the CLI and the notice.
 type OffboardResult struct {
 	Cancelled, Ended, Tokens, Feeds int
+	Requests                        int // pending priority requests withdrawn
 }
 
 // OffboardNotification is the notice (and its email) the deactivated

@@ -37,11 +37,14 @@ func (db *DB) DisableUser(ctx context.Context, userID int64, by models.Actor, no
 		if res.Feeds, err = revokeAll(tx, "feed_tokens", userID, now); err != nil {
 			return err
 		}
+		if res.Requests, err = withdrawAll(tx, userID, by, now); err != nil {
+			return err
+		}
 		if err := tx.Model(&userRow{}).Where("id = ?", userID).Updates(map[string]any{"disabled_at": utc(now), "updated_at": utc(now)}).Error; err != nil {
 			return err
 		}
 		if err := audit(tx, by, models.AuditUserDisable, "user", userID, map[string]any{"email": u.Email,
-			"cancelled": res.Cancelled, "ended": res.Ended, "tokens": res.Tokens, "feeds": res.Feeds}); err != nil {
+			"cancelled": res.Cancelled, "ended": res.Ended, "tokens": res.Tokens, "feeds": res.Feeds, "requests": res.Requests}); err != nil {
 			return err
 		}
 		return offboardNotice(tx, u, res, now, mail)
@@ -96,6 +99,24 @@ func offboardBookings(tx *gorm.DB, userID int64, by models.Actor, now time.Time,
 func revokeAll(tx *gorm.DB, table string, userID int64, now time.Time) (int, error) {
 	r := tx.Table(table).Where("user_id = ? AND revoked_at IS NULL", userID).Update("revoked_at", utc(now))
 	return int(r.RowsAffected), r.Error
+}
+
+// withdrawAll withdraws the user's pending priority requests: approved
+// later, one would pre-empt others for a person who has left.
+func withdrawAll(tx *gorm.DB, userID int64, by models.Actor, now time.Time) (int, error) {
+	var ids []int64
+	if err := tx.Model(&requestRow{}).Where("user_id = ? AND status = ?", userID, models.RequestPending).Order("id").Pluck("id", &ids).Error; err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if err := tx.Model(&requestRow{}).Where("id = ?", id).Updates(map[string]any{"status": models.RequestWithdrawn, "updated_at": utc(now)}).Error; err != nil {
+			return 0, err
+		}
+		if err := audit(tx, by, models.AuditRequestWithdraw, "request", id, map[string]any{"user_id": userID, "reason": "account disabled"}); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
 }
 
 // offboardNotice records the notice and enqueues its email.

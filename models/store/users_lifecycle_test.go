@@ -42,3 +42,41 @@ func TestDisabledUserCannotSignInBySSO(t *testing.T) {
 		}
 	})
 }
+
+// TestDisableWithdrawsPendingRequests: a request of a person who left is
+// withdrawn, so that no lead approves (and pre-empts others for) it later.
+func TestDisableWithdrawsPendingRequests(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+		team := &models.Team{Name: "Vision"}
+		if err := db.CreateTeam(ctx, team, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		u := &models.User{Email: "li.na@example.org", Name: "Li Na"}
+		if err := db.CreateUser(ctx, u, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SetMembership(ctx, &models.Membership{TeamID: team.ID, UserID: u.ID, Role: models.RoleMember}, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		gpus, _ := models.NewNodeGPUs("node-a", 2, "A100", 81920)
+		n := &models.Node{Name: "node-a"}
+		if err := db.CreateNode(ctx, n, gpus, models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		nodes, _ := db.Nodes(ctx)
+		r := &models.PriorityRequest{UserID: u.ID, TeamID: &team.ID, GPUIDs: []int64{nodes[0].GPUs[0].ID}, StartsAt: now.Add(2 * time.Hour),
+			EndsAt: now.Add(5 * time.Hour), Purpose: "p", Urgency: "u", Plan: "p", GiveBack: "g"}
+		if err := db.CreateRequest(ctx, r, models.DefaultBookingLimits, now, models.CLIActor, nil); err != nil {
+			t.Fatal(err)
+		}
+		res, err := db.DisableUser(ctx, u.ID, models.CLIActor, now, nil)
+		if err != nil || res.Requests != 1 {
+			t.Fatalf("disable: %+v, %v; want 1 request withdrawn", res, err)
+		}
+		if got, err := db.Request(ctx, r.ID); err != nil || got.Status != models.RequestWithdrawn {
+			t.Errorf("request after disable: %v, %v; want withdrawn", got.Status, err)
+		}
+	})
+}
