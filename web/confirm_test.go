@@ -81,3 +81,38 @@ func TestDestructiveClicksAskFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestChineseConfirmPagesHaveNoEnglish: the questions of point 7 and the
+// deactivation's, and the page of a deactivated user, in Chinese only.
+func TestChineseConfirmPagesHaveNoEnglish(t *testing.T) {
+	f := newCalFixture(t, "sqlite")
+	ctx := context.Background()
+	tok, _, err := f.env.DB.CreateToken(ctx, f.alice.ID, "笔记本", *f.now, models.CLIActor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	team := &models.Team{Name: "视觉组"}
+	if err := f.env.DB.CreateTeam(ctx, team, models.CLIActor); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.env.DB.SetMembership(ctx, &models.Membership{TeamID: team.ID, UserID: f.bob.ID, Role: models.RoleMember}, models.CLIActor); err != nil {
+		t.Fatal(err)
+	}
+	c := f.signedIn(f.alice)
+	c.Header.Set("Accept-Language", "zh-CN")
+	for _, path := range []string{"/profile/tokens/" + itoa(tok.ID) + "/revoke", "/admin/teams/" + itoa(team.ID) + "/members/" + itoa(f.bob.ID) + "/remove",
+		"/admin/users/" + itoa(f.bob.ID) + "/disable"} {
+		res := c.Post(path, nil)
+		res.Doc.Find("script, style, code").Remove()
+		check(t, "zh "+path, visibleText(res.Doc.Find("main")))
+	}
+	if res := c.Post("/admin/users/"+itoa(f.bob.ID)+"/disable", url.Values{"confirm": {"yes"}}); res.Code != http.StatusSeeOther {
+		t.Fatalf("disable: %d", res.Code)
+	}
+	res := c.Get("/admin/users/" + itoa(f.bob.ID))
+	if res.Doc.Find(testid("user-disabled")).Length() != 1 {
+		t.Errorf("the deactivated user's page does not say so")
+	}
+	res.Doc.Find("script, style, code").Remove()
+	check(t, "zh deactivated user page", visibleText(res.Doc.Find("main")))
+}
