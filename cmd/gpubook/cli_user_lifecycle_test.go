@@ -19,6 +19,9 @@ func TestUserDisableEnableRename(t *testing.T) {
 		if want := "user 1 <zhangsan@lab.edu.cn> deactivated: 0 bookings cancelled, 0 ended, 1 tokens and 0 feeds revoked\n"; out != want {
 			t.Errorf("disable: %q, want %q", out, want)
 		}
+		if list := mustGpubook(t, url, "user", "list"); !strings.Contains(list, "Zhang San (deactivated)") || strings.Contains(list, "Bob (deactivated)") {
+			t.Errorf("list after disable:\n%s", list)
+		}
 		for _, tc := range []struct {
 			args []string
 			want string

@@ -144,7 +144,11 @@ func (c *cli) userList(ctx context.Context, args []string) error {
 	rows := make([][]string, 0, len(users))
 	for _, u := range users {
 		teams := byUser[u.ID]
-		rows = append(rows, []string{strconv.FormatInt(u.ID, 10), u.Email, u.Name, unixLabel(&u, nil), yesNo(u.IsAdmin), dash(strings.Join(teams, ", "))})
+		name := u.Name
+		if u.Disabled() {
+			name += " (deactivated)"
+		}
+		rows = append(rows, []string{strconv.FormatInt(u.ID, 10), u.Email, name, unixLabel(&u, nil), yesNo(u.IsAdmin), dash(strings.Join(teams, ", "))})
 	}
 	return table(c.stdout, []string{"ID", "EMAIL", "NAME", "UNIX", "ADMIN", "TEAMS"}, rows)
 }
