@@ -128,25 +128,24 @@ func fieldWords(tr *i18n.Translator, k string) string {
 func (c *cli) limitWords(rule, period string) string { return ruleWords(c.tr, rule, period) }
 
 func ruleWords(tr *i18n.Translator, rule, period string) string {
-	words := tr.T("policy.rule." + rule)
-	if words == "policy.rule."+rule {
-		words = show(rule)
-	}
+	words := wordsOr(tr, "policy.rule."+rule, show(rule))
 	if period != "" {
-		p := tr.T("policy.period." + period)
-		if p == "policy.period."+period {
-			p = show(period)
-		}
-		words += " (" + p + ")"
+		words += " (" + wordsOr(tr, "policy.period."+period, show(period)) + ")"
 	}
 	return words
 }
 
+// wordsOr is key's message, or fallback where no catalog has the key (a
+// rule a newer portal knows). Keys are built from the portal's names, so
+// they are passed as variables (the catalog test checks literal keys).
+func wordsOr(tr *i18n.Translator, key, fallback string, data ...any) string {
+	if w := tr.T(key, data...); w != key {
+		return w
+	}
+	return fallback
+}
+
 // limitSource says where a rule is set, in words ("team vision").
 func (c *cli) limitSource(scope, name string) string {
-	words := c.tr.T("policy.source."+scope, "Name", show(name))
-	if words == "policy.source."+scope {
-		return show(strings.TrimSpace(scope + " " + name))
-	}
-	return words
+	return wordsOr(c.tr, "policy.source."+scope, show(strings.TrimSpace(scope+" "+name)), "Name", show(name))
 }

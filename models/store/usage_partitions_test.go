@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -163,14 +164,39 @@ func TestUsagePartitionsSQLite(t *testing.T) {
 func TestUsagePartitionMigrationKeepsData(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, store.Postgres)
-	if _, err := db.MigrateDownOne(ctx); err != nil {
-		t.Fatal(err)
-	}
 	fixture(t, db, 1)
 	node, _ := enrolled(t, db, "gpu11", 1, 4)
+	// Back to just before 00018 (every later migration rolled back over
+	// the fixture's rows), and minutes stored as the old schema held them:
+	// 4 GPUs × 30 minutes, and a user's row on 2 of them.
+	downTo17 := func() {
+		t.Helper()
+		for {
+			st, err := db.MigrationStatus(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(st, func(m store.MigrationState) bool { return m.Version == 18 && m.Applied }) {
+				return
+			}
+			if _, err := db.MigrateDownOne(ctx); err != nil {
+				t.Fatalf("migrate down: %v", err)
+			}
+		}
+	}
+	downTo17()
 	at := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
-	if _, err := db.IngestUsage(ctx, node, usageBatch(1, at, 30, 4), 4000*24*time.Hour, at.Add(time.Hour)); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{
+		`INSERT INTO gpu_usage_minutes (gpu_id, minute, util_avg_pct, util_max_pct, mem_used_mib, mem_total_mib, samples)
+		 SELECT g.id, $1::timestamptz + m * interval '1 minute', 50, 60, 100, 81920, 6
+		 FROM gpus g CROSS JOIN generate_series(0, 29) m WHERE g.node_id = $2`,
+		`INSERT INTO gpu_user_usage_minutes (gpu_id, minute, user_name)
+		 SELECT g.id, $1::timestamptz + m * interval '1 minute', 'ann'
+		 FROM gpus g CROSS JOIN generate_series(0, 29) m WHERE g.node_id = $2 AND g.idx < 2`,
+	} {
+		if _, err := db.SQL.ExecContext(ctx, q, at, node); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := db.MigrateUp(ctx); err != nil {
 		t.Fatalf("migrate up over data: %v", err)
@@ -185,9 +211,7 @@ func TestUsagePartitionMigrationKeepsData(t *testing.T) {
 	if _, err := db.IngestUsage(ctx, node, usageBatch(1, later, 10, 4), 4000*24*time.Hour, later.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.MigrateDownOne(ctx); err != nil {
-		t.Fatalf("migrate down: %v", err)
-	}
+	downTo17()
 	if got := count(t, db, "gpu_usage_minutes"); got != 160 {
 		t.Errorf("after down: %d GPU-minutes, want 160", got)
 	}
