@@ -65,7 +65,7 @@ func (q reportSQL) skippedHours(args map[string]any) string {
 // started, from the start up to the cancellation plus the lead (a), and
 // those bookings (b), counted in the span of their start. An admin's
 // cancel, a pre-emption and a GPU taken out of service are not the
-// owner's and charge nothing (cancelled_by, migration 00028).
+// owner's and charge nothing (cancelled_by, migration 00027).
 func (q reportSQL) lateCancelSQL(args map[string]any, spans []models.Span) string {
 	lead := q.rules.LateCancelLead()
 	if lead <= 0 {
