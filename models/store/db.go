@@ -104,6 +104,9 @@ func Open(ctx context.Context, url string) (*DB, error) {
 			return nil, fmt.Errorf("store: %w", err)
 		}
 	}
+	if dialect == Postgres {
+		dsn = withApplicationName(dsn, ApplicationName())
+	}
 	driver := map[string]string{Postgres: "pgx", SQLite: "sqlite"}[dialect]
 	sqlDB, err := sql.Open(driver, dsn)
 	if err != nil {
@@ -135,6 +138,34 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, fmt.Errorf("store: gorm: %w", err)
 	}
 	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect}, nil
+}
+
+// ApplicationName is what every PostgreSQL connection of this process
+// calls itself, gpubook/<host>/<pid>, so that pg_stat_activity, the
+// server's log (%a) and pg_locks tell the replicas apart.
+func ApplicationName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	return fmt.Sprintf("gpubook/%s/%d", host, os.Getpid())
+}
+
+// withApplicationName adds application_name to a postgres:// URL, which
+// pgx sends in every connection's startup message. A name the URL already
+// gives is kept: the admin chose it.
+func withApplicationName(dsn, name string) string {
+	u, err := neturl.Parse(dsn)
+	if err != nil {
+		return dsn // pgx reports the bad URL
+	}
+	q := u.Query()
+	if q.Has("application_name") {
+		return dsn
+	}
+	q.Set("application_name", name)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // createPrivate creates a missing SQLite file empty and 0600, whatever the
