@@ -148,9 +148,6 @@ func (g Grid) SlotData() string {
 	return b.String()
 }
 
-// LastLine is the grid line after the last column.
-func (g Grid) LastLine() int { return g.Cols + 2 }
-
 // span is the class pair that places an item between two grid lines.
 func span(line, end int) string {
 	return "c" + strconv.Itoa(line) + " e" + strconv.Itoa(end)

@@ -100,15 +100,6 @@ const (
 	EmailNodeOffline = "node_offline"
 )
 
-// EmailKinds lists the registered kinds, for tests and the CLI.
-func EmailKinds() []string {
-	out := make([]string, 0, len(emailKinds()))
-	for k := range emailKinds() {
-		out = append(out, k)
-	}
-	return out
-}
-
 // RenderEmail renders one email of a kind in e's language: the subject,
 // the plain text and the HTML (the layout around the kind's body).
 func RenderEmail(e EmailEnv, kindName string, data any) (subject, text, html string, err error) {

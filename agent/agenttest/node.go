@@ -124,8 +124,3 @@ func (n *Node) Set(i int, s GPUState) {
 
 // UUID returns GPU i's UUID.
 func (n *Node) UUID(i int) string { return n.Server.Devices[i].(*server.Device).UUID }
-
-// MemTotalMiB returns GPU i's memory size.
-func (n *Node) MemTotalMiB(i int) int64 {
-	return int64(n.Server.Devices[i].(*server.Device).MemoryInfo.Total / mib)
-}
