@@ -77,17 +77,21 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descOutboxAge, prometheus.GaugeValue, age)
 }
 
+// The job series label the job "task": Prometheus sets "job" on every
+// series to the scrape config's job_name, and a target's own "job" label
+// would be renamed exported_job, so that {job="usage-retention"} matched
+// nothing.
 var (
 	descJobLastRun = prometheus.NewDesc("gpubook_job_last_run_timestamp_seconds",
-		"Unix time this process last ran the job (0: not yet; with several replicas take the max).", []string{"job"}, nil)
+		"Unix time this process last ran the job (0: not yet; with several replicas take the max).", []string{"task"}, nil)
 	descJobLastSuccess = prometheus.NewDesc("gpubook_job_last_success_timestamp_seconds",
-		"Unix time of this process's last successful run of the job (0: none yet).", []string{"job"}, nil)
+		"Unix time of this process's last successful run of the job (0: none yet).", []string{"task"}, nil)
 	descJobLastOK = prometheus.NewDesc("gpubook_job_last_run_success",
-		"1 when this process's last run of the job succeeded, 0 when it failed (absent before the first run).", []string{"job"}, nil)
+		"1 when this process's last run of the job succeeded, 0 when it failed (absent before the first run).", []string{"task"}, nil)
 	descJobDuration = prometheus.NewDesc("gpubook_job_last_run_duration_seconds",
-		"How long this process's last run of the job took.", []string{"job"}, nil)
+		"How long this process's last run of the job took.", []string{"task"}, nil)
 	descJobRuns = prometheus.NewDesc("gpubook_job_runs_total",
-		"Ticks of the job in this process by outcome: ok, failed, or skipped (another replica's turn, or nothing due).", []string{"job", "outcome"}, nil)
+		"Ticks of the job in this process by outcome: ok, failed, or skipped (another replica's turn, or nothing due).", []string{"task", "outcome"}, nil)
 )
 
 // jobCollector exports the job runner's RunStates; the runner itself

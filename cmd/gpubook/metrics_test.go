@@ -137,7 +137,7 @@ func testMetrics(t *testing.T, dialect string) {
 	}
 
 	after := scrapeUntil(t, metricsURL, func(f families) bool {
-		return f.value("gpubook_job_last_run_timestamp_seconds", "job", "usage-retention") > 0
+		return f.value("gpubook_job_last_run_timestamp_seconds", "task", "usage-retention") > 0
 	})
 	delta := func(name string, labels ...string) float64 {
 		return after.value(name, labels...) - before.value(name, labels...)
@@ -185,7 +185,7 @@ func testMetrics(t *testing.T, dialect string) {
 		{"gpubook_priority_requests", []string{"status", "approved"}, 0},
 		{"gpubook_agents", []string{"state", "online"}, 1},
 		{"gpubook_agents", []string{"state", "offline"}, 0},
-		{"gpubook_job_last_run_success", []string{"job", "usage-retention"}, 1},
+		{"gpubook_job_last_run_success", []string{"task", "usage-retention"}, 1},
 	}
 	for _, g := range gauges {
 		if got := after.value(g.name, g.labels...); got != g.want {
@@ -211,6 +211,7 @@ func testMetrics(t *testing.T, dialect string) {
 	if before.value("gpubook_agents", "state", "online") != 0 || before.value("gpubook_bookings", "phase", "past") != 0 {
 		t.Errorf("before the session: agents %v, past bookings %v; want 0", before.value("gpubook_agents", "state", "online"), before.value("gpubook_bookings", "phase", "past"))
 	}
+	checkAlertSelectors(t, after)
 	if after["go_goroutines"] == nil || after["process_start_time_seconds"] == nil {
 		t.Error("no Go runtime or process series")
 	}
