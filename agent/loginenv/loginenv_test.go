@@ -78,10 +78,24 @@ func TestCompute(t *testing.T) {
 }
 
 func TestStaleCacheHint(t *testing.T) {
-	f := file()
-	f.FetchedAt = now.Add(-3 * time.Hour)
-	if got, want := loginenv.Compute(f, "bob", now, time.UTC).Hint, "gpubook: no GPU booked now; book at https://gpubook.example.org (schedule last synced 3h0m0s ago)"; got != want {
-		t.Errorf("hint = %q, want %q", got, want)
+	const fresh = "gpubook: no GPU booked now; book at https://gpubook.example.org"
+	tests := []struct {
+		name string
+		age  time.Duration
+		want string
+	}{
+		{"three hours old", 3 * time.Hour, fresh + " (schedule last synced 3h0m0s ago)"},
+		{"exactly StaleAfter is not stale", loginenv.StaleAfter, fresh},
+		{"a second past StaleAfter", loginenv.StaleAfter + time.Second, fresh + " (schedule last synced 1h0m0s ago)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := file()
+			f.FetchedAt = now.Add(-tt.age)
+			if got := loginenv.Compute(f, "bob", now, time.UTC).Hint; got != tt.want {
+				t.Errorf("hint = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 
