@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -13,12 +14,16 @@ var errLeaseLost = errors.New("jobs: lease lost")
 // errTimedOut cancels a job that ran past its timeout.
 var errTimedOut = errors.New("jobs: run timed out")
 
-// withLease runs fn while holding the job's lease, renewing it as fn runs
-// so that a long run keeps it, and cancelling fn if a renewal fails. After
-// a successful run the lease is kept until nearly every has passed since
-// the start, so that the other replicas, whose schedules tick at other
-// moments, do not run the job again within the same interval.
+// withLease runs fn, when the job is due, while holding the job's lease,
+// renewing it as fn runs so that a long run keeps it, and cancelling fn if
+// a renewal fails. After the run the lease is kept until the job is due
+// again (NextTry: nearly every after a success or a failure, soon after a
+// held lock), so that the other replicas, whose checks tick at other
+// moments, do not run it early; this process keeps the same due time.
 func (r *Runner) withLease(ctx context.Context, name string, every time.Duration, fn func(context.Context) error) error {
+	if r.cfg.Clock.Now().Before(r.due.get(name)) {
+		return errNotOurTurn
+	}
 	ok, err := r.cfg.Store.TryLease(ctx, name, r.cfg.Owner, r.cfg.JobLease)
 	if err != nil {
 		return err
@@ -28,16 +33,39 @@ func (r *Runner) withLease(ctx context.Context, name string, every time.Duration
 	}
 	start := r.cfg.Clock.Now()
 	err = r.heartbeat(ctx, name, r.cfg.JobTimeout, fn)
-	var hold time.Duration
-	if err == nil {
-		// Elapsed time is measured here, but the hold ends on the
-		// database's clock: only a difference of this clock's readings is used.
-		hold = every - every/10 - r.cfg.Clock.Since(start)
+	next := NextTry(OutcomeOf(err), every, r.cfg.LockRetry)
+	// Elapsed time is measured here, but the hold ends on the
+	// database's clock: only a difference of this clock's readings is used.
+	hold := next - r.cfg.Clock.Since(start)
+	if ctx.Err() != nil {
+		next, hold = 0, 0 // shutting down: another replica takes it at once
 	}
+	r.due.set(name, start.Add(next))
 	if rerr := r.cfg.Store.ReleaseLease(context.WithoutCancel(ctx), name, r.cfg.Owner, hold); rerr != nil {
 		r.log.Error("release lease", "job", name, "err", rerr)
 	}
 	return err
+}
+
+// dueTimes is when each leased job is next due in this process.
+type dueTimes struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+func (d *dueTimes) get(name string) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.m[name]
+}
+
+func (d *dueTimes) set(name string, at time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil {
+		d.m = map[string]time.Time{}
+	}
+	d.m[name] = at
 }
 
 // runPeriod runs fn for the period due now on the database's clock if

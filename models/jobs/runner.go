@@ -36,8 +36,14 @@ type Config struct {
 	// JobLease is the lease of Register and RegisterPeriodic jobs (1 min),
 	// renewed every third of it while a run lasts: a replica that dies
 	// holds its jobs for at most this long.
-	JobLease    time.Duration
-	PeriodCheck time.Duration // how often periodic jobs look for a due period (1 min)
+	JobLease time.Duration
+	// PeriodCheck is how often periodic jobs look for a due period, and
+	// the longest a Register job waits between checks (1 min): a lease
+	// that ran out is taken over within it (CheckEvery).
+	PeriodCheck time.Duration
+	// LockRetry is how soon a Register job that failed on a held lock
+	// (models.ErrLockBusy) is due again (RetryAfterLockBusy, 30 s).
+	LockRetry time.Duration
 	// JobTimeout bounds one run of a Register or RegisterEverywhere job
 	// (15 min, longer than the outbox's send lease); PeriodTimeout one run
 	// of a periodic job (1 h: a week's reports for a large cluster). A run
@@ -51,6 +57,7 @@ type Runner struct {
 	sched  gocron.Scheduler
 	log    *slog.Logger
 	states runStates
+	due    dueTimes
 }
 
 func (c *Config) defaults() {
@@ -65,6 +72,7 @@ func (c *Config) defaults() {
 	}
 	c.JobLease = or(c.JobLease, time.Minute)
 	c.PeriodCheck = or(c.PeriodCheck, time.Minute)
+	c.LockRetry = or(c.LockRetry, RetryAfterLockBusy)
 	c.JobTimeout = or(c.JobTimeout, 15*time.Minute)
 	c.PeriodTimeout = or(c.PeriodTimeout, time.Hour)
 }
@@ -151,9 +159,11 @@ func (r *Runner) add(name string, def gocron.JobDefinition, fn func(context.Cont
 // Register schedules fn every interval under the job's lease, so that at
 // most one process runs it at a time and, across all processes, about
 // once per interval; a process that finds the lease taken skips that turn.
-// For "exactly once per week" use RegisterPeriodic instead.
+// Every process checks the job every CheckEvery (1 min at most), so that a
+// dead replica's job, or one that failed on a held lock, is not left until
+// the next interval. For "exactly once per week" use RegisterPeriodic.
 func (r *Runner) Register(name string, every time.Duration, fn func(ctx context.Context) error) error {
-	return r.add(name, gocron.DurationJob(every), func(ctx context.Context) error {
+	return r.add(name, gocron.DurationJob(CheckEvery(every, r.cfg.PeriodCheck)), func(ctx context.Context) error {
 		return r.withLease(ctx, name, every, fn)
 	})
 }
