@@ -60,12 +60,13 @@ func TestJobCollector(t *testing.T) {
 			}
 		}
 	}
+	// Label values in the order of the label names: outcome before task.
 	want := map[string]float64{
 		"gpubook_job_last_run_timestamp_seconds,fresh": 0, "gpubook_job_last_success_timestamp_seconds,fresh": 0,
-		"gpubook_job_runs_total,fresh,skipped": 3, "gpubook_job_runs_total,fresh,ok": 0, "gpubook_job_runs_total,fresh,failed": 0,
+		"gpubook_job_runs_total,skipped,fresh": 3, "gpubook_job_runs_total,ok,fresh": 0, "gpubook_job_runs_total,failed,fresh": 0,
 		"gpubook_job_last_run_timestamp_seconds,broken": float64(ok.Unix() + 3600), "gpubook_job_last_success_timestamp_seconds,broken": float64(ok.Unix()),
 		"gpubook_job_last_run_success,broken": 0, "gpubook_job_last_run_duration_seconds,broken": 2,
-		"gpubook_job_runs_total,broken,ok": 1, "gpubook_job_runs_total,broken,failed": 1, "gpubook_job_runs_total,broken,skipped": 0,
+		"gpubook_job_runs_total,ok,broken": 1, "gpubook_job_runs_total,failed,broken": 1, "gpubook_job_runs_total,skipped,broken": 0,
 	}
 	if len(got) != len(want) {
 		t.Errorf("got %d series, want %d: %v", len(got), len(want), got)
