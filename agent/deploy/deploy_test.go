@@ -137,12 +137,17 @@ func TestLoginHooks(t *testing.T) {
 // runHook sources h in shell as uid (bash interactive when asked, as ssh
 // with a terminal) and returns stdout and stderr. A hung binary must
 // not hold the login: the hook caps it, far below the 30 s it sleeps.
+// Interactive bash reads the stock Debian bash.bashrc from testdata, not
+// the machine's (--norc): on a node with the agent installed, that one
+// holds the real hook, which would run first and set the guard.
 func runHook(t *testing.T, shell, h string, uid int, interactive bool) (string, string) {
 	t.Helper()
 	script := ". " + h + `; echo "after"; printf '%s' "${CUDA_VISIBLE_DEVICES-unset}"`
 	args := []string{"-c", script}
 	if shell == "bash" && interactive {
-		args = []string{"-i", "-c", script}
+		rc := filepath.Join(openDir(t), "bash.bashrc")
+		must(t, os.WriteFile(rc, []byte(readFile(t, "testdata/debian/bash.bashrc")), 0o644))
+		args = []string{"--norc", "-i", "-c", ". " + rc + "; " + script}
 	}
 	cmd := exec.Command(shell, args...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/"}
