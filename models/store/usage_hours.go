@@ -99,7 +99,7 @@ func (db *DB) RollUsage(ctx context.Context, now, keepFrom time.Time, busyUtil f
 			return err
 		})
 		if err != nil {
-			return res, err
+			return res, asLockBusy(err)
 		}
 		if due.From == due.To || due.To >= models.CompleteBefore(now) {
 			return res, nil
@@ -114,8 +114,8 @@ func (db *DB) RollUsage(ctx context.Context, now, keepFrom time.Time, busyUtil f
 // next batch of due hours, then the watermark.
 func (db *DB) rollBatch(tx *gorm.DB, now, keepFrom time.Time, busyUtil float64, res *RollResult) (models.HourRange, error) {
 	if db.Dialect == Postgres {
-		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", rollupLockKey).Error; err != nil {
-			return models.HourRange{}, fmt.Errorf("store: rollup lock: %w", err)
+		if err := takeRollupLock(tx); err != nil {
+			return models.HourRange{}, err
 		}
 	}
 	st, rolled, err := readRollupState(tx)
@@ -157,6 +157,41 @@ func (db *DB) rollBatch(tx *gorm.DB, now, keepFrom time.Time, busyUtil float64, 
 	}
 	res.RolledTo = due.To
 	return due, saveRollupState(tx, due.To, busyUtil, now)
+}
+
+// rollupLockWait is how long the roll job tries for its lock before it
+// gives up with models.ErrLockBusy (the runner tries again in 30 s).
+const rollupLockWait = 2 * time.Second
+
+// takeRollupLock takes the roll job's exclusive lock for the transaction.
+// It polls with pg_try_advisory_xact_lock rather than queueing: an
+// exclusive request that waits in PostgreSQL's queue makes every later
+// shared request wait behind it, and each usage INSERT takes one (the
+// trigger usage_mark_late), so a roll waiting on one long ingest stalled
+// all ingest. The rest of the batch's locks give up after
+// partitionLockWait instead of queueing.
+func takeRollupLock(tx *gorm.DB) error {
+	if err := tx.Exec(fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", partitionLockWait.Milliseconds())).Error; err != nil {
+		return fmt.Errorf("store: rollup lock: %w", err)
+	}
+	ctx := tx.Statement.Context
+	for deadline := time.Now().Add(rollupLockWait); ; {
+		var got bool
+		if err := tx.Raw("SELECT pg_try_advisory_xact_lock(?)", rollupLockKey).Scan(&got).Error; err != nil {
+			return fmt.Errorf("store: rollup lock: %w", err)
+		}
+		if got {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("store: rollup lock held elsewhere for %v: %w", rollupLockWait, models.ErrLockBusy)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // oldestMinute is the first stored minute (zero: none), on the minute index.

@@ -114,7 +114,7 @@ func (db *DB) EnsureUsagePartitions(ctx context.Context, now time.Time) (int, er
 				continue
 			}
 			if err := db.inUTC(ctx, func(tx *gorm.DB) error { return createDayPartition(tx, table, day) }); err != nil {
-				return created, err
+				return created, asLockBusy(err)
 			}
 			created++
 		}
@@ -198,7 +198,7 @@ func (db *DB) prunePartitioned(ctx context.Context, before time.Time) (int64, er
 		case <-time.After(partitionLockWait):
 		}
 	}
-	return 0, err
+	return 0, asLockBusy(err)
 }
 
 const (
@@ -206,9 +206,19 @@ const (
 	partitionLockTries = 10
 )
 
+// isLockTimeout is PostgreSQL's lock_not_available: a lock_timeout or a NOWAIT.
 func isLockTimeout(err error) bool {
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && pg.Code == "55P03"
+}
+
+// asLockBusy marks a lock given up on as models.ErrLockBusy, which the job
+// runner retries within a minute instead of at the job's next interval.
+func asLockBusy(err error) error {
+	if isLockTimeout(err) && !errors.Is(err, models.ErrLockBusy) {
+		return fmt.Errorf("%w: %w", models.ErrLockBusy, err)
+	}
+	return err
 }
 
 func (db *DB) prunePartitionedOnce(ctx context.Context, before time.Time) (int64, error) {
@@ -217,7 +227,9 @@ func (db *DB) prunePartitionedOnce(ctx context.Context, before time.Time) (int64
 		if err := tx.Exec(fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", partitionLockWait.Milliseconds())).Error; err != nil {
 			return err
 		}
-		if err := tx.Exec("LOCK TABLE " + strings.Join(usageTables, ", ") + " IN ACCESS EXCLUSIVE MODE").Error; err != nil {
+		// NOWAIT: a prune queued for the lock would queue every ingest
+		// behind it; it tries again partitionLockWait later instead.
+		if err := tx.Exec("LOCK TABLE " + strings.Join(usageTables, ", ") + " IN ACCESS EXCLUSIVE MODE NOWAIT").Error; err != nil {
 			return err
 		}
 		for _, table := range usageTables {
