@@ -86,7 +86,7 @@ func TestReportFrozenAfterSend(t *testing.T) {
 			env, root, alice, _, team := reportEnv(t, d)
 			ctx := context.Background()
 			berlin, _ := time.LoadLocation("Europe/Berlin")
-			run := &reports.Weekly{Store: env.DB, I18n: i18n.MustLoad(), BaseURL: "https://gpubook.example.org", Location: berlin,
+			run := &reports.Weekly{Store: env.DB, Mail: &views.Mail{I18n: i18n.MustLoad(), BaseURL: "https://gpubook.example.org", Location: berlin}, Location: berlin,
 				Now: func() time.Time { return reportNow }}
 			a, _ := env.DB.UserByEmail(ctx, "alice@example.org")
 			if st := alice.Get("/usage?week=2026-W49").Doc.Find(`[data-week-state="ended"]`).Length(); st != 1 {

@@ -215,6 +215,6 @@ func (s *Server) Run(ctx context.Context, ready chan<- net.Addr) error {
 // notifier builds the agent notifications (idle warnings, offline alerts)
 // on the same store and catalogs as the server.
 func notifier(cfg Config, base *handlers.Base) *notify.Notifier {
-	return &notify.Notifier{Store: base.Store, I18n: base.I18n, BaseURL: cfg.BaseURL, Location: cfg.Location,
-		Policy: cfg.IdlePolicy, Now: cfg.Now}
+	mail := &views.Mail{I18n: base.I18n, BaseURL: cfg.BaseURL, Location: cfg.Location}
+	return &notify.Notifier{Store: base.Store, Mail: mail, Policy: cfg.IdlePolicy, Now: cfg.Now}
 }

@@ -68,7 +68,7 @@ func resolveReports(getenv func(string) string, cfg *Config) error {
 
 // newReportRun builds the report run that serve schedules and the CLI calls.
 func (c *cli) newReportRun(cfg Config, db *store.DB, log *slog.Logger) *reports.Weekly {
-	return &reports.Weekly{Store: db, I18n: c.bundle, BaseURL: cfg.BaseURL, Location: cfg.Location, Rules: cfg.Reports, Now: c.now, Log: log}
+	return &reports.Weekly{Store: db, Mail: c.mailViews(cfg), Location: cfg.Location, Rules: cfg.Reports, Now: c.now, Log: log}
 }
 
 // registerReports schedules the weekly reports on the job runner: once

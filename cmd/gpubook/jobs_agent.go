@@ -11,6 +11,6 @@ import (
 // registerAgentAlerts checks every minute for nodes whose agent went
 // silent and mails the admins, once per outage (the outbox deduplicates).
 func (c *cli) registerAgentAlerts(cfg Config, db *store.DB, runner *jobs.Runner) error {
-	n := &notify.Notifier{Store: db, I18n: c.bundle, BaseURL: cfg.BaseURL, Location: cfg.Location, Policy: cfg.Agent.IdlePolicy, Now: c.now}
+	n := &notify.Notifier{Store: db, Mail: c.mailViews(cfg), Policy: cfg.Agent.IdlePolicy, Now: c.now}
 	return runner.Register("node-offline-alerts", time.Minute, n.OfflineAlerts)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models/jobs"
 	"github.com/gpubook/gpubook/models/store"
 )
@@ -16,7 +15,7 @@ import (
 // that freed are told. Each is idempotent, so a run repeated by another
 // replica or after a crash sends nothing twice.
 func (c *cli) registerPolicyJobs(cfg Config, db *store.DB, runner *jobs.Runner) error {
-	p := &handlers.Priority{Base: &handlers.Base{I18n: c.bundle, Location: cfg.Location}, BaseURL: cfg.BaseURL}
+	mail := c.mailViews(cfg)
 	const every = time.Minute
 	if err := runner.Register("request-expiry", every, func(ctx context.Context) error {
 		_, err := db.ExpireRequests(ctx, c.now())
@@ -25,13 +24,13 @@ func (c *cli) registerPolicyJobs(cfg Config, db *store.DB, runner *jobs.Runner) 
 		return err
 	}
 	if err := runner.Register("booking-reminders", every, func(ctx context.Context) error {
-		_, err := db.SendReminders(ctx, c.now(), p.Mailer())
+		_, err := db.SendReminders(ctx, c.now(), mail.Notice)
 		return err
 	}); err != nil {
 		return err
 	}
 	return runner.Register("gpu-watches", every, func(ctx context.Context) error {
-		_, err := db.NotifyFreed(ctx, c.now(), p.Mailer())
+		_, err := db.NotifyFreed(ctx, c.now(), mail.Notice)
 		return err
 	})
 }

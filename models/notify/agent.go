@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/models"
-	"github.com/gpubook/gpubook/views"
-	"github.com/gpubook/gpubook/views/i18n"
 )
 
 // Store is what the notifications read and write.
@@ -24,18 +22,20 @@ type Store interface {
 	AddNotification(ctx context.Context, n models.Notification) error
 }
 
-// Notifier renders and enqueues the agent-related emails.
-type Notifier struct {
-	Store    Store
-	I18n     *i18n.Bundle
-	BaseURL  string
-	Location *time.Location // the cluster's
-	Policy   models.IdlePolicy
-	Now      func() time.Time
+// Mail renders the notifications' emails in each recipient's language and
+// zone; views.Mail implements it and cmd wires it, so that the domain does
+// not import the templates.
+type Mail interface {
+	IdleWarning(to *models.User, key string, r models.IdleReport, p models.IdlePolicy) (models.OutboxMessage, error)
+	NodeOffline(to *models.User, key string, node models.AgentNode) (models.OutboxMessage, error)
 }
 
-func (n *Notifier) env(u *models.User) views.EmailEnv {
-	return views.EmailEnvFor(n.I18n, n.BaseURL, n.Location, u)
+// Notifier renders and enqueues the agent-related emails.
+type Notifier struct {
+	Store  Store
+	Mail   Mail
+	Policy models.IdlePolicy
+	Now    func() time.Time
 }
 
 // IdleWarning tells the owner of an idle booking, once per idle episode
@@ -45,8 +45,7 @@ func (n *Notifier) IdleWarning(ctx context.Context, r models.IdleReport) error {
 	if err != nil {
 		return fmt.Errorf("notify: idle warning: %w", err)
 	}
-	data := views.IdleWarning{Report: r, AutoRelease: n.Policy.AutoRelease, GraceMin: int(n.Policy.Grace / time.Minute)}
-	m, err := views.EmailMessage(n.env(u), views.EmailIdleWarning, "idle:report:"+strconv.FormatInt(r.ID, 10), u, data)
+	m, err := n.Mail.IdleWarning(u, "idle:report:"+strconv.FormatInt(r.ID, 10), r, n.Policy)
 	if err != nil {
 		return fmt.Errorf("notify: idle warning: %w", err)
 	}
@@ -80,7 +79,7 @@ func (n *Notifier) OfflineAlerts(ctx context.Context) error {
 		}
 		for i := range admins {
 			key := fmt.Sprintf("offline:node:%d:%d:user:%d", node.NodeID, node.LastSeenAt.Unix(), admins[i].ID)
-			m, err := views.EmailMessage(n.env(&admins[i]), views.EmailNodeOffline, key, &admins[i], views.NodeOffline{Node: node})
+			m, err := n.Mail.NodeOffline(&admins[i], key, node)
 			if err != nil {
 				return fmt.Errorf("notify: offline: %w", err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
 	"github.com/gpubook/gpubook/models/wire"
+	"github.com/gpubook/gpubook/views"
 	"github.com/gpubook/gpubook/views/i18n"
 )
 
@@ -31,7 +32,7 @@ func TestIdleWarningAndOfflineAlerts(t *testing.T) {
 			t.Fatal(err)
 		}
 		clock := now
-		n := &notify.Notifier{Store: db, I18n: i18n.MustLoad(), BaseURL: "https://gpu.example.org", Location: time.UTC,
+		n := &notify.Notifier{Store: db, Mail: &views.Mail{I18n: i18n.MustLoad(), BaseURL: "https://gpu.example.org", Location: time.UTC},
 			Policy: models.IdlePolicy{AutoRelease: true, Grace: 30 * time.Minute, UtilPct: 5}, Now: func() time.Time { return clock }}
 
 		r := models.IdleReport{ID: 7, NodeName: "gpu01", BookingID: 3, UserID: owner.ID, GPUUUIDs: []string{"GPU-a", "GPU-b"}, IdleSince: now.Add(-40 * time.Minute)}

@@ -21,6 +21,7 @@ import (
 	"github.com/gpubook/gpubook/models/reports"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/views"
 	"github.com/gpubook/gpubook/views/i18n"
 )
 
@@ -51,7 +52,7 @@ func deliveryData(t *testing.T, db *store.DB) {
 }
 
 func reportRun(db *store.DB) *reports.Weekly {
-	return &reports.Weekly{Store: db, I18n: i18n.MustLoad(), BaseURL: "https://gpubook.example.org", Location: shanghai, Now: time.Now}
+	return &reports.Weekly{Store: db, Mail: &views.Mail{I18n: i18n.MustLoad(), BaseURL: "https://gpubook.example.org", Location: shanghai}, Location: shanghai, Now: time.Now}
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

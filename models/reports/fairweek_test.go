@@ -16,6 +16,7 @@ import (
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
 	"github.com/gpubook/gpubook/models/store/storetest/fairweek"
+	"github.com/gpubook/gpubook/views"
 	"github.com/gpubook/gpubook/views/i18n"
 )
 
@@ -40,7 +41,7 @@ func emailFairWeek(t *testing.T, c fairweek.Case) {
 	now := w.End.Add(8 * time.Hour) // Monday 08:00, when the schedule sends it
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		fairweek.Build(t, db, w)
-		run := &reports.Weekly{Store: db, I18n: i18n.MustLoad(), BaseURL: "https://gpubook.example.org", Location: fairweek.Berlin,
+		run := &reports.Weekly{Store: db, Mail: &views.Mail{I18n: i18n.MustLoad(), BaseURL: "https://gpubook.example.org", Location: fairweek.Berlin}, Location: fairweek.Berlin,
 			Now: func() time.Time { return now }}
 		res, err := run.SendWeek(context.Background(), w)
 		if err != nil || res.Enqueued != len(fairweek.Names) {

@@ -49,7 +49,7 @@ func lateMinutes(t *testing.T, c fairweek.Case) {
 			t.Fatal(err)
 		}
 		fairweek.SendLate(t, db, w, now.Add(-30*time.Minute)) // after the sums: unsummed until the next roll
-		run := &reports.Weekly{Store: db, I18n: i18n.MustLoad(), BaseURL: "https://gpubook.example.org", Location: fairweek.Berlin,
+		run := &reports.Weekly{Store: db, Mail: &views.Mail{I18n: i18n.MustLoad(), BaseURL: "https://gpubook.example.org", Location: fairweek.Berlin}, Location: fairweek.Berlin,
 			Now: func() time.Time { return now }}
 		for _, week := range []models.Week{w, next} {
 			if _, err := run.SendWeek(ctx, week); err != nil {

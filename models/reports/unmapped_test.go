@@ -16,6 +16,7 @@ import (
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
 	"github.com/gpubook/gpubook/models/store/storetest/fairweek"
+	"github.com/gpubook/gpubook/views"
 	"github.com/gpubook/gpubook/views/i18n"
 )
 
@@ -32,7 +33,7 @@ func TestReportEmailUnmappedForAdmins(t *testing.T) {
 		ctx := context.Background()
 		id := fairweek.Build(t, db, w)
 		must(t, db.SetAdmin(ctx, id.Fay, true, models.CLIActor))
-		run := &reports.Weekly{Store: db, I18n: i18n.MustLoad(), BaseURL: "https://gpubook.example.org", Location: fairweek.Berlin,
+		run := &reports.Weekly{Store: db, Mail: &views.Mail{I18n: i18n.MustLoad(), BaseURL: "https://gpubook.example.org", Location: fairweek.Berlin}, Location: fairweek.Berlin,
 			Now: func() time.Time { return now }}
 		early := w.Prev(2) // ends a week before the fixture's first booking
 		res, err := run.SendWeek(ctx, early)

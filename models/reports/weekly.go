@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/models"
-	"github.com/gpubook/gpubook/views"
-	"github.com/gpubook/gpubook/views/i18n"
 )
 
 // Store is what building and enqueueing the weekly reports reads and writes.
@@ -21,6 +19,16 @@ type Store interface {
 	EnqueueMail(ctx context.Context, m models.OutboxMessage) (bool, error)
 }
 
+// Mail renders a user's weekly report in their language and zone, as an
+// email and as text; views.Mail implements it and cmd wires it, so that the
+// domain does not import the templates.
+type Mail interface {
+	// WeeklyReport renders u's report r for week w; unmapped, given only
+	// to an admin, is the week's use charged to nobody.
+	WeeklyReport(u models.User, w models.Week, r models.UserReport, unmapped []models.UnixMinutes) (models.OutboxMessage, error)
+	WeeklyReportText(u models.User, w models.Week, r models.UserReport) string
+}
+
 // Weekly turns one week's figures into every user's email and puts them in
 // the outbox (models/mail sends them). The weekly job (cmd schedules it with
 // models/jobs) and "gpubook report send" both call SendWeek, which is
@@ -29,8 +37,7 @@ type Store interface {
 // a crash adds nothing, and the outbox sends what is there exactly once.
 type Weekly struct {
 	Store    Store
-	I18n     *i18n.Bundle
-	BaseURL  string
+	Mail     Mail
 	Location *time.Location // the cluster's zone
 	Rules    models.ReportRules
 	Now      models.Clock
@@ -80,11 +87,11 @@ func (r *Weekly) SendWeek(ctx context.Context, w models.Week) (Result, error) {
 			res.OptedOut++
 			continue
 		}
-		data := views.ReportEmailData{Report: d.UserReport(u), Links: r.links(w)}
+		var unmapped []models.UnixMinutes
 		if u.IsAdmin { // use charged to nobody: only an admin can map it
-			data.Unmapped, data.ClusterURL = d.Unmapped, views.EmailEnv{BaseURL: r.BaseURL}.URL("/admin/usage?week="+w.String())
+			unmapped = d.Unmapped
 		}
-		m, err := views.ReportEmail(r.emailEnv(u), data)
+		m, err := r.Mail.WeeklyReport(u, w, d.UserReport(u), unmapped)
 		if err != nil {
 			return res, err
 		}
@@ -124,14 +131,5 @@ func (r *Weekly) Preview(ctx context.Context, u *models.User, w models.Week) (st
 	if err != nil {
 		return "", err
 	}
-	return views.ReportText(r.emailEnv(*u).T, d.UserReport(*u), r.links(w)), nil
-}
-
-func (r *Weekly) emailEnv(u models.User) views.EmailEnv {
-	return views.EmailEnvFor(r.I18n, r.BaseURL, r.Location, &u)
-}
-
-func (r *Weekly) links(w models.Week) views.ReportLinks {
-	e := views.EmailEnv{BaseURL: r.BaseURL}
-	return views.ReportLinks{Web: e.URL("/usage?week=" + w.String()), Preferences: e.PreferencesURL(), Definitions: e.URL(views.DefinitionsPath)}
+	return r.Mail.WeeklyReportText(*u, w, d.UserReport(*u)), nil
 }
