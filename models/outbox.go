@@ -127,6 +127,10 @@ type OutboxStore interface {
 	// never attempted go back to pending (requeued), those whose attempt had
 	// started become unconfirmed.
 	RecoverStaleSends(ctx context.Context) (requeued, unconfirmed int64, err error)
+	// ResendUnconfirmed queues again the unconfirmed messages (fewer than
+	// maxAttempts tries) whose attempt started over after ago, once a later
+	// attempt was sent: the server works again. Only on an admin's opt-in.
+	ResendUnconfirmed(ctx context.Context, after time.Duration, maxAttempts int) (int64, error)
 	DeleteSentBefore(ctx context.Context, before time.Time) (int64, error)
 	OutboxStats(ctx context.Context) (OutboxStats, error)
 	OutboxMessage(ctx context.Context, id int64) (*OutboxMessage, error)
@@ -199,6 +203,10 @@ const (
 type DeliveryError struct {
 	Outcome string
 	Err     error
+	// ServerDown is set when the server gave no answer at all (no
+	// connection, no greeting, no reply in time): the fault is the
+	// server's, not the message's, and the worker backs off the server.
+	ServerDown bool
 }
 
 func (e *DeliveryError) Error() string { return "delivery " + e.Outcome + ": " + e.Err.Error() }

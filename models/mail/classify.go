@@ -17,10 +17,23 @@ import (
 //   - A 5xx reply to the recipient or to the data: refused for good.
 //   - Everything else (no connection, TLS, auth, 4xx, a refused sender that
 //     an admin can fix): nothing was accepted, so retry later.
+//
+// Every failure but a refusal of this one recipient or this one message
+// is the server's (ServerDown): the worker stops the round and backs off.
 func classify(em *gomail.Msg, err error) error {
 	if err == nil || em.IsDelivered() {
 		return nil
 	}
+	de := classifyOutcome(err).(*models.DeliveryError)
+	var se *gomail.SendError
+	recipient := errors.As(err, &se) && se.Reason == gomail.ErrSMTPRcptTo && se.ErrorCode() >= 400
+	de.ServerDown = de.Outcome != models.DeliveryReject && !recipient
+	return de
+}
+
+// classifyOutcome is classify's outcome, before it tells the server's
+// faults apart.
+func classifyOutcome(err error) error {
 	var se *gomail.SendError
 	if !errors.As(err, &se) {
 		return &models.DeliveryError{Outcome: models.DeliveryRetry, Err: err}

@@ -88,3 +88,14 @@ func deliver(t *testing.T, o *mail.Outbox) mail.Round {
 	}
 	return round
 }
+
+// deliverDown is a round that must fail because the server did: the round
+// is an error (the job runner reports it failed) and says ServerDown.
+func deliverDown(t *testing.T, o *mail.Outbox) mail.Round {
+	t.Helper()
+	round, err := o.DeliverOnce(ctx)
+	if err == nil || !round.ServerDown {
+		t.Fatalf("deliver with the server failing: %+v, %v; want ServerDown and an error", round, err)
+	}
+	return round
+}

@@ -41,6 +41,18 @@ type OutboxConfig struct {
 	SendMargin time.Duration
 	KeepSent   time.Duration  // sent mail older than this is deleted (30 days)
 	Jitter     func() float64 // in [0, 1), spreads retries; math/rand when nil
+	// RoundTimeout bounds a round: no message is started after it (2 min,
+	// at most the send lease less its margin), so a slow or hung server
+	// holds a batch for minutes, not one timeout per message.
+	RoundTimeout time.Duration
+	// Backoff is how long the server is left alone after it failed (no
+	// answer, no greeting, no reply in time): 30 s, doubling up to
+	// BackoffMax (10 min) while it keeps failing.
+	Backoff, BackoffMax time.Duration
+	// ResendUnconfirmedAfter, when above zero, queues an unconfirmed
+	// message again this long after its attempt, once the server has since
+	// sent another: the admin's opt-in to possible duplicates. Zero: never.
+	ResendUnconfirmedAfter time.Duration
 }
 
 // Outbox sends what the outbox table holds: every message once, retried
@@ -48,8 +60,9 @@ type OutboxConfig struct {
 // The job runner calls Deliver every few seconds in every process (claims
 // are disjoint) and Cleanup hourly under a lease.
 type Outbox struct {
-	cfg OutboxConfig
-	log *slog.Logger
+	cfg  OutboxConfig
+	log  *slog.Logger
+	down serverState
 }
 
 // NewOutbox checks cfg and fills in the defaults.
@@ -84,12 +97,26 @@ func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
 	if cfg.Jitter == nil {
 		cfg.Jitter = mathrand.Float64
 	}
+	if cfg.RoundTimeout <= 0 {
+		cfg.RoundTimeout = 2 * time.Minute
+	}
+	cfg.RoundTimeout = min(cfg.RoundTimeout, cfg.SendLease-cfg.SendMargin)
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = 30 * time.Second
+	}
+	if cfg.BackoffMax < cfg.Backoff {
+		cfg.BackoffMax = max(10*time.Minute, cfg.Backoff)
+	}
 	return &Outbox{cfg: cfg, log: cfg.Logger.With("owner", cfg.Owner)}, nil
 }
 
 // Round is what one outbox round did, for logs and tests.
 type Round struct {
 	Recovered, Claimed, Sent, Retry, Failed, Unconfirmed, Released int
+	Resent                                                         int // unconfirmed messages queued again (ResendUnconfirmedAfter)
+	// ServerDown is set when the server failed this round (or is backed
+	// off): the rest of the batch was released and the round is an error.
+	ServerDown bool
 }
 
 // markTimeout bounds the database writes after a send; they run even when
@@ -99,9 +126,10 @@ const markTimeout = 10 * time.Second
 // Deliver is the worker's job: one round, logged when it did something.
 func (r *Outbox) Deliver(ctx context.Context) error {
 	round, err := r.DeliverOnce(ctx)
-	if round.Claimed > 0 || round.Recovered > 0 {
+	if round.Claimed > 0 || round.Recovered > 0 || round.Resent > 0 {
 		r.log.Info("outbox round", "claimed", round.Claimed, "sent", round.Sent, "retry", round.Retry,
-			"failed", round.Failed, "unconfirmed", round.Unconfirmed, "recovered", round.Recovered)
+			"failed", round.Failed, "unconfirmed", round.Unconfirmed, "recovered", round.Recovered,
+			"released", round.Released, "resent", round.Resent)
 	}
 	return err
 }
@@ -123,14 +151,32 @@ func (r *Outbox) DeliverOnce(ctx context.Context) (Round, error) {
 		r.log.Warn("sends whose worker vanished: never attempted ones queued again, started ones unconfirmed and not resent",
 			"requeued", requeued, "unconfirmed", unconfirmed)
 	}
+	if err := r.resendUnconfirmed(ctx, &round); err != nil {
+		return round, err
+	}
+	if err := r.down.check(r.cfg.Clock.Now()); err != nil {
+		round.ServerDown = true
+		return round, err
+	}
 	msgs, err := r.cfg.Store.ClaimMail(ctx, r.cfg.Owner, r.cfg.Batch, r.cfg.SendLease)
 	if err != nil {
 		return round, err
 	}
 	round.Claimed = len(msgs)
+	rctx, cancel := context.WithTimeout(ctx, r.cfg.RoundTimeout)
+	defer cancel()
 	var errs []error
 	for _, m := range msgs {
-		errs = append(errs, r.attempt(ctx, m, &round))
+		if round.ServerDown {
+			errs = append(errs, r.release(ctx, m, &round, "SMTP server failed this round"))
+			continue
+		}
+		errs = append(errs, r.attempt(rctx, m, &round))
+	}
+	if round.ServerDown {
+		errs = append(errs, r.down.lastErr())
+	} else if rctx.Err() != nil && ctx.Err() == nil {
+		errs = append(errs, fmt.Errorf("mail: outbox round ran out of its %s; %d messages left for the next", r.cfg.RoundTimeout, round.Released))
 	}
 	return round, errors.Join(errs...)
 }
@@ -145,15 +191,9 @@ func (r *Outbox) attempt(ctx context.Context, m models.OutboxMessage, round *Rou
 		startErr = r.cfg.Store.StartAttempt(ctx, m.ID, r.cfg.Owner, r.cfg.SendMargin)
 	}
 	if startErr != nil {
-		// Never started (stopping, or too little lease left): back to the
-		// queue at once. A row no longer ours was recovered already.
-		round.Released++
-		r.log.Info("mail not attempted; released", "id", m.ID, "reason", startErr)
-		err := r.mark(ctx, m, func(mctx context.Context) error { return r.cfg.Store.ReleaseMail(mctx, m.ID, r.cfg.Owner) })
-		if models.ErrorCode(err) == models.ENOTFOUND {
-			return nil
-		}
-		return err
+		// Never started (stopping, out of time, or too little lease
+		// left): back to the queue at once.
+		return r.release(ctx, m, round, startErr)
 	}
 	m.Attempts++
 	return r.record(ctx, m, r.cfg.Sender.Send(ctx, m), round)
@@ -183,7 +223,14 @@ func (r *Outbox) SendNow(ctx context.Context, id int64) (sendErr error, err erro
 // never retried.
 func (r *Outbox) record(ctx context.Context, m models.OutboxMessage, sendErr error, round *Round) error {
 	log := r.log.With("id", m.ID, "kind", m.Kind, "dedup_key", m.DedupKey, "attempt", m.Attempts)
+	var de *models.DeliveryError
+	if errors.As(sendErr, &de) && de.ServerDown {
+		round.ServerDown = true
+		d := r.down.fail(r.cfg.Clock.Now(), r.cfg.Backoff, r.cfg.BackoffMax, sendErr)
+		log.Warn("SMTP server failed; leaving it alone", "for", d)
+	}
 	if sendErr == nil {
+		r.down.ok()
 		round.Sent++
 		return r.mark(ctx, m, func(mctx context.Context) error {
 			return r.cfg.Store.MarkSent(mctx, m.ID, r.cfg.Owner, r.cfg.Clock.Now())

@@ -15,22 +15,23 @@ import (
 )
 
 // TestOutboxOutage: the SMTP server is down while 20 messages wait; the
-// worker schedules retries; the server comes up on the same port; after
-// the retry time every message arrives exactly once.
+// first refused connection fails the round and backs off the server, the
+// other 19 go back to the queue unattempted; the server comes up on the
+// same port; after the back-off every message arrives exactly once.
 func TestOutboxOutage(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		addr, port := smtptest.FreeAddr(t)
 		clock := clockwork.NewFakeClockAt(t0)
 		r := newOutbox(t, db, newMailer(t, port, nil), clock, nil)
 		enqueue(t, db, 20, t0)
-		if got := deliver(t, r); got.Claimed != 20 || got.Retry != 20 || got.Sent != 0 {
+		if got := deliverDown(t, r); got.Claimed != 20 || got.Retry != 1 || got.Released != 19 || got.Sent != 0 {
 			t.Fatalf("round while down: %+v", got)
 		}
 		if c := stats(t, db); c["pending"] != 20 {
 			t.Fatalf("after the failed round: %v", c)
 		}
 		srv := smtptest.StartOn(t, addr, smtptest.Options{})
-		if got := deliver(t, r); got.Claimed != 0 {
+		if got := deliverDown(t, r); got.Claimed != 0 {
 			t.Fatalf("retried before the backoff: %+v", got)
 		}
 		clock.Advance(2 * time.Minute) // the first retry is due after 2 min (jitter 0.5)

@@ -110,3 +110,20 @@ func (db *DB) RequeueUnconfirmed(ctx context.Context, by models.Actor, ids []int
 	}
 	return n, nil
 }
+
+// ResendUnconfirmed puts back to pending the unconfirmed messages whose
+// attempt started more than after ago, when the SMTP server has since been
+// seen to work: some message whose attempt started later was sent. Only
+// messages with fewer than maxAttempts attempts go back, so that a message
+// that hangs the server every time is given up. It exists for admins who
+// opted in: the recipient may get such a message twice.
+func (db *DB) ResendUnconfirmed(ctx context.Context, after time.Duration, maxAttempts int) (int64, error) {
+	res := db.Gorm.WithContext(ctx).Exec(`UPDATE outbox SET status = ?, lease_owner = '', lease_until = NULL, next_attempt_at = ?
+		WHERE status = ? AND attempts < ? AND attempt_started_at IS NOT NULL AND attempt_started_at <= ?
+		AND EXISTS (SELECT 1 FROM outbox s WHERE s.status = ? AND s.attempt_started_at > outbox.attempt_started_at)`,
+		models.OutboxPending, db.clockAt(0), models.OutboxUnconfirmed, maxAttempts, db.clockAt(-after), models.OutboxSent)
+	if res.Error != nil {
+		return 0, fmt.Errorf("store: resend unconfirmed mail: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}
