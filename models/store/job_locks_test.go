@@ -49,6 +49,8 @@ func TestJobsNeverQueueIngest(t *testing.T) {
 			func(db *store.DB) error { _, err := db.RollUsage(ctx, now, now.Add(-ret), 50); return err }},
 		{"usage-retention", "SELECT count(*) FROM gpu_usage_minutes", // a report reading minutes
 			func(db *store.DB) error { _, err := db.PruneUsage(ctx, now.Add(-ret)); return err }},
+		{"usage-partitions", "SELECT count(*) FROM gpu_usage_minutes_default", // minutes of days not yet made
+			func(db *store.DB) error { _, err := db.EnsureUsagePartitions(ctx, now); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := storetest.MigratedURL(t, store.Postgres)

@@ -184,7 +184,7 @@ func takeRollupLock(tx *gorm.DB) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("store: rollup lock held elsewhere for %v: %w", rollupLockWait, models.ErrLockBusy)
+			return queueRollupLock(tx)
 		}
 		select {
 		case <-ctx.Done():
@@ -192,6 +192,20 @@ func takeRollupLock(tx *gorm.DB) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// queueRollupLock is the roll's last try, queued for lockQueueWait at
+// most, so that ingest at a steady rate, whose shared locks may overlap
+// without a gap, cannot starve the roll: ingest waits that long at most.
+func queueRollupLock(tx *gorm.DB) error {
+	for _, q := range []string{fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", lockQueueWait.Milliseconds()),
+		fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", rollupLockKey),
+		fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", partitionLockWait.Milliseconds())} {
+		if err := tx.Exec(q).Error; err != nil {
+			return fmt.Errorf("store: rollup lock held elsewhere for %v: %w", rollupLockWait, asLockBusy(err))
+		}
+	}
+	return nil
 }
 
 // oldestMinute is the first stored minute (zero: none), on the minute index.

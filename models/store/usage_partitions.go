@@ -128,9 +128,11 @@ func createDayPartition(tx *gorm.DB, table string, day time.Time) error {
 	name := models.UsagePartitionName(table, day)
 	from, to := day.UTC(), day.UTC().AddDate(0, 0, 1)
 	for _, s := range []string{
-		// The attach locks the default partition exclusively: give up
-		// rather than queue long (see prunePartitioned); the job runs again.
+		// The attach locks the default partition exclusively: take that
+		// lock first, NOWAIT, rather than queue with ingest behind us (see
+		// prunePartitioned); the job tries again 30 s later.
 		fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", partitionLockWait.Milliseconds()),
+		fmt.Sprintf("LOCK TABLE %s_default IN ACCESS EXCLUSIVE MODE NOWAIT", table),
 		fmt.Sprintf("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)", name, table),
 		fmt.Sprintf("WITH moved AS (DELETE FROM %s_default WHERE minute >= @from AND minute < @to RETURNING *) INSERT INTO %s SELECT * FROM moved", table, name),
 		fmt.Sprintf("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM ('%s') TO ('%s')", table, name, from.Format(time.RFC3339), to.Format(time.RFC3339)),
@@ -187,9 +189,9 @@ func prunePartitions(tx *gorm.DB, table string, before time.Time) (dropped []str
 // again a moment later, keeps the victim the prune.
 func (db *DB) prunePartitioned(ctx context.Context, before time.Time) (int64, error) {
 	var err error
-	for range partitionLockTries {
+	for try := range partitionLockTries {
 		var n int64
-		if n, err = db.prunePartitionedOnce(ctx, before); !isLockTimeout(err) {
+		if n, err = db.prunePartitionedOnce(ctx, before, try == partitionLockTries-1); !isLockTimeout(err) {
 			return n, err
 		}
 		select {
@@ -204,6 +206,11 @@ func (db *DB) prunePartitioned(ctx context.Context, before time.Time) (int64, er
 const (
 	partitionLockWait  = 500 * time.Millisecond
 	partitionLockTries = 10
+	// lockQueueWait bounds the one queued try a job makes after its
+	// NOWAIT tries: writers that keep a lock held without a gap (ingest at
+	// a steady rate) would starve a job that never queues, and queueing
+	// this long is the most an ingest ever waits behind a job's request.
+	lockQueueWait = 100 * time.Millisecond
 )
 
 // isLockTimeout is PostgreSQL's lock_not_available: a lock_timeout or a NOWAIT.
@@ -221,16 +228,21 @@ func asLockBusy(err error) error {
 	return err
 }
 
-func (db *DB) prunePartitionedOnce(ctx context.Context, before time.Time) (int64, error) {
+func (db *DB) prunePartitionedOnce(ctx context.Context, before time.Time, queue bool) (int64, error) {
 	var n int64
 	err := db.inUTC(ctx, func(tx *gorm.DB) error {
-		if err := tx.Exec(fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", partitionLockWait.Milliseconds())).Error; err != nil {
-			return err
-		}
 		// NOWAIT: a prune queued for the lock would queue every ingest
-		// behind it; it tries again partitionLockWait later instead.
-		if err := tx.Exec("LOCK TABLE " + strings.Join(usageTables, ", ") + " IN ACCESS EXCLUSIVE MODE NOWAIT").Error; err != nil {
-			return err
+		// behind it; it tries again partitionLockWait later instead, and
+		// queues for lockQueueWait only on its last try.
+		lock := "LOCK TABLE " + strings.Join(usageTables, ", ") + " IN ACCESS EXCLUSIVE MODE NOWAIT"
+		if queue {
+			lock = strings.TrimSuffix(lock, " NOWAIT")
+		}
+		for _, q := range []string{fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", lockQueueWait.Milliseconds()), lock,
+			fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", partitionLockWait.Milliseconds())} {
+			if err := tx.Exec(q).Error; err != nil {
+				return err
+			}
 		}
 		for _, table := range usageTables {
 			parts, err := usagePartitions(tx, table)
