@@ -1,24 +1,20 @@
-// Package metrics serves /metrics in the Prometheus text format with the
-// names, units and labels of NVIDIA's dcgm-exporter, so that existing
-// Grafana dashboards work unchanged, plus gpubook_* series for what only the
-// agent knows (who holds each GPU, violations, spool, sync).
-//
-// It writes the text format itself (stdlib only) instead of using
-// client_golang: a handful of gauges does not need a registry, and the
-// agent stays small. parse_test.go proves the output with Prometheus's own
-// text parser (github.com/prometheus/common/expfmt).
+// Package metrics serves /metrics with the names, units and labels of
+// NVIDIA's dcgm-exporter, so that existing Grafana dashboards work
+// unchanged, plus gpubook_* series for what only the agent knows (who holds
+// each GPU, violations, spool, sync). The Exporter keeps the latest values
+// and is a client_golang collector over them, served by promhttp, as the
+// portal's metrics are.
 package metrics
 
 import (
-	"fmt"
-	"io"
-	"math"
 	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gpubook/gpubook/agent/gpu"
 	"github.com/gpubook/gpubook/agent/sampler"
@@ -29,6 +25,7 @@ import (
 // Exporter holds the latest values. The daemon updates it; HTTP reads it.
 type Exporter struct {
 	hostname string
+	handler  http.Handler // promhttp over a registry holding only the Exporter
 
 	mu         sync.Mutex
 	snap       sampler.Snapshot
@@ -42,7 +39,11 @@ type Exporter struct {
 
 // New returns an Exporter that labels every GPU series with hostname.
 func New(hostname string) *Exporter {
-	return &Exporter{hostname: hostname, holders: map[string]wire.Booking{}, violations: map[string]float64{}, counted: map[string]bool{}}
+	e := &Exporter{hostname: hostname, holders: map[string]wire.Booking{}, violations: map[string]float64{}, counted: map[string]bool{}}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(e) // unchecked (see Describe): cannot fail
+	e.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return e
 }
 
 // SetSnapshot records the latest sample and who holds each GPU at its time.
@@ -91,21 +92,23 @@ func (e *Exporter) SetLastSync(t time.Time) {
 	e.lastSync = t
 }
 
-// ServeHTTP writes the exposition.
-func (e *Exporter) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_ = e.Write(w)
+// ServeHTTP serves the exposition through promhttp, as the portal does.
+func (e *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e.handler.ServeHTTP(w, r)
 }
 
-// Write renders every series to w.
-func (e *Exporter) Write(w io.Writer) error {
+// Describe declares nothing, which makes the Exporter an unchecked
+// collector: DCGM_FI_DEV_FB_USED and _FREE carry a GPU's labels and, for a
+// MIG instance, three more, and a checked collector may not declare one
+// name with two label sets.
+func (e *Exporter) Describe(chan<- *prometheus.Desc) {}
+
+// Collect turns the latest values into constant metrics at scrape time.
+func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var b strings.Builder
-	e.writeGPU(&b)
-	e.writeAgent(&b)
-	_, err := io.WriteString(w, b.String())
-	return err
+	e.collectGPU(ch)
+	e.collectAgent(ch)
 }
 
 func (e *Exporter) gpuLabels(g sampler.GPUState) [][2]string {
@@ -121,127 +124,103 @@ func (e *Exporter) migLabels(g sampler.GPUState, in gpu.MIGInstance) [][2]string
 		[2]string{"CI_ID", strconv.Itoa(in.ComputeInstanceID)}, [2]string{"MIG_UUID", in.UUID})
 }
 
-func (e *Exporter) writeGPU(b *strings.Builder) {
-	header(b, "DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).")
+func (e *Exporter) collectGPU(ch chan<- prometheus.Metric) {
+	util := gauge("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).")
+	used := gauge("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).")
+	free := gauge("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).")
+	holder := gauge("gpubook_gpu_booking_holder", "1 for the user whose booking holds the GPU now.")
+	procs := gauge("gpubook_gpu_processes", "Processes on the GPU by user.")
 	for _, g := range e.snap.GPUs {
 		if g.UtilValid { // MIG GPUs: no whole-GPU utilisation, so no series
-			sample(b, "DCGM_FI_DEV_GPU_UTIL", e.gpuLabels(g), g.UtilPct)
+			util.add(ch, e.gpuLabels(g), g.UtilPct)
 		}
-	}
-	header(b, "DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).")
-	for _, g := range e.snap.GPUs {
-		sample(b, "DCGM_FI_DEV_FB_USED", e.gpuLabels(g), float64(g.MemUsedMiB))
+		used.add(ch, e.gpuLabels(g), float64(g.MemUsedMiB))
+		free.add(ch, e.gpuLabels(g), float64(max(g.MemTotalMiB-g.MemUsedMiB, 0)))
 		for _, in := range g.Instances {
-			sample(b, "DCGM_FI_DEV_FB_USED", e.migLabels(g, in), float64(in.MemUsedMiB))
+			used.add(ch, e.migLabels(g, in), float64(in.MemUsedMiB))
+			free.add(ch, e.migLabels(g, in), float64(max(in.MemTotalMiB-in.MemUsedMiB, 0)))
 		}
-	}
-	header(b, "DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).")
-	for _, g := range e.snap.GPUs {
-		sample(b, "DCGM_FI_DEV_FB_FREE", e.gpuLabels(g), float64(max(g.MemTotalMiB-g.MemUsedMiB, 0)))
-		for _, in := range g.Instances {
-			sample(b, "DCGM_FI_DEV_FB_FREE", e.migLabels(g, in), float64(max(in.MemTotalMiB-in.MemUsedMiB, 0)))
-		}
-	}
-	e.writeHealth(b)
-	header(b, "gpubook_gpu_booking_holder", "gauge", "1 for the user whose booking holds the GPU now.")
-	for _, g := range e.snap.GPUs {
 		if h, ok := e.holders[g.Device.UUID]; ok {
-			l := append(e.gpuLabels(g), [2]string{"user", h.User}, [2]string{"booking_id", strconv.FormatInt(h.ID, 10)})
-			sample(b, "gpubook_gpu_booking_holder", l, 1)
+			holder.add(ch, append(e.gpuLabels(g), [2]string{"user", h.User}, [2]string{"booking_id", strconv.FormatInt(h.ID, 10)}), 1)
 		}
-	}
-	header(b, "gpubook_gpu_processes", "gauge", "Processes on the GPU by user.")
-	for _, g := range e.snap.GPUs {
 		perUser := map[string]int{}
 		for _, p := range g.Procs {
 			perUser[p.User]++
 		}
 		for _, u := range sortedKeys(perUser) {
-			sample(b, "gpubook_gpu_processes", append(e.gpuLabels(g), [2]string{"user", u}), float64(perUser[u]))
+			procs.add(ch, append(e.gpuLabels(g), [2]string{"user", u}), float64(perUser[u]))
 		}
 	}
+	e.collectHealth(ch)
 }
 
-func (e *Exporter) writeAgent(b *strings.Builder) {
+func (e *Exporter) collectAgent(ch chan<- prometheus.Metric) {
 	host := [][2]string{{"Hostname", e.hostname}}
-	header(b, "gpubook_violations_total", "counter", "Violations detected since the agent started, by kind.")
+	violations := counter("gpubook_violations_total", "Violations detected since the agent started, by kind.")
 	for _, k := range []string{wire.ViolationUnbooked, wire.ViolationOverstay, wire.ViolationMemoryNoProcess, wire.ViolationRefused} {
-		sample(b, "gpubook_violations_total", append(host, [2]string{"kind", k}), e.violations[k])
+		violations.add(ch, append(host, [2]string{"kind", k}), e.violations[k])
 	}
-	header(b, "gpubook_spool_depth", "gauge", "Reports waiting on disk for the portal.")
-	sample(b, "gpubook_spool_depth", host, float64(e.spool.Depth))
-	header(b, "gpubook_spool_bytes", "gauge", "Bytes waiting on disk for the portal.")
-	sample(b, "gpubook_spool_bytes", host, float64(e.spool.Bytes))
-	header(b, "gpubook_spool_set_aside", "gauge", "Reports the portal refused as invalid (or unreadable), kept aside in the spool directory.")
-	sample(b, "gpubook_spool_set_aside", host, float64(e.spool.SetAside))
-	header(b, "gpubook_spool_dropped_total", "counter", "Reports dropped at the spool's age or size limit, by kind.")
+	gauge("gpubook_spool_depth", "Reports waiting on disk for the portal.").add(ch, host, float64(e.spool.Depth))
+	gauge("gpubook_spool_bytes", "Bytes waiting on disk for the portal.").add(ch, host, float64(e.spool.Bytes))
+	gauge("gpubook_spool_set_aside", "Reports the portal refused as invalid (or unreadable), kept aside in the spool directory.").
+		add(ch, host, float64(e.spool.SetAside))
+	dropped := counter("gpubook_spool_dropped_total", "Reports dropped at the spool's age or size limit, by kind.")
 	for _, k := range []string{"usage", "violations", "idle"} {
-		sample(b, "gpubook_spool_dropped_total", append(host, [2]string{"kind", k}), float64(e.spool.Dropped[k]))
+		dropped.add(ch, append(host, [2]string{"kind", k}), float64(e.spool.Dropped[k]))
 	}
-	header(b, "gpubook_last_successful_sync_timestamp_seconds", "gauge", "Unix time of the last successful exchange with the portal (0 = never).")
 	ts := 0.0
 	if !e.lastSync.IsZero() {
 		ts = float64(e.lastSync.UnixMilli()) / 1000
 	}
-	sample(b, "gpubook_last_successful_sync_timestamp_seconds", host, ts)
-	header(b, "gpubook_samples_total", "counter", "Sampling cycles completed.")
-	sample(b, "gpubook_samples_total", host, e.samples)
+	gauge("gpubook_last_successful_sync_timestamp_seconds", "Unix time of the last successful exchange with the portal (0 = never).").
+		add(ch, host, ts)
+	counter("gpubook_samples_total", "Sampling cycles completed.").add(ch, host, e.samples)
 }
 
-// writeHealth writes the dcgm-exporter fields dashboards plot beside
+// collectHealth sends the dcgm-exporter fields dashboards plot beside
 // utilisation and memory; a GPU without a reading gets no series.
-func (e *Exporter) writeHealth(b *strings.Builder) {
+func (e *Exporter) collectHealth(ch chan<- prometheus.Metric) {
 	fields := []struct {
-		name, help string
-		get        func(sampler.GPUState) gpu.Reading
+		f   family
+		get func(sampler.GPUState) gpu.Reading
 	}{
-		{"DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", func(g sampler.GPUState) gpu.Reading { return g.TempC }},
-		{"DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", func(g sampler.GPUState) gpu.Reading { return g.PowerW }},
-		{"DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", func(g sampler.GPUState) gpu.Reading { return g.SMClockMHz }},
-		{"DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", func(g sampler.GPUState) gpu.Reading { return g.MemClockMHz }},
+		{gauge("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C)."), func(g sampler.GPUState) gpu.Reading { return g.TempC }},
+		{gauge("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)."), func(g sampler.GPUState) gpu.Reading { return g.PowerW }},
+		{gauge("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz)."), func(g sampler.GPUState) gpu.Reading { return g.SMClockMHz }},
+		{gauge("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz)."), func(g sampler.GPUState) gpu.Reading { return g.MemClockMHz }},
 	}
 	for _, f := range fields {
-		header(b, f.name, "gauge", f.help)
 		for _, g := range e.snap.GPUs {
 			if r := f.get(g); r.OK {
-				sample(b, f.name, e.gpuLabels(g), r.V)
+				f.f.add(ch, e.gpuLabels(g), r.V)
 			}
 		}
 	}
 }
 
-func header(b *strings.Builder, name, typ, help string) {
-	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+// family is one metric name with its help and type; add emits a sample.
+type family struct {
+	name, help string
+	typ        prometheus.ValueType
 }
 
-func sample(b *strings.Builder, name string, labels [][2]string, v float64) {
-	b.WriteString(name)
-	b.WriteByte('{')
-	for i, l := range labels {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(l[0])
-		b.WriteString(`="`)
-		b.WriteString(escape(l[1]))
-		b.WriteByte('"')
+func gauge(name, help string) family   { return family{name, help, prometheus.GaugeValue} }
+func counter(name, help string) family { return family{name, help, prometheus.CounterValue} }
+
+// add sends one sample; labels become the Desc's constant labels, so each
+// sample keeps its own set. A label value that is not UTF-8 fails this
+// sample alone: promhttp serves the rest (ContinueOnError).
+func (f family) add(ch chan<- prometheus.Metric, labels [][2]string, v float64) {
+	ls := make(prometheus.Labels, len(labels))
+	for _, l := range labels {
+		ls[l[0]] = l[1]
 	}
-	b.WriteString("} ")
-	b.WriteString(formatValue(v))
-	b.WriteByte('\n')
-}
-
-// formatValue writes integral values (timestamps, MiB) without an exponent.
-func formatValue(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatFloat(v, 'f', -1, 64)
+	d := prometheus.NewDesc(f.name, f.help, nil, ls)
+	m, err := prometheus.NewConstMetric(d, f.typ, v)
+	if err != nil {
+		m = prometheus.NewInvalidMetric(d, err)
 	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
-// escape applies the text format's label escaping: backslash, quote, newline.
-func escape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+	ch <- m
 }
 
 func sortedKeys(m map[string]int) []string {

@@ -1,13 +1,10 @@
 package metrics_test
 
 import (
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/gpubook/gpubook/agent/gpu"
 	"github.com/gpubook/gpubook/agent/metrics"
@@ -16,10 +13,9 @@ import (
 	"github.com/gpubook/gpubook/models/wire"
 )
 
-// TestExpositionParses proves the hand-written exposition with Prometheus's
-// own text parser (strict, legacy names): every family parses, has its
-// declared type, and the values a scrape would store are the exporter's,
-// including a label value that needs escaping.
+// TestExpositionParses: every family has its declared type, and the values
+// a scrape would store are the exporter's, label values that need escaping
+// (quote, backslash, newline) included.
 func TestExpositionParses(t *testing.T) {
 	at := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
 	e := metrics.New(`gpu"01\x`)
@@ -33,14 +29,7 @@ func TestExpositionParses(t *testing.T) {
 	e.AddViolations([]wire.Violation{{ID: "v", Kind: wire.ViolationOverstay}})
 	e.SetSpool(spool.Stats{Depth: 4, Dropped: map[string]int64{"idle": 2}})
 	e.SetLastSync(at.Add(1500 * time.Millisecond))
-	rec := httptest.NewRecorder()
-	e.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := p.TextToMetricFamilies(rec.Body)
-	if err != nil {
-		t.Fatalf("the Prometheus text parser refuses the exposition: %v", err)
-	}
+	fams, _ := scrape(t, e)
 	types := map[string]dto.MetricType{
 		"DCGM_FI_DEV_GPU_UTIL": dto.MetricType_GAUGE, "DCGM_FI_DEV_FB_USED": dto.MetricType_GAUGE,
 		"gpubook_violations_total": dto.MetricType_COUNTER, "gpubook_spool_dropped_total": dto.MetricType_COUNTER,

@@ -89,8 +89,10 @@ func TestServeWiring(t *testing.T) {
 			t.Errorf("portal never saw %s", p)
 		}
 	}
-	if !strings.Contains(metrics, `DCGM_FI_DEV_FB_USED{gpu="0",UUID="`+node.UUID(0)+`",pci_bus_id="`+agenttest.PCIBusID(0)) ||
-		!strings.Contains(metrics, `DCGM_FI_DEV_GPU_TEMP{gpu="0"`) || !strings.Contains(metrics, `DCGM_FI_DEV_POWER_USAGE{gpu="0"`) ||
+	// client_golang writes labels sorted by name.
+	gpu0 := `{Hostname="gpu01",UUID="` + node.UUID(0) + `",device="nvidia0",gpu="0",`
+	if !strings.Contains(metrics, `DCGM_FI_DEV_FB_USED`+gpu0) || !strings.Contains(metrics, `pci_bus_id="`+agenttest.PCIBusID(0)+`"`) ||
+		!strings.Contains(metrics, `DCGM_FI_DEV_GPU_TEMP`+gpu0) || !strings.Contains(metrics, `DCGM_FI_DEV_POWER_USAGE`+gpu0) ||
 		!strings.Contains(metrics, `user="alice"`) {
 		t.Errorf("metrics:\n%s", metrics)
 	}
