@@ -118,7 +118,9 @@ func TestBadSMTPSettingsNameTheVariable(t *testing.T) {
 		"GPUBOOK_SMTP_TLS: \"ssl\"":                  {"GPUBOOK_SMTP_HOST": "smtp.example.org", "GPUBOOK_SMTP_FROM": "a@example.org", "GPUBOOK_SMTP_TLS": "ssl"},
 		"GPUBOOK_SMTP_TIMEOUT: \"0s\"":               {"GPUBOOK_SMTP_HOST": "smtp.example.org", "GPUBOOK_SMTP_FROM": "a@example.org", "GPUBOOK_SMTP_TIMEOUT": "0s"},
 		"GPUBOOK_SMTP_HOST: \"smtp.example.org:25\"": {"GPUBOOK_SMTP_HOST": "smtp.example.org:25"},
-		"GPUBOOK_SMTP_PASSWORD: required":            {"GPUBOOK_SMTP_HOST": "smtp.example.org", "GPUBOOK_SMTP_FROM": "a@example.org", "GPUBOOK_SMTP_USERNAME": "u"},
+		"GPUBOOK_SMTP_RESEND_UNCONFIRMED_AFTER: \"1m\"": {"GPUBOOK_SMTP_HOST": "smtp.example.org", "GPUBOOK_SMTP_FROM": "a@example.org",
+			"GPUBOOK_SMTP_RESEND_UNCONFIRMED_AFTER": "1m"},
+		"GPUBOOK_SMTP_PASSWORD: required": {"GPUBOOK_SMTP_HOST": "smtp.example.org", "GPUBOOK_SMTP_FROM": "a@example.org", "GPUBOOK_SMTP_USERNAME": "u"},
 		"GPUBOOK_SMTP_PASSWORD and GPUBOOK_SMTP_PASSWORD_FILE are both set": {"GPUBOOK_SMTP_HOST": "smtp.example.org", "GPUBOOK_SMTP_FROM": "a@example.org",
 			"GPUBOOK_SMTP_USERNAME": "u", "GPUBOOK_SMTP_PASSWORD": "p", "GPUBOOK_SMTP_PASSWORD_FILE": secret},
 	}
@@ -143,8 +145,14 @@ func TestSMTPSettingsDefaultsAndFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := cfg.SMTP
-	if !s.Enabled() || s.Port != 587 || s.TLS != "starttls" || s.Timeout != 10*time.Second || s.Password != "from-file" || s.Username != "u" {
+	if !s.Enabled() || s.Port != 587 || s.TLS != "starttls" || s.Timeout != 10*time.Second || s.Password != "from-file" || s.Username != "u" ||
+		s.ResendUnconfirmedAfter != 0 {
 		t.Errorf("settings %+v", s)
+	}
+	cfg, err = parseConfig(envOf(map[string]string{"GPUBOOK_SMTP_HOST": "smtp.example.org", "GPUBOOK_SMTP_FROM": "g@example.org",
+		"GPUBOOK_SMTP_RESEND_UNCONFIRMED_AFTER": "6h"}), nil)
+	if err != nil || cfg.SMTP.ResendUnconfirmedAfter != 6*time.Hour {
+		t.Errorf("resend after: %v, %v; want 6h", cfg.SMTP.ResendUnconfirmedAfter, err)
 	}
 	cfg, _ = parseConfig(envOf(map[string]string{"GPUBOOK_SMTP_HOST": "smtp.example.org", "GPUBOOK_SMTP_FROM": "g@example.org", "GPUBOOK_SMTP_TLS": "tls"}), nil)
 	if cfg.SMTP.Port != 465 {

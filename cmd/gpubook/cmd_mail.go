@@ -179,7 +179,8 @@ func newJobRunner(cfg Config, db *store.DB, log *slog.Logger, clock clockwork.Cl
 
 // newOutbox builds the outbox worker; its sender is nil without SMTP.
 func newOutbox(cfg Config, db *store.DB, log *slog.Logger, clock clockwork.Clock, owner string) (*mail.Outbox, error) {
-	oc := mail.OutboxConfig{Store: db, Clock: clock, Logger: log, Owner: owner}
+	oc := mail.OutboxConfig{Store: db, Clock: clock, Logger: log, Owner: owner,
+		ResendUnconfirmedAfter: cfg.SMTP.ResendUnconfirmedAfter}
 	if cfg.SMTP.Enabled() {
 		m, err := mail.New(cfg.SMTP.Settings, clock.Now)
 		if err != nil {

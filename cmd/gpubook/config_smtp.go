@@ -15,6 +15,10 @@ import (
 // is still queued in the outbox and waits until SMTP is configured.
 type SMTPSettings struct {
 	mail.Settings
+	// ResendUnconfirmedAfter is GPUBOOK_SMTP_RESEND_UNCONFIRMED_AFTER: the
+	// admin's opt-in to send unconfirmed mail again (a possible duplicate)
+	// this long after, once the server has since worked. Zero: never.
+	ResendUnconfirmedAfter time.Duration
 }
 
 // Enabled reports whether an SMTP server is configured.
@@ -49,6 +53,14 @@ func resolveSMTP(getenv func(string) string, cfg *Config) error {
 		return err
 	}
 	s.Timeout = timeout
+	raw := strings.TrimSpace(getenv("GPUBOOK_SMTP_RESEND_UNCONFIRMED_AFTER"))
+	if raw != "" && raw != "0" {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 10*time.Minute {
+			return fmt.Errorf("GPUBOOK_SMTP_RESEND_UNCONFIRMED_AFTER: %q is not a duration of at least 10m (e.g. 6h), or 0 for never", raw)
+		}
+		cfg.SMTP.ResendUnconfirmedAfter = d
+	}
 	return nil
 }
 
