@@ -132,3 +132,40 @@ func TestDeadReplicasLeaseTakenOver(t *testing.T) {
 		t.Error("the live replica never took over the job whose holder is gone")
 	}
 }
+
+// TestHeldRollupLockRetriedSoon: end to end on two replicas' handles. B
+// holds the rollup's lock (as a long ingest does); A's usage-rollup fails
+// "lock busy" instead of waiting on it, and runs again, successfully,
+// soon after B lets go, not an interval later.
+func TestHeldRollupLockRetriedSoon(t *testing.T) {
+	dbs := replicas(t)
+	tx, err := dbs[1].SQL.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock_shared(7300018)"); err != nil {
+		t.Fatal(err)
+	}
+	var busy, ok atomic.Int32
+	a := newRunner(t, dbs[0], clockwork.NewRealClock(), scaled)
+	if err := a.Register("usage-rollup", time.Hour, func(ctx context.Context) error {
+		now := time.Now()
+		_, err := dbs[0].RollUsage(ctx, now, now.Add(-35*24*time.Hour), 50)
+		switch {
+		case errors.Is(err, models.ErrLockBusy):
+			if busy.Add(1) == 1 {
+				tx.Rollback() // B lets go after A's first failure
+			}
+		case err == nil:
+			ok.Add(1)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	runFor(t, func() bool { return ok.Load() > 0 }, a)
+	if busy.Load() != 1 || ok.Load() != 1 {
+		t.Errorf("%d lock-busy runs, %d ok; want 1 and 1", busy.Load(), ok.Load())
+	}
+}
