@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-smtp"
 	"github.com/jonboulle/clockwork"
 
 	"github.com/gpubook/gpubook/models"
@@ -162,4 +163,22 @@ func TestHangAfterData(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestRecipientRefusalIsNotTheServers: a 4xx for one recipient retries
+// that message only; the server answered, so the rest of the batch goes.
+func TestRecipientRefusalIsNotTheServers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		srv := smtptest.Start(t, smtptest.Options{Reject: func(rcpt string) error {
+			if rcpt == "user0@example.org" {
+				return &smtp.SMTPError{Code: 452, EnhancedCode: smtp.EnhancedCode{4, 2, 2}, Message: "mailbox full"}
+			}
+			return nil
+		}})
+		r := newOutbox(t, db, newMailer(t, srv.Port, nil), clockwork.NewFakeClockAt(t0), nil)
+		enqueue(t, db, 3, t0)
+		if got := deliver(t, r); got.Retry != 1 || got.Sent != 2 || got.Released != 0 || got.ServerDown {
+			t.Errorf("round %+v", got)
+		}
+	})
 }
