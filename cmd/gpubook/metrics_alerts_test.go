@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"regexp"
 	"strings"
@@ -60,11 +61,51 @@ func checkAlertSelectors(t *testing.T, f families) {
 	}
 }
 
+// checkDashboard checks every query of the Grafana dashboard the same
+// way: each of its series selectors matches a series of the scrape.
+func checkDashboard(t *testing.T, f families) {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/deploy/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("dashboard: %v", err)
+	}
+	n := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			sels := selectorRE.FindAllStringSubmatch(tg.Expr, -1)
+			if len(sels) == 0 {
+				t.Errorf("panel %q: query %q names no gpubook series", p.Title, tg.Expr)
+			}
+			for _, sel := range sels {
+				n++
+				checkSelector(t, f, sel[0], sel[1], matcherRE.FindAllStringSubmatch(sel[2], -1), byRE.FindAllStringSubmatch(tg.Expr, -1))
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("found %d selectors in the dashboard, want at least 10", n)
+	}
+}
+
 func checkSelector(t *testing.T, f families, sel, name string, matchers, groups [][]string) {
 	t.Helper()
 	fam := f[name]
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} { // a histogram's series
+		if base := strings.TrimSuffix(name, suffix); fam == nil && base != name && f[base].GetType() == dto.MetricType_HISTOGRAM {
+			fam = f[base]
+		}
+	}
 	if fam == nil || len(fam.GetMetric()) == 0 {
-		t.Errorf("alert selector %s: no series %s in the scrape", sel, name)
+		t.Errorf("selector %s: no series %s in the scrape", sel, name)
 		return
 	}
 	has := func(l string) bool {
@@ -79,14 +120,14 @@ func checkSelector(t *testing.T, f families, sel, name string, matchers, groups 
 	}
 	for _, g := range groups {
 		for _, l := range strings.Split(g[1], ",") {
-			if l = strings.TrimSpace(l); l != "" && !has(l) {
-				t.Errorf("alert selector %s: groups by %q, which no series of %s has", sel, l, name)
+			if l = strings.TrimSpace(l); l != "" && l != "le" && !has(l) {
+				t.Errorf("selector %s: groups by %q, which no series of %s has", sel, l, name)
 			}
 		}
 	}
 	for _, m := range matchers {
 		if !has(m[1]) && !strings.HasPrefix(m[2], "!") {
-			t.Errorf("alert selector %s: no series of %s has the label %q", sel, name, m[1])
+			t.Errorf("selector %s: no series of %s has the label %q", sel, name, m[1])
 		}
 	}
 	if _, ok := eventualSeries[sel]; ok {
@@ -97,7 +138,7 @@ func checkSelector(t *testing.T, f families, sel, name string, matchers, groups 
 			return
 		}
 	}
-	t.Errorf("alert selector %s matches none of the %d series of %s", sel, len(fam.GetMetric()), name)
+	t.Errorf("selector %s matches none of the %d series of %s", sel, len(fam.GetMetric()), name)
 }
 
 func matchesAll(s *dto.Metric, matchers [][]string) bool {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 
 // TestOutboxFailureInMetrics: "gpubook serve" against an SMTP server that
 // accepts connections and never greets reports the outbox job failed in
-// /metrics, and tries one message of the batch, not each of them.
+// /metrics, and tries one message of the batch, not each of them. Every
+// query of the Grafana dashboard is checked against the same scrape.
 func TestOutboxFailureInMetrics(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -47,8 +49,11 @@ func TestOutboxFailureInMetrics(t *testing.T) {
 	env := smtpEnv(url, ln.Addr().(*net.TCPAddr).Port)
 	env["GPUBOOK_SMTP_TIMEOUT"], env["GPUBOOK_LOG_FORMAT"], env["GPUBOOK_METRICS_LISTEN"] = "1s", "json", "127.0.0.1:0"
 	env["GPUBOOK_LISTEN"] = "127.0.0.1:0"
-	_, _, stop, stderr := serveInBackground(t, env)
+	base, _, stop, stderr := serveInBackground(t, env)
 	defer stop()
+	if resp, err := http.Get(base + "/login"); err == nil { // the request series, for the dashboard
+		resp.Body.Close()
+	}
 	metricsURL := "http://" + logged(t, stderr, "metrics listening", "addr") + "/metrics"
 	start := time.Now()
 	f := scrapeUntil(t, metricsURL, func(f families) bool {
@@ -61,6 +66,7 @@ func TestOutboxFailureInMetrics(t *testing.T) {
 	if got := f.value("gpubook_job_last_run_success", "task", "outbox"); got != 0 {
 		t.Errorf("outbox last run success = %v, want 0", got)
 	}
+	checkDashboard(t, f)
 	var attempts int64
 	if err := db.Gorm.Raw("SELECT COALESCE(SUM(attempts), 0) FROM outbox").Scan(&attempts).Error; err != nil || attempts != 1 {
 		t.Errorf("attempts %d, %v; want 1 (the rest released while the server is backed off)", attempts, err)
