@@ -246,8 +246,10 @@ func TestExtendQuotaUnderConcurrency(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		const n = 8
 		u, node := fixture(t, db, n)
-		now := time.Now()
-		start := now.Add(time.Hour).Truncate(time.Minute)
+		// A fixed Monday morning: on the wall clock, a Sunday evening
+		// extension crosses into next week and counts only in part.
+		now := changeClock
+		start := now.Add(time.Hour)
 		ids := make([]int64, n)
 		for i := range n {
 			b, err := db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{node.GPUs[i].ID},
