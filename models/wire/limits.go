@@ -35,6 +35,10 @@ const (
 	// MaxGPUs−1) and the GPUs of one idle report; it equals the most
 	// GPUs a node may be registered with by hand.
 	MaxGPUs = MaxNodeGPUs
+	// MaxMIGSlices bounds a GPU's compute slices and so its instances
+	// (7 on every MIG GPU so far); MaxMIGID bounds NVML's instance ids.
+	MaxMIGSlices = 8
+	MaxMIGID     = 63
 	// MaxGPUMinor is the highest /dev/nvidiaN minor number (255 is nvidiactl).
 	MaxGPUMinor = 254
 	// MaxMemoryMiB (16 TiB) bounds every memory figure an agent sends.

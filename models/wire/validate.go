@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -205,6 +206,14 @@ func (inv *Inventory) Validate() error {
 		if msg := g.problem(); msg != "" {
 			return agentInvalid(fmt.Sprintf("gpus[%d]", i), msg)
 		}
+		for j, m := range g.Instances {
+			if msg := m.problem(g); msg != "" {
+				return agentInvalid(fmt.Sprintf("gpus[%d].mig_instances[%d]", i, j), msg)
+			}
+		}
+		if msg := g.instancesProblem(inv.GPUs[:i]); msg != "" {
+			return agentInvalid(fmt.Sprintf("gpus[%d].mig_instances", i), msg)
+		}
 		for _, h := range inv.GPUs[:i] {
 			switch {
 			case h.UUID == g.UUID:
@@ -229,6 +238,68 @@ func (g GPU) problem() string {
 		return "model must be 1 to 100 bytes of text without control characters"
 	case g.MemoryMiB <= 0 || g.MemoryMiB > MaxMemoryMiB:
 		return "memory_mib must be between 1 and 16 TiB"
+	case !g.MIG && (g.MIGSlices != 0 || len(g.Instances) > 0):
+		return "mig_slices and mig_instances need mig"
+	case g.MIGSlices < 0 || g.MIGSlices > MaxMIGSlices || len(g.Instances) > 0 && g.MIGSlices == 0:
+		return fmt.Sprintf("mig_slices must be between 1 and %d when instances are listed", MaxMIGSlices)
+	}
+	return ""
+}
+
+// migProfileRE is NVML's profile name: compute slices, memory, and an
+// optional "+me" (media extensions) or similar suffix.
+var migProfileRE = regexp.MustCompile(`^[1-8]g\.[0-9]{1,4}gb(\+[a-z]{1,8})?$`)
+
+func (m MIGInstance) problem(g GPU) string {
+	switch {
+	case !strings.HasPrefix(m.UUID, "MIG-") || !ValidGPUUUID(m.UUID):
+		return "uuid must be a MIG-… UUID"
+	case !migProfileRE.MatchString(m.Profile):
+		return `profile must be NVML's profile name, such as "1g.10gb"`
+	case m.GPUInstance < 0 || m.GPUInstance > MaxMIGID || m.ComputeInstance < 0 || m.ComputeInstance > MaxMIGID:
+		return fmt.Sprintf("gi and ci must be between 0 and %d", MaxMIGID)
+	case m.Slices < 1 || m.Slices > g.MIGSlices:
+		return "slices must be between 1 and the GPU's mig_slices"
+	case m.MemoryMiB <= 0 || m.MemoryMiB > g.MemoryMiB:
+		return "memory_mib must be between 1 and the GPU's memory"
+	}
+	return ""
+}
+
+// instancesProblem checks a GPU's instances together: their slices fit
+// the GPU, and no UUID or (gi, ci) pair repeats, on this GPU or an earlier one.
+func (g GPU) instancesProblem(earlier []GPU) string {
+	sum := 0
+	for i, m := range g.Instances {
+		sum += m.Slices
+		for _, o := range g.Instances[:i] {
+			if o.UUID == m.UUID || o.GPUInstance == m.GPUInstance && o.ComputeInstance == m.ComputeInstance {
+				return "an instance is listed twice"
+			}
+		}
+		if m.UUID == g.UUID {
+			return "an instance has its GPU's uuid"
+		}
+		for _, h := range earlier {
+			if h.UUID == m.UUID {
+				return "an instance has another GPU's uuid"
+			}
+			for _, o := range h.Instances {
+				if o.UUID == m.UUID {
+					return "an instance is listed under two GPUs"
+				}
+			}
+		}
+	}
+	for _, h := range earlier {
+		for _, o := range h.Instances {
+			if o.UUID == g.UUID {
+				return "the GPU has an earlier GPU's instance's uuid"
+			}
+		}
+	}
+	if sum > g.MIGSlices {
+		return "the instances hold more slices than the GPU has"
 	}
 	return ""
 }

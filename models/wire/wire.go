@@ -91,6 +91,29 @@ type GPU struct {
 	Model     string `json:"model"`
 	MemoryMiB int64  `json:"memory_mib"`
 	MIG       bool   `json:"mig"`
+	// MIGSlices is the GPU's compute slices (7 on an A100 or H100) when
+	// MIG is on; 0 otherwise. An instance weighs Slices/MIGSlices of a GPU.
+	MIGSlices int `json:"mig_slices,omitempty"`
+	// Instances are the GPU's MIG instances when MIG is on: each is a
+	// bookable unit of its own, and the GPU is then not bookable whole.
+	// An agent that omits them (or sends none) reports a GPU that cannot
+	// be split at the moment; a booking never names its UUID then.
+	Instances []MIGInstance `json:"mig_instances,omitempty"`
+}
+
+// MIGInstance is one MIG device of a GPU in MIG mode (a GPU instance with
+// its compute instance) as NVML lists it. UUID ("MIG-…") is the identity;
+// schedules, usage records and violations name it where they would name a
+// whole GPU, and CUDA_VISIBLE_DEVICES lists it as is.
+type MIGInstance struct {
+	UUID    string `json:"uuid"`
+	Profile string `json:"profile"` // NVML's profile name: "1g.10gb", "3g.40gb", "1g.10gb+me"
+	// GPUInstance and ComputeInstance are NVML's ids, which name the
+	// capability files (/proc/driver/nvidia-caps/mig-minors) the lock opens.
+	GPUInstance     int   `json:"gi"`
+	ComputeInstance int   `json:"ci"`
+	Slices          int   `json:"slices"` // compute slices this instance holds
+	MemoryMiB       int64 `json:"memory_mib"`
 }
 
 // Inventory is the node's full GPU list. The portal adds or updates the

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -343,6 +344,57 @@ func TestAgentEnrollRequestValidate(t *testing.T) {
 			}
 			if got := tt.req.UsableEnrollToken(); got != tt.token {
 				t.Errorf("UsableEnrollToken = %v, want %v", got, tt.token)
+			}
+		})
+	}
+}
+
+func TestAgentInventoryMIG(t *testing.T) {
+	inst := func(n, gi, slices int, profile string) MIGInstance {
+		return MIGInstance{UUID: fmt.Sprintf("MIG-%08d-0000-0000-0000-000000000000", n), Profile: profile, GPUInstance: gi, Slices: slices, MemoryMiB: 9728}
+	}
+	seven := func() []MIGInstance {
+		var out []MIGInstance
+		for i := range 7 {
+			out = append(out, inst(i, 7+i, 1, "1g.10gb"))
+		}
+		return out
+	}
+	a100 := func(mod func(*GPU)) []GPU {
+		g := GPU{UUID: testUUID, Model: "NVIDIA A100-SXM4-80GB", MemoryMiB: 81920, MIG: true, MIGSlices: 7, Instances: seven()}
+		mod(&g)
+		return []GPU{g}
+	}
+	tests := []struct {
+		name string
+		gpus []GPU
+		want []string
+	}{
+		{"seven 1g.10gb", a100(func(*GPU) {}), nil},
+		{"one 3g and one 4g", a100(func(g *GPU) {
+			g.Instances = []MIGInstance{inst(1, 1, 3, "3g.40gb"), inst(2, 2, 4, "4g.40gb")}
+		}), nil},
+		{"MIG on, no instances yet", a100(func(g *GPU) { g.Instances, g.MIGSlices = nil, 0 }), nil},
+		{"media extension profile", a100(func(g *GPU) { g.Instances = []MIGInstance{inst(1, 1, 1, "1g.10gb+me")} }), nil},
+		{"instances without MIG", a100(func(g *GPU) { g.MIG = false }), []string{"gpus[0]"}},
+		{"instances without slices", a100(func(g *GPU) { g.MIGSlices = 0 }), []string{"gpus[0]"}},
+		{"nine slices", a100(func(g *GPU) { g.MIGSlices = 9 }), []string{"gpus[0]"}},
+		{"eight instances of one slice on seven", a100(func(g *GPU) { g.Instances = append(g.Instances, inst(8, 20, 1, "1g.10gb")) }), []string{"gpus[0].mig_instances"}},
+		{"GPU UUID for an instance", a100(func(g *GPU) { g.Instances[3].UUID = testUUID }), []string{"gpus[0].mig_instances[3]"}},
+		{"bad profile", a100(func(g *GPU) { g.Instances[0].Profile = "big" }), []string{"gpus[0].mig_instances[0]"}},
+		{"gi out of range", a100(func(g *GPU) { g.Instances[0].GPUInstance = 64 }), []string{"gpus[0].mig_instances[0]"}},
+		{"zero slices", a100(func(g *GPU) { g.Instances[0].Slices = 0 }), []string{"gpus[0].mig_instances[0]"}},
+		{"more memory than the GPU", a100(func(g *GPU) { g.Instances[0].MemoryMiB = 81921 }), []string{"gpus[0].mig_instances[0]"}},
+		{"same instance twice", a100(func(g *GPU) { g.Instances[1] = g.Instances[0] }), []string{"gpus[0].mig_instances"}},
+		{"same gi and ci twice", a100(func(g *GPU) { g.Instances[1].GPUInstance = g.Instances[0].GPUInstance }), []string{"gpus[0].mig_instances"}},
+		{"an instance under two GPUs", append(a100(func(*GPU) {}), GPU{UUID: testUUID + "1", Index: 1, Model: "x", MemoryMiB: 81920, MIG: true, MIGSlices: 7,
+			Instances: []MIGInstance{inst(0, 1, 1, "1g.10gb")}}), []string{"gpus[1].mig_instances"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv := Inventory{Node: "n1", GPUs: tt.gpus}
+			if got := invalidFields(t, inv.Validate()); !slices.Equal(got, tt.want) {
+				t.Errorf("fields = %v, want %v", got, tt.want)
 			}
 		})
 	}
