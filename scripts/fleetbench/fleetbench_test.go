@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpubook/gpubook/agent/detect"
+	"github.com/gpubook/gpubook/models/store/storetest"
+)
+
+// TestTinyFleet runs the whole bench at a tiny scale: 16 nodes on one
+// replica with two browser users, the agents' intervals at a second and
+// their clock set so that a minute ends early in the window. The level
+// must hold, its usage records must reach the database, and every kind
+// of agent request and page must have been made.
+func TestTinyFleet(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agentCadence(root); err != nil {
+		t.Fatalf("the agent's default intervals: %v", err)
+	}
+	o, err := parse([]string{"fleetbench", "-max-gpus", "128", "-start-gpus", "128", "-users", "2", "-people", "20",
+		"-step-seconds", "8", "-warmup", "2s", "-think", "500ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.pgAdmin = storetest.AdminURL()
+	o.cad = &cadence{sample: time.Second, sync: time.Second, deliver: time.Second, heartbeat: 2 * time.Second, policy: detect.DefaultPolicy()}
+	o.align = true
+	var out bytes.Buffer
+	best, err := bench(context.Background(), o, &out)
+	if errors.Is(err, storetest.ErrNoPostgres) {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	t.Log("\n" + out.String())
+	if best == nil || best.gpus != 128 || best.nodes != 16 {
+		t.Fatalf("largest held = %+v, want 128 GPUs on 16 nodes", best)
+	}
+	if best.taken == 0 || best.made == 0 {
+		t.Errorf("usage records made %d, taken %d: want some of each", best.made, best.taken)
+	}
+	for _, k := range []string{"schedule", "heartbeat", "usage", "page: calendar"} {
+		if len(best.lat[k]) == 0 {
+			t.Errorf("no %q requests in the window; kinds: %v", k, sortedKinds(best.lat))
+		}
+	}
+	if !strings.Contains(out.String(), "bytes stored per GPU-day") {
+		t.Errorf("no bytes per GPU-day in the report")
+	}
+}

@@ -1,0 +1,105 @@
+// Command fleetbench finds how many GPUs one gpubook portal replica
+// carries. It builds and starts the real server (`gpubook serve`, one or
+// more replicas on one scratch PostgreSQL database on 127.0.0.1), enrols
+// simulated 8-GPU nodes through the real enrolment, and runs for each
+// node the real agent's sampler, aggregator, detector, batching and
+// portal client (agent/client) at the agent's default intervals
+// (agent/deploy/agent.conf), while browser-like users sign in and load
+// the calendar, status and usage pages and book. It ramps the fleet,
+// doubling and then bisecting, until a service level breaks: an agent
+// request kind's p99 above 250 ms, any failed request, or ingest falling
+// behind (a usage minute still unsent longer than one sample and one
+// delivery interval, plus 10 s, after it ended). It prints a row per
+// level and the largest fleet held with its latencies, the portal's and
+// PostgreSQL's CPU per 1,000 GPUs and the bytes stored per GPU-day.
+//
+//	go run ./scripts/fleetbench -max-gpus 50000 -users 50 -step-seconds 90
+//
+// It only ever talks to 127.0.0.1, starts at most -max-gpus/8 nodes and
+// runs each level for -step-seconds after a warm-up; it drops its
+// database afterwards.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+type options struct {
+	maxGPUs, startGPUs, users, people, replicas, enrolWorkers int
+	step, warmup, think                                       time.Duration
+	precision                                                 float64
+	pgAdmin                                                   string
+	cad                                                       *cadence // nil: the agent's defaults
+	align                                                     bool     // the test's: a minute ends early in each window
+	ahead                                                     atomic.Int64
+}
+
+// alignClock sets the nodes' clock ahead so that a minute ends at t.
+func (o *options) alignClock(t time.Time) {
+	o.ahead.Store(int64(t.Truncate(time.Minute).Add(time.Minute).Sub(t)))
+}
+
+func (o *options) now() time.Time { return time.Now().Add(time.Duration(o.ahead.Load())) }
+
+func main() {
+	if _, err := run(context.Background(), os.Args, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "fleetbench:", err)
+		os.Exit(1)
+	}
+}
+
+func parse(args []string) (*options, error) {
+	fs := flag.NewFlagSet("fleetbench", flag.ContinueOnError)
+	o := &options{}
+	fs.IntVar(&o.maxGPUs, "max-gpus", 50000, "the largest fleet tried, in GPUs (8 per node)")
+	fs.IntVar(&o.startGPUs, "start-gpus", 1000, "the first level, in GPUs")
+	fs.IntVar(&o.users, "users", 50, "browser users signed in at once")
+	fs.IntVar(&o.people, "people", 2000, "users the portal knows; each node's three users are drawn from them")
+	fs.IntVar(&o.replicas, "replicas", 1, "portal replicas on the one database; nodes and users spread over them")
+	fs.IntVar(&o.enrolWorkers, "enrol-workers", 8, "nodes created and enrolled at once between levels")
+	fs.DurationVar(&o.think, "think", 20*time.Second, "a browser user's mean pause between clicks")
+	fs.DurationVar(&o.warmup, "warmup", 0, "how long new nodes take to start before a level is measured (0: the agent's heartbeat interval)")
+	steps := fs.Int("step-seconds", 90, "how long each level is measured")
+	fs.Float64Var(&o.precision, "precision", 0.125, "bisect until the fleet that broke is within this fraction of the one held")
+	fs.StringVar(&o.pgAdmin, "pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (127.0.0.1 only)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return nil, err
+	}
+	o.step = time.Duration(*steps) * time.Second
+	if !strings.Contains(o.pgAdmin, "@127.0.0.1:") {
+		return nil, fmt.Errorf("-pg must be on 127.0.0.1")
+	}
+	if o.maxGPUs < nodeGPUs || o.startGPUs < nodeGPUs || o.replicas < 1 || o.users < 0 || o.step <= 0 || o.enrolWorkers < 1 {
+		return nil, fmt.Errorf("-max-gpus and -start-gpus need one node (%d GPUs), -replicas one, -step-seconds one", nodeGPUs)
+	}
+	return o, nil
+}
+
+// run parses the flags and ramps; it returns the largest fleet held.
+func run(ctx context.Context, args []string, out io.Writer) (*step, error) {
+	o, err := parse(args)
+	if err != nil {
+		return nil, err
+	}
+	return bench(ctx, o, out)
+}
+
+// buildServer builds cmd/gpubook into dir.
+func buildServer(ctx context.Context, root, dir string) (string, error) {
+	bin := filepath.Join(dir, "gpubook")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/gpubook")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build the server: %w", err)
+	}
+	return bin, nil
+}
