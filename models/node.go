@@ -32,6 +32,31 @@ type GPU struct {
 	OutOfServiceReason string
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
+	// ParentID is, on a MIG instance, the GPU it is a slice of; 0 on a
+	// whole GPU. MIGProfile ("1g.10gb"), MIGGI and MIGCI are the
+	// instance's; MIGSlices is a GPU's compute slices while MIG is on, or
+	// an instance's own slices.
+	ParentID   int64
+	MIGProfile string
+	MIGSlices  int
+	MIGGI      int
+	MIGCI      int
+	// Weight is what an hour of this unit counts as in policies, quotas
+	// and reports: 1 for a whole GPU, the instance's share of its GPU's
+	// slices for a MIG instance (1/7 for a 1g.10gb of an A100).
+	Weight float64
+}
+
+// IsMIGInstance reports whether the GPU row is a MIG instance.
+func (g GPU) IsMIGInstance() bool { return g.ParentID != 0 }
+
+// MIGWeight is the weight of an instance of slices compute slices on a GPU
+// of gpuSlices: its share of the GPU, never 0 and never above 1.
+func MIGWeight(slices, gpuSlices int) float64 {
+	if slices <= 0 || gpuSlices <= 0 || slices >= gpuSlices {
+		return 1
+	}
+	return float64(slices) / float64(gpuSlices)
 }
 
 var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$`)

@@ -31,6 +31,12 @@ type gpuRow struct {
 	OutOfServiceReason string    `gorm:"column:out_of_service_reason"`
 	CreatedAt          time.Time `gorm:"column:created_at"`
 	UpdatedAt          time.Time `gorm:"column:updated_at"`
+	ParentID           *int64    `gorm:"column:parent_id"`
+	MIGProfile         string    `gorm:"column:mig_profile"`
+	MIGSlices          int       `gorm:"column:mig_slices"`
+	MIGGI              *int      `gorm:"column:mig_gi"`
+	MIGCI              *int      `gorm:"column:mig_ci"`
+	Weight             float64   `gorm:"column:weight;default:1"`
 	NodeName           string    `gorm:"column:node_name;->"`
 }
 
@@ -39,7 +45,9 @@ func (gpuRow) TableName() string { return "gpus" }
 func (r gpuRow) model() models.GPU {
 	return models.GPU{ID: r.ID, NodeID: r.NodeID, NodeName: r.NodeName, Index: r.Index, UUID: r.UUID, Model: r.Model,
 		MemoryMiB: r.MemoryMiB, MIG: r.MIG, InService: r.InService, OutOfServiceReason: r.OutOfServiceReason,
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		ParentID: deref(r.ParentID), MIGProfile: r.MIGProfile, MIGSlices: r.MIGSlices, MIGGI: deref(r.MIGGI), MIGCI: deref(r.MIGCI),
+		Weight: r.Weight}
 }
 
 func (db *DB) gpuQuery(ctx context.Context) *gorm.DB {
