@@ -30,6 +30,9 @@ const (
 	// CellTentative is a pending priority request: it holds nothing and is
 	// drawn over the row (priority_calendar.go).
 	CellTentative CellKind = "tentative"
+	// CellSplit is a GPU split into MIG instances: not bookable whole, its
+	// instances' rows below it are.
+	CellSplit CellKind = "split"
 )
 
 // GridInput is what the grid is built from: one Store.Nodes and one
@@ -76,7 +79,8 @@ type Grid struct {
 	NowLine  int // grid line of the column that contains now; 0 = not shown
 	NowTenth int // how much of that column has passed, in tenths
 	Nodes    []GridNode
-	Overview bool // no free cells: rows carry an end marker instead
+	Overview bool          // no free cells: rows carry an end marker instead
+	split    map[int64]int // the node's GPUs split into MIG instances, while laying out
 }
 
 // GridDay is one day's header cell.
@@ -107,11 +111,18 @@ type GridNode struct {
 	Free      int  // of those, free at the reference instant
 }
 
-// GridRow is one GPU across the range.
+// GridRow is one GPU, or one MIG instance, across the range.
 type GridRow struct {
 	GPU       models.GPU
 	Cells     []GridCell
 	Tentative []GridCell // pending requests, over the cells
+	// Label names the row on its node: "GPU 3", or "GPU 3 · 1g.10gb" for a
+	// MIG instance, whose Share of its GPU is "1/7".
+	Label string
+	Share string
+	// Instances is, on a GPU split into MIG instances, how many it has: the
+	// row is then not bookable whole, and its instances' rows follow it.
+	Instances int
 }
 
 // GridCell is one block of a row: a booking, a free run or a past run.
@@ -166,7 +177,9 @@ func BuildGrid(in GridInput) Grid {
 }
 
 // nodes lays out the nodes and GPUs that pass the filters; a collapsed
-// node keeps only its counts.
+// node keeps only its counts. A MIG instance is a row of its own under its
+// GPU and counts as a unit; a split GPU is a row that books nothing and
+// counts as none.
 func (g *Grid) nodes(in GridInput, byGPU map[int64][]*models.Booking) []GridNode {
 	split := boundaries(g.Slots, in.Loc, in.FreeSplit, g.Days)
 	ref := later(in.Now, g.From)
@@ -176,8 +189,20 @@ func (g *Grid) nodes(in GridInput, byGPU map[int64][]*models.Booking) []GridNode
 			continue
 		}
 		gn := GridNode{ID: n.ID, Name: n.Name, Model: nodeModels(n.GPUs), Collapsed: in.Collapse && !in.Open[n.ID]}
-		for _, gpu := range n.GPUs {
+		g.split = migInstances(n.GPUs)
+		byID := gpusByID(n.GPUs)
+		var parent *GridRow // a split GPU's row, shown with its first instance that passes
+		for _, gpu := range unitOrder(n.GPUs) {
 			if in.Model != "" && gpu.Model != in.Model {
+				continue
+			}
+			row := GridRow{GPU: gpu, Label: UnitName(gpu, byID), Share: SliceShare(gpu, byID), Instances: g.split[gpu.ID]}
+			if row.Instances > 0 {
+				parent = nil
+				if !gn.Collapsed {
+					row.Cells, row.Tentative = g.rowCells(gpu, byGPU[gpu.ID], in, split), g.tentativeCells(gpu, in)
+					parent = &row
+				}
 				continue
 			}
 			free := ref.Before(g.To) && FreeAt(gpu, byGPU[gpu.ID], ref)
@@ -188,17 +213,27 @@ func (g *Grid) nodes(in GridInput, byGPU map[int64][]*models.Booking) []GridNode
 			if free {
 				gn.Free++
 			}
-			if gn.MemoryMiB == 0 {
+			if gn.MemoryMiB == 0 && !gpu.IsMIGInstance() {
 				gn.MemoryMiB = gpu.MemoryMiB
 			}
-			if !gn.Collapsed {
-				gn.Rows = append(gn.Rows, GridRow{GPU: gpu, Cells: g.rowCells(gpu, byGPU[gpu.ID], in, split), Tentative: g.tentativeCells(gpu, in)})
+			if gn.Collapsed {
+				continue
 			}
+			if parent != nil && gpu.ParentID == parent.GPU.ID {
+				gn.Rows = append(gn.Rows, *parent)
+				parent = nil
+			}
+			row.Cells, row.Tentative = g.rowCells(gpu, byGPU[gpu.ID], in, split), g.tentativeCells(gpu, in)
+			gn.Rows = append(gn.Rows, row)
+		}
+		if gn.MemoryMiB == 0 && len(n.GPUs) > 0 {
+			gn.MemoryMiB = n.GPUs[0].MemoryMiB
 		}
 		if gn.GPUs > 0 {
 			out = append(out, gn)
 		}
 	}
+	g.split = nil
 	return out
 }
 

@@ -14,7 +14,7 @@ import (
 func (g *Grid) rowCells(gpu models.GPU, bookings []*models.Booking, in GridInput, split []bool) []GridCell {
 	var cells []GridCell
 	cursor := 0
-	if in.Overview && gpu.InService {
+	if in.Overview && gpu.InService && g.split[gpu.ID] == 0 {
 		// One past strip under the whole row: the blocks lie over it.
 		if p := g.pastEnd(in.Now); p > 0 {
 			cells = append(cells, GridCell{Kind: CellPast, Line: 2, End: p + 2, Start: g.Slots[0], Stop: g.Slots[p]})
@@ -53,6 +53,9 @@ func (g *Grid) gap(gpu models.GPU, a, b int, in GridInput, split []bool) []GridC
 	}
 	if !gpu.InService {
 		return []GridCell{{Kind: CellOut, Line: a + 2, End: b + 2, Start: g.Slots[a], Stop: g.Slots[b]}}
+	}
+	if g.split[gpu.ID] > 0 { // its instances' rows are bookable, not the GPU whole
+		return []GridCell{{Kind: CellSplit, Line: a + 2, End: b + 2, Start: g.Slots[a], Stop: g.Slots[b]}}
 	}
 	var cells []GridCell
 	past := g.pastEnd(in.Now)

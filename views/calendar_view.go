@@ -158,7 +158,7 @@ func cellClass(c GridCell) string {
 	switch c.Kind {
 	case CellPast:
 		k = "p "
-	case CellOut:
+	case CellOut, CellSplit:
 		k = "x "
 	}
 	s := k + span(c.Line, c.End)
@@ -237,8 +237,8 @@ func (p *Page) cellRange(start, stop time.Time) string {
 	return RangeLabel(start.In(p.Location), stop.In(p.Location), p.DayLabel)
 }
 
-func gpuName(n GridNode, g models.GPU) string {
-	return n.Name + " GPU " + strconv.Itoa(g.Index)
+func gpuName(n GridNode, r GridRow) string {
+	return n.Name + " " + r.Label
 }
 
 // Range is the first instant and the number of days this view shows.
