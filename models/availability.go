@@ -17,8 +17,9 @@ type GPUState struct {
 	FreeUntil time.Time
 }
 
-// Free reports whether the GPU can be booked for the whole range.
-func (s GPUState) Free() bool { return s.GPU.InService && s.Busy == nil }
+// Free reports whether the GPU can be booked for the whole range: a GPU
+// split into MIG instances never is, its instances are.
+func (s GPUState) Free() bool { return s.GPU.Bookable() && s.Busy == nil }
 
 // GPUStates says for each of gpus whether it is free over [from, to),
 // who holds it otherwise, and until when a free one stays free, from the

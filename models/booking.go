@@ -175,8 +175,8 @@ func CheckGPUIDs(ids []int64, lim BookingLimits, fe FieldErrors) bool {
 	return true
 }
 
-// validateGPUs checks the list, then that every GPU exists, is in service
-// and is on the same node as the others.
+// validateGPUs checks the list, then that every GPU exists, is in service,
+// is not split into MIG instances and is on the same node as the others.
 func validateGPUs(ids []int64, gpus map[int64]GPU, lim BookingLimits, fe FieldErrors) {
 	if !CheckGPUIDs(ids, lim, fe) {
 		return
@@ -189,6 +189,8 @@ func validateGPUs(ids []int64, gpus map[int64]GPU, lim BookingLimits, fe FieldEr
 			fe.Add("gpu_ids", M("err.gpu_missing", "ID", id))
 		case !g.InService:
 			fe.Add("gpu_ids", M("err.gpu_out_of_service", "ID", id))
+		case g.IsMIGParent(): // booked through its instances
+			fe.Add("gpu_ids", M("err.gpu_mig_parent", "ID", id))
 		case node != 0 && g.NodeID != node:
 			fe.Add("gpu_ids", M("err.gpus_one_node"))
 		}

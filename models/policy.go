@@ -154,20 +154,24 @@ func DefaultPolicySettings() PolicySettings {
 // PolicyInput is everything the evaluator needs about one user, loaded by
 // the store inside the booking's transaction.
 type PolicyInput struct {
-	UserID        int64
-	IsAdmin       bool
-	TeamIDs       []int64
-	TeamNames     map[int64]string
-	UserName      string
-	Limits        []PolicyLimit // global, the user's teams' and the user's own
-	Settings      PolicySettings
-	System        BookingLimits      // the hard ceiling; its length and ahead are the defaults
-	ModelTeams    map[string][]int64 // GPU model → teams allowed to book it; absent = everyone
-	GPUModels     []string           // the models of the requested GPUs
-	Held          []Holding          // the user's blocking bookings near the request
-	Loans         []QuotaLoan        // ledger entries of the weeks the request touches
-	Location      *time.Location     // the cluster's zone
-	ExceptBooking int64              // a booking to leave out of Held (when re-checking it)
+	UserID     int64
+	IsAdmin    bool
+	TeamIDs    []int64
+	TeamNames  map[int64]string
+	UserName   string
+	Limits     []PolicyLimit // global, the user's teams' and the user's own
+	Settings   PolicySettings
+	System     BookingLimits      // the hard ceiling; its length and ahead are the defaults
+	ModelTeams map[string][]int64 // GPU model → teams allowed to book it; absent = everyone
+	GPUModels  []string           // the models of the requested GPUs
+	// GPUWeights are the weights of the requested units, in the order of
+	// the request's GPU ids (a MIG instance weighs its share of its GPU);
+	// none: each weighs one GPU.
+	GPUWeights    []float64
+	Held          []Holding      // the user's blocking bookings near the request
+	Loans         []QuotaLoan    // ledger entries of the weeks the request touches
+	Location      *time.Location // the cluster's zone
+	ExceptBooking int64          // a booking to leave out of Held (when re-checking it)
 	// Extending skips the rules about the start (how far ahead, notice):
 	// an extension keeps the start it was booked with.
 	Extending bool
@@ -175,7 +179,7 @@ type PolicyInput struct {
 
 // Holding is one of the user's bookings as the policy rules see it: when,
 // how many GPUs and whether it still blocks. No rule looks at which GPUs,
-// so the store reads a count instead of every booking's GPU rows.
+// so the store reads a count and a weight instead of every booking's GPU rows.
 type Holding struct {
 	ID       int64
 	UserID   int64
@@ -184,6 +188,18 @@ type Holding struct {
 	Kind     string
 	Status   string
 	GPUs     int
+	// Weight is the GPU-equivalents the booking holds: its units' weights
+	// summed, below GPUs when it holds MIG instances; 0 when not read,
+	// and each unit then counts as a whole GPU.
+	Weight float64
+}
+
+// units is what the holding holds in WeightUnits.
+func (h Holding) units() int64 {
+	if h.Weight > 0 {
+		return WeightToUnits(h.Weight)
+	}
+	return int64(h.GPUs) * WeightUnits
 }
 
 // Blocking reports whether the holding still holds its GPUs.

@@ -137,19 +137,39 @@ func checkLength(p PeakPart, in PolicyInput) []PolicyBreach {
 	return []PolicyBreach{breach(v, length, "policy.breach.max_length")}
 }
 
-// checkHeld compares the most GPUs the user would hold at one instant of
-// the part, counting their other bookings, with the period's limit.
+// checkHeld compares the most GPU-equivalents the user would hold at one
+// instant of the part, counting their other bookings, with the period's
+// limit: a MIG instance counts as its share, so a limit of 1 GPU allows
+// seven 1g slices of an A100 at once and not eight.
 func checkHeld(req NewBooking, p PeakPart, in PolicyInput) []PolicyBreach {
 	v, ok := in.Effective(RuleMaxGPUs, p.Period)
 	if !ok {
 		return nil
 	}
-	held := int64(len(req.GPUIDs)) + maxConcurrent(in.held(), p.Start, p.End)
-	if held <= v.Value {
+	held := requestUnits(req, in) + maxConcurrent(in.held(), p.Start, p.End)
+	if held <= v.Value*WeightUnits {
 		return nil
 	}
-	return []PolicyBreach{breach(v, held, "policy.breach.max_gpus")}
+	b := breach(v, ceilDiv(held, WeightUnits), "policy.breach.max_gpus")
+	b.Msg.Data["Actual"] = FormatGPUs(held)
+	return []PolicyBreach{b}
 }
+
+// requestUnits is what the requested units weigh together, in WeightUnits.
+func requestUnits(req NewBooking, in PolicyInput) int64 {
+	if len(in.GPUWeights) != len(req.GPUIDs) {
+		return int64(len(req.GPUIDs)) * WeightUnits
+	}
+	var n int64
+	for _, w := range in.GPUWeights {
+		n += GPU{Weight: w}.Units()
+	}
+	return n
+}
+
+// ceilDiv is a/b rounded up, for a and b > 0: a breach never reads as
+// reaching only its limit.
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 // held is the user's blocking bookings, less the one being re-checked.
 func (in PolicyInput) held() []Holding {
@@ -162,7 +182,8 @@ func (in PolicyInput) held() []Holding {
 	return out
 }
 
-// maxConcurrent is the most GPUs that bookings hold at one instant of [from, to).
+// maxConcurrent is the most GPU-equivalents, in WeightUnits, that bookings
+// hold at one instant of [from, to).
 func maxConcurrent(bs []Holding, from, to time.Time) int64 {
 	type edge struct {
 		at    time.Time
@@ -173,7 +194,7 @@ func maxConcurrent(bs []Holding, from, to time.Time) int64 {
 		if !Overlaps(b.StartsAt, b.EndsAt, from, to) {
 			continue
 		}
-		edges = append(edges, edge{b.StartsAt, int64(b.GPUs)}, edge{b.EndsAt, -int64(b.GPUs)})
+		edges = append(edges, edge{b.StartsAt, b.units()}, edge{b.EndsAt, -b.units()})
 	}
 	sort.Slice(edges, func(i, j int) bool {
 		if !edges[i].at.Equal(edges[j].at) {
@@ -192,36 +213,45 @@ func maxConcurrent(bs []Holding, from, to time.Time) int64 {
 }
 
 // checkWeeks compares the GPU-minutes of each quota week the booking
-// touches (the user's other bookings plus this one) with the weekly limit
-// adjusted by what the user lent, borrowed or drew from a pool that week.
+// touches (the user's other bookings plus this one, each weighted: a
+// 1g slice of an A100 charges a seventh of a GPU-minute a minute) with the
+// weekly limit adjusted by what the user lent, borrowed or drew from a
+// pool that week.
 func checkWeeks(req NewBooking, in PolicyInput) []PolicyBreach {
 	v, ok := in.Effective(RuleMaxGPUHours, PeriodAll)
 	if !ok {
 		return nil
 	}
 	var out []PolicyBreach
+	units := requestUnits(req, in)
 	for ws := WeekStart(req.StartsAt, in.loc()); ws.Before(req.EndsAt); ws = NextWeek(ws) {
 		we := NextWeek(ws)
-		used := UsedGPUMinutes(in.held(), ws, we)
-		mine := int64(len(req.GPUIDs)) * int64(overlap(req.StartsAt, req.EndsAt, ws, we)/time.Minute)
+		used := usedUnitMinutes(in.held(), ws, we)
+		mine := units * int64(overlap(req.StartsAt, req.EndsAt, ws, we)/time.Minute)
 		allow := v
 		allow.Value = v.Value + LoanBalance(in.Loans, in.UserID, ws)
 		if allow.Value < 0 {
 			allow.Value = 0
 		}
-		if used+mine > allow.Value {
-			out = append(out, breach(allow, used+mine, "policy.breach.max_gpu_hours_week", "Week", ws.Format("2006-01-02")))
+		if used+mine > allow.Value*WeightUnits {
+			out = append(out, breach(allow, ceilDiv(used+mine, WeightUnits), "policy.breach.max_gpu_hours_week", "Week", ws.Format("2006-01-02")))
 		}
 	}
 	return out
 }
 
-// UsedGPUMinutes sums the GPU-minutes that holdings hold within [from, to).
+// UsedGPUMinutes sums the GPU-minutes that holdings hold within [from, to),
+// each weighted by what its units weigh, to the nearest GPU-minute.
 func UsedGPUMinutes(bs []Holding, from, to time.Time) int64 {
+	return (usedUnitMinutes(bs, from, to) + WeightUnits/2) / WeightUnits
+}
+
+// usedUnitMinutes is UsedGPUMinutes in WeightUnits, exact.
+func usedUnitMinutes(bs []Holding, from, to time.Time) int64 {
 	var n int64
 	for _, b := range bs {
 		if b.Blocking() {
-			n += int64(b.GPUs) * int64(overlap(b.StartsAt, b.EndsAt, from, to)/time.Minute)
+			n += b.units() * int64(overlap(b.StartsAt, b.EndsAt, from, to)/time.Minute)
 		}
 	}
 	return n

@@ -210,7 +210,7 @@ func findMove(b Booking, need []int64, gpus []GPU, claims []Booking) ([]GPUMove,
 		if !slices.Contains(need, from) {
 			continue
 		}
-		to, ok := freeGPU(b, byID[from].Model, need, sorted, claims, taken)
+		to, ok := freeGPU(b, byID[from], need, sorted, claims, taken)
 		if !ok {
 			return nil, false
 		}
@@ -220,9 +220,11 @@ func findMove(b Booking, need []int64, gpus []GPU, claims []Booking) ([]GPUMove,
 	return moves, len(moves) > 0
 }
 
-func freeGPU(b Booking, model string, need []int64, gpus []GPU, claims []Booking, taken map[int64]bool) (int64, bool) {
+// freeGPU finds a unit like from (SameUnit: a whole GPU of its model, or
+// an instance of its profile), bookable, free over b and not yet taken.
+func freeGPU(b Booking, from GPU, need []int64, gpus []GPU, claims []Booking, taken map[int64]bool) (int64, bool) {
 	for _, g := range gpus {
-		if g.Model != model || !g.InService || slices.Contains(need, g.ID) || slices.Contains(b.GPUIDs, g.ID) || taken[g.ID] {
+		if !from.SameUnit(g) || !g.Bookable() || slices.Contains(need, g.ID) || slices.Contains(b.GPUIDs, g.ID) || taken[g.ID] {
 			continue
 		}
 		if !busy(g.ID, b, claims) {

@@ -7,7 +7,8 @@ import (
 )
 
 // GPUsToRequest chooses the GPUs a priority request asks for when a
-// booking found no room: count in-service GPUs of model ("" = any, any
+// booking found no room: count bookable whole GPUs (never a MIG instance,
+// nor a GPU split into them) of model ("" = any, any
 // case) on one node — nodeID, or else the first node that has enough —
 // those in prefer first (the free ones), then by index. gpus come in node
 // then index order. It answers the node and the GPUs, or 0 and nil when
@@ -17,7 +18,7 @@ func GPUsToRequest(gpus []GPU, nodeID int64, model string, count int, prefer []i
 		return 0, nil
 	}
 	fits := func(g GPU) bool {
-		return g.InService && (model == "" || strings.EqualFold(g.Model, model)) && (nodeID == 0 || g.NodeID == nodeID)
+		return g.Bookable() && !g.IsMIGInstance() && (model == "" || strings.EqualFold(g.Model, model)) && (nodeID == 0 || g.NodeID == nodeID)
 	}
 	byNode := map[int64][]int64{}
 	var order []int64

@@ -151,7 +151,7 @@ func slotNodes(gpus []GPU, q SlotQuery) [][]GPU {
 	byNode := map[int64][]GPU{}
 	var order []int64
 	for _, g := range gpus {
-		if !g.InService || (q.Model != "" && !strings.EqualFold(g.Model, q.Model)) || (q.Node != "" && !strings.EqualFold(g.NodeName, q.Node)) {
+		if !g.Bookable() || (q.Model != "" && !strings.EqualFold(g.Model, q.Model)) || (q.Node != "" && !strings.EqualFold(g.NodeName, q.Node)) {
 			continue
 		}
 		if _, ok := byNode[g.NodeID]; !ok {
