@@ -110,6 +110,9 @@ func (r *ramp) climb(ctx context.Context) (*step, error) {
 			return nil, err
 		}
 		fmt.Fprint(r.out, s.row())
+		if r.o.kinds {
+			fmt.Fprintf(r.out, "\n%s\n%s", s.kinds(), stepHeader)
+		}
 		if s.held {
 			good, best = n, &s
 		} else {

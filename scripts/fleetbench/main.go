@@ -27,9 +27,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -40,6 +42,7 @@ type options struct {
 	pgAdmin                                                   string
 	cad                                                       *cadence // nil: the agent's defaults
 	align                                                     bool     // the test's: a minute ends early in each window
+	kinds                                                     bool     // print every level's kinds table
 	ahead                                                     atomic.Int64
 }
 
@@ -51,8 +54,12 @@ func (o *options) alignClock(t time.Time) {
 func (o *options) now() time.Time { return time.Now().Add(time.Duration(o.ahead.Load())) }
 
 func main() {
-	if _, err := run(context.Background(), os.Args, os.Stdout); err != nil {
+	// Interrupted, it still stops its servers and drops its database.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if _, err := run(ctx, os.Args, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetbench:", err)
+		stop()
 		os.Exit(1)
 	}
 }
@@ -68,6 +75,7 @@ func parse(args []string) (*options, error) {
 	fs.IntVar(&o.enrolWorkers, "enrol-workers", 8, "nodes created and enrolled at once between levels")
 	fs.DurationVar(&o.think, "think", 20*time.Second, "a browser user's mean pause between clicks")
 	fs.DurationVar(&o.warmup, "warmup", 0, "how long new nodes take to start before a level is measured (0: the agent's heartbeat interval)")
+	fs.BoolVar(&o.kinds, "kinds", false, "print every level's latencies by request kind, not only the largest held's")
 	steps := fs.Int("step-seconds", 90, "how long each level is measured")
 	fs.Float64Var(&o.precision, "precision", 0.125, "bisect until the fleet that broke is within this fraction of the one held")
 	fs.StringVar(&o.pgAdmin, "pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (127.0.0.1 only)")
