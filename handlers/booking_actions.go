@@ -10,27 +10,6 @@ import (
 	"github.com/gpubook/gpubook/views"
 )
 
-// Cancel cancels an upcoming booking: all its GPUs at once, once confirmed.
-func (h *Bookings) Cancel(c echo.Context) error {
-	if asked, err := h.askFirst(c, "cancel", models.CheckCancel); asked || err != nil {
-		return err
-	}
-	return h.change(c, "booking.cancelled_flash", func(id int64, u *models.User) (*models.Booking, error) {
-		return h.Store.CancelBooking(c.Request().Context(), id, u, h.Now())
-	})
-}
-
-// Release ends an active booking now, so that its GPUs are free at once,
-// once confirmed.
-func (h *Bookings) Release(c echo.Context) error {
-	if asked, err := h.askFirst(c, "release", models.CheckRelease); asked || err != nil {
-		return err
-	}
-	return h.change(c, "booking.released_flash", func(id int64, u *models.User) (*models.Booking, error) {
-		return h.Store.ReleaseBooking(c.Request().Context(), id, u, h.Now())
-	})
-}
-
 // Extend moves a booking's end later, if its GPUs are free until then;
 // otherwise the answer says until when they are.
 func (h *Bookings) Extend(c echo.Context) error {
