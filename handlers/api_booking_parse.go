@@ -10,11 +10,20 @@ import (
 	"unicode/utf8"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/api"
 )
 
 // MaxAPIBody bounds a JSON request body. A booking request is a few hundred
 // bytes; 64 kB leaves room for a long note and nothing else.
 const MaxAPIBody = 64 << 10
+
+// The fields each body may have: those its models/api type declares, so
+// that the parser accepts what the document lists and nothing else.
+var (
+	newBookingFields = api.FieldNames(api.NewBooking{})
+	extendFields     = api.FieldNames(api.Extend{})
+	newRequestFields = api.FieldNames(api.NewRequest{})
+)
 
 // maxReportedFields bounds how many unknown fields one answer lists, so that
 // a hostile body cannot make the error larger than itself.
@@ -33,7 +42,7 @@ func ParseBookingRequest(body []byte) (models.NewBooking, error) {
 
 func parseBookingRequest(body []byte, lim models.BookingLimits) (models.NewBooking, error) {
 	fe := models.FieldErrors{}
-	fields, ok := parseObject(body, fe, "gpu_ids", "starts_at", "ends_at", "note")
+	fields, ok := parseObject(body, fe, newBookingFields...)
 	if !ok {
 		return models.NewBooking{}, fe.Err()
 	}
@@ -52,7 +61,7 @@ func parseBookingRequest(body []byte, lim models.BookingLimits) (models.NewBooki
 // parseExtendRequest reads the body of POST /api/v1/bookings/:id/extend.
 func parseExtendRequest(body []byte) (time.Time, error) {
 	fe := models.FieldErrors{}
-	fields, ok := parseObject(body, fe, "ends_at")
+	fields, ok := parseObject(body, fe, extendFields...)
 	if !ok {
 		return time.Time{}, fe.Err()
 	}

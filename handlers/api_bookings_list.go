@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/api"
 )
 
 // maxListRange bounds GET /api/v1/bookings: two months is a long calendar,
@@ -35,11 +36,11 @@ func (h *API) ListBookings(c echo.Context) error {
 		return err
 	}
 	now := h.Now()
-	out := make([]bookingJSON, len(bs))
+	out := api.BookingList{Bookings: make([]api.Booking, len(bs))}
 	for i := range bs {
-		out[i] = toBookingJSON(&bs[i], now, uuids)
+		out.Bookings[i] = toBookingJSON(&bs[i], now, uuids)
 	}
-	return c.JSON(http.StatusOK, map[string][]bookingJSON{"bookings": out})
+	return c.JSON(http.StatusOK, out)
 }
 
 func parseBookingQuery(c echo.Context, u *models.User) (models.BookingFilter, error) {

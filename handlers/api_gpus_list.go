@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/gpubook/gpubook/models/api"
 )
 
 // ListGPUs answers GET /api/v1/gpus: every GPU, by node name and index.
@@ -12,9 +14,9 @@ func (h *API) ListGPUs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]gpuJSON, len(gpus))
+	out := api.GPUList{GPUs: make([]api.GPU, len(gpus))}
 	for i, g := range gpus {
-		out[i] = toGPUJSON(g)
+		out.GPUs[i] = toGPUJSON(g)
 	}
-	return c.JSON(http.StatusOK, map[string][]gpuJSON{"gpus": out})
+	return c.JSON(http.StatusOK, out)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/api"
 )
 
 // API serves the JSON API v1 (/api/v1). Every call is authenticated by a
@@ -16,73 +17,24 @@ import (
 // handler, in the token user's language.
 type API struct{ *Base }
 
-// The types below are the API's wire format: snake_case names and RFC 3339
-// times in UTC, kept apart from the models so that a change to a domain
-// type never changes the API by accident.
+// The API's bodies are declared once, in models/api; the functions below
+// fill them from the domain, every time in UTC.
 
-type gpuJSON struct {
-	ID        int64  `json:"id"`
-	NodeID    int64  `json:"node_id"`
-	Node      string `json:"node"`
-	Index     int    `json:"index"`
-	UUID      string `json:"uuid"`
-	Model     string `json:"model"`
-	MemoryMiB int64  `json:"memory_mib"`
-	InService bool   `json:"in_service"`
-}
-
-type bookingJSON struct {
-	ID         int64      `json:"id"`
-	UserID     int64      `json:"user_id"`
-	UserName   string     `json:"user_name"`
-	NodeID     int64      `json:"node_id"`
-	Node       string     `json:"node"`
-	GPUIDs     []int64    `json:"gpu_ids"`
-	GPUUUIDs   []string   `json:"gpu_uuids"`
-	StartsAt   time.Time  `json:"starts_at"`
-	EndsAt     time.Time  `json:"ends_at"`
-	Note       string     `json:"note"`
-	Kind       string     `json:"kind"`
-	Status     string     `json:"status"`
-	Phase      string     `json:"phase"`
-	ReleasedAt *time.Time `json:"released_at"`
-	CreatedAt  time.Time  `json:"created_at"`
-	UpdatedAt  time.Time  `json:"updated_at"`
-}
-
-type slotJSON struct {
-	NodeID   int64     `json:"node_id"`
-	Node     string    `json:"node"`
-	Model    string    `json:"model"`
-	GPUIDs   []int64   `json:"gpu_ids"`
-	StartsAt time.Time `json:"starts_at"`
-	EndsAt   time.Time `json:"ends_at"`
-}
-
-type meJSON struct {
-	ID       int64  `json:"id"`
-	Email    string `json:"email"`
-	Name     string `json:"name"`
-	Language string `json:"language"`
-	TimeZone string `json:"time_zone"`
-	IsAdmin  bool   `json:"is_admin"`
-}
-
-func toGPUJSON(g models.GPU) gpuJSON {
-	return gpuJSON{ID: g.ID, NodeID: g.NodeID, Node: g.NodeName, Index: g.Index, UUID: g.UUID, Model: g.Model,
+func toGPUJSON(g models.GPU) api.GPU {
+	return api.GPU{ID: g.ID, NodeID: g.NodeID, Node: g.NodeName, Index: g.Index, UUID: g.UUID, Model: g.Model,
 		MemoryMiB: g.MemoryMiB, InService: g.InService}
 }
 
 // toBookingJSON renders b; uuids maps GPU IDs to their UUIDs, which go in
 // gpu_uuids in the order of gpu_ids, so that a script can set
 // CUDA_VISIBLE_DEVICES from the answer (the agent sets UUIDs, never indices).
-func toBookingJSON(b *models.Booking, now time.Time, uuids map[int64]string) bookingJSON {
+func toBookingJSON(b *models.Booking, now time.Time, uuids map[int64]string) api.Booking {
 	ids := idList(b.GPUIDs)
 	us := make([]string, len(ids))
 	for i, id := range ids {
 		us[i] = uuids[id]
 	}
-	return bookingJSON{ID: b.ID, UserID: b.UserID, UserName: b.UserName, NodeID: b.NodeID, Node: b.NodeName, GPUIDs: ids, GPUUUIDs: us,
+	return api.Booking{ID: b.ID, UserID: b.UserID, UserName: b.UserName, NodeID: b.NodeID, Node: b.NodeName, GPUIDs: ids, GPUUUIDs: us,
 		StartsAt: b.StartsAt.UTC(), EndsAt: b.EndsAt.UTC(), Note: b.Note, Kind: b.Kind, Status: b.Status,
 		Phase: string(b.Phase(now)), ReleasedAt: utcPtr(b.ReleasedAt), CreatedAt: b.CreatedAt.UTC(), UpdatedAt: b.UpdatedAt.UTC()}
 }
@@ -138,8 +90,8 @@ func idList(ids []int64) []int64 {
 	return ids
 }
 
-func toSlotJSON(s models.Slot) slotJSON {
-	return slotJSON{NodeID: s.NodeID, Node: s.NodeName, Model: s.Model, GPUIDs: s.GPUIDs, StartsAt: s.StartsAt.UTC(), EndsAt: s.EndsAt.UTC()}
+func toSlotJSON(s models.Slot) api.Slot {
+	return api.Slot{NodeID: s.NodeID, Node: s.NodeName, Model: s.Model, GPUIDs: s.GPUIDs, StartsAt: s.StartsAt.UTC(), EndsAt: s.EndsAt.UTC()}
 }
 
 // readAPIBody reads at most MaxAPIBody+1 bytes, so that the parser can tell

@@ -7,10 +7,12 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// openAPIDoc is the contract of /api/v1 (OpenAPI 3.1). It is kept by hand
-// next to the handlers it describes; web's tests fail when a route, a field
-// or a status of the code and the document disagree.
+// openAPIDoc is the contract of /api/v1 (OpenAPI 3.1), generated from the
+// types of models/api that the handlers answer with (go generate writes it;
+// TestOpenAPIGenerated fails while it is stale). web's tests fail when a
+// route or a status of the router and the document disagree.
 //
+//go:generate go run ../models/api/openapigen openapi.json
 //go:embed openapi.json
 var openAPIDoc []byte
 

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/api"
 )
 
 // FindSlots answers GET /api/v1/slots?gpus=N&hours=H[&model=M][&node=NAME][&after=T]:
@@ -22,11 +23,11 @@ func (h *API) FindSlots(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]slotJSON, len(slots))
+	out := api.SlotList{Slots: make([]api.Slot, len(slots))}
 	for i, s := range slots {
-		out[i] = toSlotJSON(s)
+		out.Slots[i] = toSlotJSON(s)
 	}
-	return c.JSON(http.StatusOK, map[string][]slotJSON{"slots": out})
+	return c.JSON(http.StatusOK, out)
 }
 
 // parseSlotQuery reads the query's syntax; models.ValidateSlotQuery (in the

@@ -3,37 +3,16 @@ package handlers
 import (
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/api"
 )
 
-// requestJSON is a priority request on the wire.
-type requestJSON struct {
-	ID        int64      `json:"id"`
-	UserID    int64      `json:"user_id"`
-	TeamID    *int64     `json:"team_id"`
-	NodeID    int64      `json:"node_id"`
-	GPUIDs    []int64    `json:"gpu_ids"`
-	StartsAt  time.Time  `json:"starts_at"`
-	EndsAt    time.Time  `json:"ends_at"`
-	Note      string     `json:"note"`
-	Purpose   string     `json:"purpose"`
-	Urgency   string     `json:"urgency"`
-	Plan      string     `json:"plan"`
-	GiveBack  string     `json:"give_back"`
-	Preempt   bool       `json:"preempt"`
-	Status    string     `json:"status"`
-	Comment   string     `json:"comment"`
-	BookingID *int64     `json:"booking_id"`
-	DecidedAt *time.Time `json:"decided_at"`
-	CreatedAt time.Time  `json:"created_at"`
-}
-
-func toRequestJSON(r *models.PriorityRequest) requestJSON {
-	return requestJSON{ID: r.ID, UserID: r.UserID, TeamID: r.TeamID, NodeID: r.NodeID, GPUIDs: idList(r.GPUIDs), StartsAt: r.StartsAt.UTC(),
+// toRequestJSON fills a priority request's answer, times in UTC.
+func toRequestJSON(r *models.PriorityRequest) api.Request {
+	return api.Request{ID: r.ID, UserID: r.UserID, TeamID: r.TeamID, NodeID: r.NodeID, GPUIDs: idList(r.GPUIDs), StartsAt: r.StartsAt.UTC(),
 		EndsAt: r.EndsAt.UTC(), Note: r.Note, Purpose: r.Purpose, Urgency: r.Urgency, Plan: r.Plan, GiveBack: r.GiveBack,
 		Preempt: r.Preempt, Status: r.Status, Comment: r.Comment, BookingID: r.BookingID, DecidedAt: utcPtr(r.DecidedAt), CreatedAt: r.CreatedAt.UTC()}
 }
@@ -86,7 +65,7 @@ func (h *Priority) ShowAPIRequest(c echo.Context) error {
 // parseRequestBody reads a request strictly, like a booking.
 func parseRequestBody(body []byte, lim models.BookingLimits) (*models.PriorityRequest, error) {
 	fe := models.FieldErrors{}
-	fields, ok := parseObject(body, fe, "gpu_ids", "starts_at", "ends_at", "note", "purpose", "urgency", "plan", "give_back", "preempt")
+	fields, ok := parseObject(body, fe, newRequestFields...)
 	if !ok {
 		return nil, fe.Err()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/api"
 	"github.com/gpubook/gpubook/views"
 )
 
@@ -53,17 +54,14 @@ func fromEcho(he *echo.HTTPError) *models.Error {
 	return models.Internal(he)
 }
 
-// apiError is the JSON body of every failed API call.
-type apiError struct {
-	Error apiErrorBody `json:"error"`
-}
-
-type apiErrorBody struct {
-	Code      string            `json:"code"`
-	Message   string            `json:"message"`
-	Fields    map[string]string `json:"fields,omitempty"`
-	Conflicts []models.Conflict `json:"conflicts,omitempty"`
-	RequestID string            `json:"request_id,omitempty"`
+// apiConflicts puts the bookings in the way on the wire (models/api).
+func apiConflicts(cs []models.Conflict) []api.Conflict {
+	out := make([]api.Conflict, len(cs))
+	for i, c := range cs {
+		out[i] = api.Conflict{GPUID: c.GPUID, GPUIndex: c.GPUIndex, BookingID: c.BookingID, UserName: c.UserName,
+			StartsAt: c.StartsAt.UTC(), EndsAt: c.EndsAt.UTC()}
+	}
+	return out
 }
 
 // errorHandler renders every error: a page for browsers, JSON under /api/.
@@ -90,7 +88,10 @@ func errorHandler(base *handlers.Base, logger *slog.Logger) echo.HTTPErrorHandle
 		}
 		t := base.Translator(c)
 		if isAPI(c) {
-			body := apiError{Error: apiErrorBody{Code: de.Code, Message: t.Msg(de.Msg), Fields: t.Fields(de), Conflicts: de.Conflicts, RequestID: reqID}}
+			body := api.Error{Error: api.ErrorDetail{Code: de.Code, Message: t.Msg(de.Msg), Fields: t.Fields(de), RequestID: reqID}}
+			if len(de.Conflicts) > 0 {
+				body.Error.Conflicts = apiConflicts(de.Conflicts)
+			}
 			if de.Code == models.EINVALID && len(body.Error.Fields) == 0 {
 				body.Error.Fields = nil
 			}

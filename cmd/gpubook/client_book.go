@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	v1 "github.com/gpubook/gpubook/models/api"
 )
 
 // bookArgs is what book was asked for.
@@ -88,7 +90,7 @@ func (c *cli) book(ctx context.Context, args []string) (err error) {
 
 // bookLoop books now (or at --at) when the GPUs are free; otherwise the
 // earliest slot, or with --wait polls until they are free now.
-func (c *cli) bookLoop(ctx context.Context, api *apiClient, a bookArgs, zone *time.Location) (json.RawMessage, apiBooking, error) {
+func (c *cli) bookLoop(ctx context.Context, api *apiClient, a bookArgs, zone *time.Location) (json.RawMessage, v1.Booking, error) {
 	began := c.now()
 	deadline := began.Add(a.wait)
 	pause := c.pollMin
@@ -142,15 +144,15 @@ var errNotFree = errors.New("not free")
 // tryBook books [start, start+span) on the first node with enough GPUs
 // free for all of it; errNotFree when there is none, or when someone else
 // took them between the look and the booking.
-func (c *cli) tryBook(ctx context.Context, api *apiClient, a bookArgs, start time.Time) (json.RawMessage, apiBooking, error) {
+func (c *cli) tryBook(ctx context.Context, api *apiClient, a bookArgs, start time.Time) (json.RawMessage, v1.Booking, error) {
 	end := start.Add(a.span)
 	gpus, err := api.gpus(ctx)
 	if err != nil {
-		return nil, apiBooking{}, err
+		return nil, v1.Booking{}, err
 	}
 	bs, err := api.bookings(ctx, start, end, false)
 	if err != nil {
-		return nil, apiBooking{}, err
+		return nil, v1.Booking{}, err
 	}
 	byNode := map[string][]int64{}
 	var order []string
@@ -172,17 +174,14 @@ func (c *cli) tryBook(ctx context.Context, api *apiClient, a bookArgs, start tim
 			return raw, b, err
 		}
 	}
-	return nil, apiBooking{}, errNotFree
+	return nil, v1.Booking{}, errNotFree
 }
 
-func (c *cli) create(ctx context.Context, api *apiClient, ids []int64, start, end time.Time, note string) (json.RawMessage, apiBooking, error) {
-	body := map[string]any{"gpu_ids": ids, "starts_at": start.UTC().Format(time.RFC3339), "ends_at": end.UTC().Format(time.RFC3339)}
-	if note != "" {
-		body["note"] = note
-	}
+func (c *cli) create(ctx context.Context, api *apiClient, ids []int64, start, end time.Time, note string) (json.RawMessage, v1.Booking, error) {
+	body := v1.NewBooking{GPUIDs: ids, StartsAt: start.UTC().Truncate(time.Second), EndsAt: end.UTC().Truncate(time.Second), Note: note}
 	var raw json.RawMessage
-	var b apiBooking
-	if err := api.call(ctx, http.MethodPost, "/bookings", nil, body, &raw); err != nil {
+	var b v1.Booking
+	if err := api.call(ctx, http.MethodPost, v1.PathBookings, nil, body, &raw); err != nil {
 		return nil, b, err
 	}
 	return raw, b, json.Unmarshal(raw, &b)

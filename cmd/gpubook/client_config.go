@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"golang.org/x/term"
+
+	v1 "github.com/gpubook/gpubook/models/api"
 )
 
 // clientConfigPath is $XDG_CONFIG_HOME/gpubook/config, else
@@ -152,7 +154,7 @@ func (c *cli) login(ctx context.Context, args []string) error {
 		return err
 	}
 	var me json.RawMessage
-	if err := api.call(ctx, http.MethodGet, "/me", nil, nil, &me); err != nil {
+	if err := api.call(ctx, http.MethodGet, v1.PathMe, nil, nil, &me); err != nil {
 		return fmt.Errorf("login: %w", err)
 	}
 	path, err := clientConfigPath(c.getenv)
@@ -165,7 +167,7 @@ func (c *cli) login(ctx context.Context, args []string) error {
 	if *jsonOut {
 		return printJSON(c.stdout, me)
 	}
-	var u apiMe
+	var u v1.Me
 	if err := json.Unmarshal(me, &u); err != nil {
 		return fmt.Errorf("login: the portal's answer to /me is not what the API documents: %w", err)
 	}

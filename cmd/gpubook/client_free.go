@@ -7,18 +7,20 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	v1 "github.com/gpubook/gpubook/models/api"
 )
 
 // freeGPU is one GPU free from the start of a window, and until when.
 type freeGPU struct {
-	GPU       apiGPU     `json:"gpu"`
+	GPU       v1.GPU     `json:"gpu"`
 	FreeUntil *time.Time `json:"free_until"` // nil: free beyond the horizon looked at
 }
 
 // freeFrom lists the in-service GPUs (of node and model when given, any
 // case) that no booking holds at from, each with the start of its next
 // booking; bs are the bookings overlapping the window looked at.
-func freeFrom(gpus []apiGPU, bs []apiBooking, from time.Time, node, model string) []freeGPU {
+func freeFrom(gpus []v1.GPU, bs []v1.Booking, from time.Time, node, model string) []freeGPU {
 	var out []freeGPU
 	for _, g := range gpus {
 		if !g.InService || (node != "" && !strings.EqualFold(g.Node, node)) || (model != "" && !strings.EqualFold(g.Model, model)) {
@@ -51,7 +53,7 @@ func freeFrom(gpus []apiGPU, bs []apiBooking, from time.Time, node, model string
 	return out
 }
 
-func holds(b apiBooking, gpu int64) bool {
+func holds(b v1.Booking, gpu int64) bool {
 	for _, id := range b.GPUIDs {
 		if id == gpu {
 			return true

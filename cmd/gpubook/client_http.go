@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	v1 "github.com/gpubook/gpubook/models/api"
 	"github.com/gpubook/gpubook/views/i18n"
 )
 
@@ -27,23 +28,13 @@ type apiClient struct {
 	tr    *i18n.Translator // names a refusal's policy rules in words; nil: their keys
 }
 
-// apiError is a refusal from the portal, in the shape every /api/v1
-// error has (docs/api.md, the Error schema of /api/v1/openapi.json).
+// apiError is a refusal from the portal: the detail every /api/v1 error
+// carries (models/api), with the status and what shows it to the user.
 type apiError struct {
-	Status    int
-	zone      *time.Location // the user's, for the conflicts' times; nil: UTC
-	tr        *i18n.Translator
-	Code      string            `json:"code"`
-	Message   string            `json:"message"`
-	Fields    map[string]string `json:"fields"`
-	Conflicts []apiConflict     `json:"conflicts"`
-}
-
-type apiConflict struct {
-	GPUIndex int       `json:"gpu_index"`
-	UserName string    `json:"user_name"`
-	StartsAt time.Time `json:"starts_at"`
-	EndsAt   time.Time `json:"ends_at"`
+	v1.ErrorDetail
+	Status int
+	zone   *time.Location // the user's, for the conflicts' times; nil: UTC
+	tr     *i18n.Translator
 }
 
 // Error is one line: the code, the message and every field or policy rule
@@ -109,7 +100,9 @@ func (a *apiClient) call(ctx context.Context, method, path string, query url.Val
 		return fmt.Errorf("portal: read answer: %w", err)
 	}
 	if res.StatusCode/100 != 2 {
-		var e struct{ Error apiError }
+		var e struct {
+			Error apiError `json:"error"`
+		}
 		if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
 			return fmt.Errorf("portal: %s %s answered %s", method, path, show(res.Status))
 		}
@@ -135,75 +128,20 @@ func isRefusal(err error, code string) bool {
 	return errors.As(err, &e) && (code == "" || e.Code == code)
 }
 
-// Wire types of the calls the client makes (the document's schemas).
-type apiGPU struct {
-	ID        int64  `json:"id"`
-	NodeID    int64  `json:"node_id"`
-	Node      string `json:"node"`
-	Index     int    `json:"index"`
-	UUID      string `json:"uuid"`
-	Model     string `json:"model"`
-	MemoryMiB int64  `json:"memory_mib"`
-	InService bool   `json:"in_service"`
-}
-
-type apiBooking struct {
-	ID         int64      `json:"id"`
-	UserID     int64      `json:"user_id"`
-	UserName   string     `json:"user_name"`
-	Node       string     `json:"node"`
-	GPUIDs     []int64    `json:"gpu_ids"`
-	GPUUUIDs   []string   `json:"gpu_uuids"`
-	StartsAt   time.Time  `json:"starts_at"`
-	EndsAt     time.Time  `json:"ends_at"`
-	Note       string     `json:"note"`
-	Kind       string     `json:"kind"`
-	Status     string     `json:"status"`
-	Phase      string     `json:"phase"`
-	ReleasedAt *time.Time `json:"released_at"`
-}
-
-type apiSlot struct {
-	Node     string    `json:"node"`
-	Model    string    `json:"model"`
-	GPUIDs   []int64   `json:"gpu_ids"`
-	StartsAt time.Time `json:"starts_at"`
-	EndsAt   time.Time `json:"ends_at"`
-}
-
-type apiMe struct {
-	ID       int64  `json:"id"`
-	Email    string `json:"email"`
-	Name     string `json:"name"`
-	TimeZone string `json:"time_zone"`
-}
-
-func (a *apiClient) gpus(ctx context.Context) ([]apiGPU, error) {
-	var out struct{ GPUs []apiGPU }
-	return out.GPUs, a.call(ctx, http.MethodGet, "/gpus", nil, nil, &out)
+func (a *apiClient) gpus(ctx context.Context) ([]v1.GPU, error) {
+	var out v1.GPUList
+	return out.GPUs, a.call(ctx, http.MethodGet, v1.PathGPUs, nil, nil, &out)
 }
 
 // bookings lists the bookings overlapping [from, to); mine keeps only the token user's.
-func (a *apiClient) bookings(ctx context.Context, from, to time.Time, mine bool) ([]apiBooking, error) {
-	q := url.Values{"from": {from.UTC().Format(time.RFC3339)}, "to": {to.UTC().Format(time.RFC3339)}}
-	if mine {
-		q.Set("mine", "true")
-	}
-	var out struct{ Bookings []apiBooking }
-	return out.Bookings, a.call(ctx, http.MethodGet, "/bookings", q, nil, &out)
+func (a *apiClient) bookings(ctx context.Context, from, to time.Time, mine bool) ([]v1.Booking, error) {
+	var out v1.BookingList
+	q := v1.BookingsQuery{From: from, To: to, Mine: mine}
+	return out.Bookings, a.call(ctx, http.MethodGet, v1.PathBookings, q.Values(), nil, &out)
 }
 
-func (a *apiClient) slots(ctx context.Context, n int, d time.Duration, model, node string, after time.Time) ([]apiSlot, error) {
-	q := url.Values{"gpus": {fmt.Sprint(n)}, "hours": {fmt.Sprint(d.Hours())}}
-	if model != "" {
-		q.Set("model", model)
-	}
-	if node != "" {
-		q.Set("node", node)
-	}
-	if !after.IsZero() {
-		q.Set("after", after.UTC().Format(time.RFC3339))
-	}
-	var out struct{ Slots []apiSlot }
-	return out.Slots, a.call(ctx, http.MethodGet, "/slots", q, nil, &out)
+func (a *apiClient) slots(ctx context.Context, n int, d time.Duration, model, node string, after time.Time) ([]v1.Slot, error) {
+	var out v1.SlotList
+	q := v1.SlotsQuery{GPUs: n, Hours: d.Hours(), Model: model, Node: node, After: after}
+	return out.Slots, a.call(ctx, http.MethodGet, v1.PathSlots, q.Values(), nil, &out)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	v1 "github.com/gpubook/gpubook/models/api"
 )
 
 // listAhead is how far ls looks: the API lists at most 62 days at once,
@@ -31,14 +33,14 @@ func (c *cli) session(ctx context.Context) (clientSession, error) {
 }
 
 // myBookings lists the user's bookings that have not ended.
-func (c *cli) myBookings(ctx context.Context, api *apiClient) ([]apiBooking, json.RawMessage, error) {
+func (c *cli) myBookings(ctx context.Context, api *apiClient) ([]v1.Booking, json.RawMessage, error) {
 	now := c.now().Truncate(time.Second)
 	var raw json.RawMessage
-	q := map[string][]string{"from": {now.UTC().Format(time.RFC3339)}, "to": {now.Add(listAhead).UTC().Format(time.RFC3339)}, "mine": {"true"}}
-	if err := api.call(ctx, http.MethodGet, "/bookings", q, nil, &raw); err != nil {
+	q := v1.BookingsQuery{From: now, To: now.Add(listAhead), Mine: true}
+	if err := api.call(ctx, http.MethodGet, v1.PathBookings, q.Values(), nil, &raw); err != nil {
 		return nil, nil, err
 	}
-	var out struct{ Bookings []apiBooking }
+	var out v1.BookingList
 	return out.Bookings, raw, json.Unmarshal(raw, &out)
 }
 
@@ -73,21 +75,21 @@ func (c *cli) ls(ctx context.Context, args []string) (err error) {
 }
 
 // oneBooking parses the ID argument and finds it among the user's bookings.
-func (c *cli) oneBooking(ctx context.Context, api *apiClient, arg string) (apiBooking, bool, error) {
+func (c *cli) oneBooking(ctx context.Context, api *apiClient, arg string) (v1.Booking, bool, error) {
 	id, err := strconv.ParseInt(arg, 10, 64)
 	if err != nil || id <= 0 {
-		return apiBooking{}, false, fmt.Errorf("%q is not a booking ID (see 'gpubook ls')", arg)
+		return v1.Booking{}, false, fmt.Errorf("%q is not a booking ID (see 'gpubook ls')", arg)
 	}
 	bs, _, err := c.myBookings(ctx, api)
 	if err != nil {
-		return apiBooking{}, false, err
+		return v1.Booking{}, false, err
 	}
 	for _, b := range bs {
 		if b.ID == id {
 			return b, true, nil
 		}
 	}
-	return apiBooking{ID: id}, false, nil
+	return v1.Booking{ID: id}, false, nil
 }
 
 func (c *cli) extend(ctx context.Context, args []string) (err error) {
@@ -126,8 +128,8 @@ func (c *cli) extend(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	var raw json.RawMessage
-	body := map[string]string{"ends_at": end.UTC().Format(time.RFC3339)}
-	if err := s.api.call(ctx, http.MethodPost, fmt.Sprintf("/bookings/%d/extend", b.ID), nil, body, &raw); err != nil {
+	body := v1.Extend{EndsAt: end.UTC().Truncate(time.Second)}
+	if err := s.api.call(ctx, http.MethodPost, v1.Path(v1.PathExtend, b.ID), nil, body, &raw); err != nil {
 		return err
 	}
 	return c.printBooking(raw, s.zone, *jsonOut, "Extended")
@@ -150,9 +152,9 @@ func (c *cli) release(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	method, path, verb := http.MethodPost, fmt.Sprintf("/bookings/%d/release", b.ID), "Released"
+	method, path, verb := http.MethodPost, v1.Path(v1.PathRelease, b.ID), "Released"
 	if ok && b.Phase == "upcoming" {
-		method, path, verb = http.MethodDelete, fmt.Sprintf("/bookings/%d", b.ID), "Cancelled"
+		method, path, verb = http.MethodDelete, v1.Path(v1.PathBooking, b.ID), "Cancelled"
 	}
 	var raw json.RawMessage
 	if err := s.api.call(ctx, method, path, nil, nil, &raw); err != nil {
@@ -166,7 +168,7 @@ func (c *cli) printBooking(raw json.RawMessage, zone *time.Location, asJSON bool
 	if asJSON {
 		return printJSON(c.stdout, raw)
 	}
-	var b apiBooking
+	var b v1.Booking
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return err
 	}

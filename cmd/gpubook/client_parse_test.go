@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	v1 "github.com/gpubook/gpubook/models/api"
 )
 
 func TestParseSpan(t *testing.T) {
@@ -58,8 +60,8 @@ func TestShowSpan(t *testing.T) {
 
 func TestAPIErrorIsOneLine(t *testing.T) {
 	t.Parallel()
-	e := &apiError{Code: "policy", Message: "This booking is outside the booking policy.",
-		Fields: map[string]string{"max_length": "At most 4 hours.\nYou asked 6.", "max_gpus.peak": "At most 2 GPUs."}}
+	e := &apiError{ErrorDetail: v1.ErrorDetail{Code: "policy", Message: "This booking is outside the booking policy.",
+		Fields: map[string]string{"max_length": "At most 4 hours.\nYou asked 6.", "max_gpus.peak": "At most 2 GPUs."}}}
 	want := "refused (policy): This booking is outside the booking policy. max_gpus.peak: At most 2 GPUs. max_length: At most 4 hours. You asked 6."
 	if got := e.Error(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/models"
+	v1 "github.com/gpubook/gpubook/models/api"
 )
 
 // request files a priority request: what a booking refused by policy (or
@@ -27,12 +28,10 @@ func (c *cli) request(ctx context.Context, args []string) (err error) {
 	forS := f.String("for", "", "how long, e.g. 8h (required)")
 	atS := f.String("at", "", "start at 15:04, 2006-01-02 15:04 (your zone) or RFC 3339 (default: now)")
 	f.StringVar(&a.note, "note", "", "a note shown on the calendar")
-	body := map[string]*string{}
-	for _, k := range []struct{ flag, key, help string }{{"purpose", "purpose", "what it is for (required)"},
-		{"urgency", "urgency", "why it cannot wait (required)"}, {"plan", "plan", "what runs, and how long (required)"},
-		{"give-back", "give_back", "when the GPUs are given back (required)"}} {
-		body[k.key] = f.String(k.flag, "", k.help)
-	}
+	purpose := f.String("purpose", "", "what it is for (required)")
+	urgency := f.String("urgency", "", "why it cannot wait (required)")
+	plan := f.String("plan", "", "what runs, and how long (required)")
+	giveBack := f.String("give-back", "", "when the GPUs are given back (required)")
 	preempt := f.Bool("preempt", false, "ask that standard bookings in the way may be cancelled or trimmed")
 	jsonOut := f.Bool("json", false, "print the request as JSON")
 	defer func() { err = c.jsonError(*jsonOut, err) }()
@@ -67,22 +66,16 @@ func (c *cli) request(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return assumedNode(err, assumed)
 	}
-	req := map[string]any{"gpu_ids": ids, "starts_at": start.UTC().Format(time.RFC3339), "ends_at": start.Add(a.span).UTC().Format(time.RFC3339),
-		"note": a.note, "preempt": *preempt}
-	for k, v := range body {
-		req[k] = *v
-	}
+	req := v1.NewRequest{GPUIDs: ids, StartsAt: start.UTC().Truncate(time.Second), EndsAt: start.Add(a.span).UTC().Truncate(time.Second),
+		Note: a.note, Purpose: *purpose, Urgency: *urgency, Plan: *plan, GiveBack: *giveBack, Preempt: *preempt}
 	var raw json.RawMessage
-	if err := s.api.call(ctx, http.MethodPost, "/requests", nil, req, &raw); err != nil {
+	if err := s.api.call(ctx, http.MethodPost, v1.PathRequests, nil, req, &raw); err != nil {
 		return assumedNode(err, assumed)
 	}
 	if *jsonOut {
 		return printJSON(c.stdout, raw)
 	}
-	var r struct {
-		ID     int64  `json:"id"`
-		Status string `json:"status"`
-	}
+	var r v1.Request
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return fmt.Errorf("request: the portal's answer is not what the API documents: %w", err)
 	}
@@ -107,7 +100,7 @@ func (c *cli) requestGPUs(ctx context.Context, api *apiClient, a bookArgs, start
 	for _, g := range freeFrom(gpus, bs, start, a.node, a.model) {
 		free[g.GPU.ID] = g.FreeUntil == nil || !g.FreeUntil.Before(start.Add(a.span))
 	}
-	byNode := map[string][]apiGPU{}
+	byNode := map[string][]v1.GPU{}
 	var nodes []string
 	for _, g := range gpus {
 		if !g.InService || (a.node != "" && !strings.EqualFold(g.Node, a.node)) || (a.model != "" && !strings.EqualFold(g.Model, a.model)) {
@@ -139,21 +132,6 @@ func (c *cli) requestGPUs(ctx context.Context, api *apiClient, a bookArgs, start
 	return nil, fmt.Errorf("request: no node has %d in-service GPUs matching %s", a.n, describeAsk(a))
 }
 
-// apiLimits is GET /api/v1/limits.
-type apiLimits struct {
-	Limits []struct {
-		Key, Rule, Period, Unit, Source string
-		Value                           int64
-		SourceName                      string `json:"source_name"`
-	} `json:"limits"`
-	Exempt    bool      `json:"exempt"`
-	AtPeak    bool      `json:"at_peak"`
-	WeekStart time.Time `json:"week_start"`
-	Used      int64     `json:"used_gpu_minutes"`
-	Weekly    *int64    `json:"weekly_gpu_minutes"`
-	Balance   int64     `json:"loan_balance_gpu_minutes"`
-}
-
 func (c *cli) limits(ctx context.Context, args []string) (err error) {
 	f := newClientFlags("limits", "gpubook limits [--json]", "Shows the booking rules that apply to you now, where each is set, and this week's GPU-hours.")
 	jsonOut := f.Bool("json", false, "print JSON as the API answers")
@@ -166,13 +144,13 @@ func (c *cli) limits(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	var raw json.RawMessage
-	if err := s.api.call(ctx, http.MethodGet, "/limits", nil, nil, &raw); err != nil {
+	if err := s.api.call(ctx, http.MethodGet, v1.PathLimits, nil, nil, &raw); err != nil {
 		return err
 	}
 	if *jsonOut {
 		return printJSON(c.stdout, raw)
 	}
-	var l apiLimits
+	var l v1.Limits
 	if err := json.Unmarshal(raw, &l); err != nil {
 		return err
 	}
@@ -184,9 +162,9 @@ func (c *cli) limits(ctx context.Context, args []string) (err error) {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	week := fmt.Sprintf("This week (from %s): %s GPU-hours used", showTime(l.WeekStart, s.zone), hours(l.Used))
-	if l.Weekly != nil {
-		week += fmt.Sprintf(" of %s, %s left", hours(*l.Weekly+l.Balance), hours(max(0, *l.Weekly+l.Balance-l.Used)))
+	week := fmt.Sprintf("This week (from %s): %s GPU-hours used", showTime(l.WeekStart, s.zone), hours(l.UsedGPUMinutes))
+	if w := l.WeeklyGPUMinutes; w != nil {
+		week += fmt.Sprintf(" of %s, %s left", hours(*w+l.LoanBalance), hours(max(0, *w+l.LoanBalance-l.UsedGPUMinutes)))
 	}
 	fmt.Fprintln(c.stdout, week+".")
 	if l.Exempt {

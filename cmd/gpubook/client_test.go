@@ -17,6 +17,7 @@ import (
 
 	"github.com/gpubook/gpubook/handlers"
 	"github.com/gpubook/gpubook/models"
+	v1 "github.com/gpubook/gpubook/models/api"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/web"
 	"github.com/gpubook/gpubook/web/webtest"
@@ -160,7 +161,7 @@ func testClient(t *testing.T, dialect string) {
 	}
 
 	t.Run("free", func(t *testing.T) {
-		var free struct{ Free []struct{ GPU apiGPU } }
+		var free struct{ Free []struct{ GPU v1.GPU } }
 		ce.mustJSON(t, &free, "free")
 		if len(free.Free) != 6 {
 			t.Fatalf("free GPUs = %d, want 6", len(free.Free))

@@ -7,22 +7,22 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	v1 "github.com/gpubook/gpubook/models/api"
 )
 
 // userZone is where the client shows times: the zone the user chose in
 // the portal (/api/v1/me), else the cluster's (/api/v1/limits), else the
 // machine's.
 func (a *apiClient) userZone(ctx context.Context) (*time.Location, error) {
-	var me apiMe
-	if err := a.call(ctx, http.MethodGet, "/me", nil, nil, &me); err != nil {
+	var me v1.Me
+	if err := a.call(ctx, http.MethodGet, v1.PathMe, nil, nil, &me); err != nil {
 		return nil, err
 	}
 	name := me.TimeZone
 	if name == "" {
-		var lim struct {
-			TimeZone string `json:"time_zone"`
-		}
-		if err := a.call(ctx, http.MethodGet, "/limits", nil, nil, &lim); err != nil {
+		var lim v1.Limits
+		if err := a.call(ctx, http.MethodGet, v1.PathLimits, nil, nil, &lim); err != nil {
 			return nil, err
 		}
 		name = lim.TimeZone
