@@ -8,8 +8,11 @@ import (
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+
+	"github.com/gpubook/gpubook/agent/nvmlgpu/migmock"
 )
 
 const mib = 1 << 20
@@ -25,6 +28,16 @@ type GPUState struct {
 	Util    uint32
 	UsedMiB int64
 	MIG     bool
+	Procs   []Proc
+	// Instances are the GPU's MIG devices (with MIG true); Procs should
+	// then list their processes too, as NVML does on the parent.
+	Instances []MIG
+}
+
+// MIG is one scripted MIG instance and what it reports.
+type MIG struct {
+	migmock.Instance
+	UsedMiB int64
 	Procs   []Proc
 }
 
@@ -66,8 +79,18 @@ func (n *Node) script(i int, d *server.Device) {
 		}
 		return nvml.DEVICE_MIG_DISABLE, nvml.DEVICE_MIG_DISABLE, nvml.SUCCESS
 	}
-	// No MIG devices unless a test sets them (the mock panics on an unset call).
-	d.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return 0, nvml.SUCCESS }
+	// MIG devices as the state lists them (none by default: the mock
+	// panics on an unset call).
+	migmock.Attach(&d.Device, func() []*mock.Device {
+		st := n.get(i)
+		out := make([]*mock.Device, len(st.Instances))
+		for j, in := range st.Instances {
+			out[j] = migmock.Device(d.Config.Name, in.Instance, func() migmock.State {
+				return migmock.State{UsedMiB: in.UsedMiB, Procs: processInfo(in.Procs)}
+			})
+		}
+		return out
+	})
 	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
 		s := n.get(i)
 		if s.MIG {
@@ -76,16 +99,20 @@ func (n *Node) script(i int, d *server.Device) {
 		return nvml.Utilization{Gpu: s.Util, Memory: s.Util / 2}, nvml.SUCCESS
 	}
 	d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
-		var out []nvml.ProcessInfo
-		for _, p := range n.get(i).Procs {
-			out = append(out, nvml.ProcessInfo{Pid: uint32(p.PID), UsedGpuMemory: uint64(p.MemMiB) * mib})
-		}
-		return out, nvml.SUCCESS
+		return processInfo(n.get(i).Procs), nvml.SUCCESS
 	}
 	d.GetGraphicsRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
 		return nil, nvml.SUCCESS
 	}
 	n.scriptHealth(i, d)
+}
+
+func processInfo(procs []Proc) []nvml.ProcessInfo {
+	var out []nvml.ProcessInfo
+	for _, p := range procs {
+		out = append(out, nvml.ProcessInfo{Pid: uint32(p.PID), UsedGpuMemory: uint64(p.MemMiB) * mib})
+	}
+	return out
 }
 
 // scriptHealth gives the sensors the mock leaves unset values that follow

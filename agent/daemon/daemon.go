@@ -158,6 +158,7 @@ func (d *Daemon) SampleOnce(ctx context.Context) error {
 		return errors.New("agent: daemon: no GPU source (NVML unavailable)")
 	}
 	snap, sampleErr := d.sampler.Sample(ctx, d.deps.Now())
+	d.followLayout(snap)
 	bookings := d.bookings()
 	d.syncLock(snap, bookings)
 	d.mu.Lock()

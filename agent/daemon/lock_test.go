@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 
 	"github.com/gpubook/gpubook/agent/agenttest"
 	"github.com/gpubook/gpubook/agent/lock"
+	"github.com/gpubook/gpubook/agent/nvmlgpu/migmock"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -100,19 +100,11 @@ func TestLockGetsMIGInstances(t *testing.T) {
 	r := newRig(t)
 	l := &syncs{}
 	r.lock, r.lockMode = l, "lock v1"
-	r.node.Set(3, agenttest.GPUState{MIG: true})
 	dev := r.node.Server.Devices[3].(*dgxa100.Device)
-	mig := func(uuid string, gi, ci int) *mock.Device {
-		return &mock.Device{
-			GetUUIDFunc:              func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
-			GetGpuInstanceIdFunc:     func() (int, nvml.Return) { return gi, nvml.SUCCESS },
-			GetComputeInstanceIdFunc: func() (int, nvml.Return) { return ci, nvml.SUCCESS },
-			GetMemoryInfoFunc:        func() (nvml.Memory, nvml.Return) { return nvml.Memory{Total: 10 << 30}, nvml.SUCCESS },
-		}
+	mig := func(uuid string, gi, ci int) agenttest.MIG {
+		return agenttest.MIG{Instance: migmock.Instance{UUID: uuid, GI: gi, CI: ci, Profile: "1g.5gb", Slices: 1, MemoryMiB: 4864}}
 	}
-	slots := []*mock.Device{mig("MIG-a", 1, 0), mig("MIG-b", 2, 1)}
-	dev.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return len(slots), nvml.SUCCESS }
-	dev.GetMigDeviceHandleByIndexFunc = func(i int) (nvml.Device, nvml.Return) { return slots[i], nvml.SUCCESS }
+	r.node.Set(3, agenttest.GPUState{MIG: true, Instances: []agenttest.MIG{mig("MIG-a", 1, 0), mig("MIG-b", 2, 1)}})
 	d := r.start()
 	r.run(d, 10*time.Second)
 	want := []lock.MIGInstance{{UUID: "MIG-a", ParentMinor: 3, GPUInstance: 1, ComputeInstance: 0},

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -12,11 +13,20 @@ import (
 	"github.com/gpubook/gpubook/models/wire"
 )
 
-// agentGPUs converts the devices to wire form; d.mu must be held.
+// agentGPUs converts the devices to wire form, a GPU in MIG mode with its
+// slices and instances; d.mu must be held.
 func (d *Daemon) agentGPUs() []wire.GPU {
 	out := make([]wire.GPU, len(d.devices))
 	for i, g := range d.devices {
 		out[i] = wire.GPU{UUID: g.UUID, Index: g.Index, Minor: g.Minor, Model: g.Model, MemoryMiB: g.MemoryMiB, MIG: g.MIG}
+		if !g.MIG || len(g.Instances) == 0 {
+			continue
+		}
+		out[i].MIGSlices = g.MIGSlices
+		for _, in := range g.Instances {
+			out[i].Instances = append(out[i].Instances, wire.MIGInstance{UUID: in.UUID, Profile: in.Profile,
+				GPUInstance: in.GPUInstanceID, ComputeInstance: in.ComputeInstanceID, Slices: in.Slices, MemoryMiB: in.MemTotalMiB})
+		}
 	}
 	return out
 }
@@ -36,7 +46,12 @@ func (d *Daemon) SyncOnce(ctx context.Context) error {
 		return d.syncFailed(err)
 	}
 	now := d.deps.Now()
-	if changed || now.Sub(fetched) >= 5*time.Minute {
+	d.mu.Lock()
+	// A GPU's MIG layout changed: the cache's GPU list, which names the
+	// instances in login hints, is rewritten at once.
+	relisted := !reflect.DeepEqual(d.sched.GPUs, d.agentGPUs())
+	d.mu.Unlock()
+	if changed || relisted || now.Sub(fetched) >= 5*time.Minute {
 		d.mu.Lock()
 		f := d.sched
 		if changed {
@@ -63,6 +78,15 @@ func (d *Daemon) sendInventory(ctx context.Context) error {
 	d.mu.Unlock()
 	if skip {
 		return nil
+	}
+	if err := inv.Validate(); err != nil {
+		// The driver reported a MIG layout the portal would refuse, and with
+		// it the whole inventory (and every report after it): send the GPUs
+		// without their instances, which then cannot be booked, and say so.
+		d.log.Error("agent: MIG layout not reportable; GPUs sent without their instances", "err", err)
+		for i := range inv.GPUs {
+			inv.GPUs[i].MIGSlices, inv.GPUs[i].Instances = 0, nil
+		}
 	}
 	if err := d.deps.Portal.PutInventory(ctx, inv); err != nil {
 		return fmt.Errorf("agent: daemon: inventory: %w", err)

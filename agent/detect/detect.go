@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/agent/exempt"
+	"github.com/gpubook/gpubook/agent/gpu"
 	"github.com/gpubook/gpubook/agent/sampler"
 	"github.com/gpubook/gpubook/models/wire"
 )
@@ -90,6 +91,8 @@ func New(node string, pol Policy, sig Signaller, note Notifier, owners Owners, l
 }
 
 // Observe checks one snapshot against the bookings and returns what is new.
+// It looks at the snapshot's units: a process on a MIG instance is booked
+// when its user holds that instance, and its violation names the instance.
 func (d *Detector) Observe(snap sampler.Snapshot, bookings []wire.Booking) Events {
 	now := snap.At
 	for _, b := range bookings {
@@ -113,12 +116,19 @@ func (d *Detector) exempt(p sampler.Proc) bool {
 	return d.pol.Exempt.Exempt(p.User, p.UID, d.owners.UserGroups)
 }
 
-// activeBooking returns the user's booking that holds uuid at t.
-func activeBooking(bookings []wire.Booking, user, uuid string, t time.Time) (wire.Booking, bool) {
+// activeBooking returns the user's booking that holds unit d at t.
+func activeBooking(bookings []wire.Booking, user string, d gpu.Device, t time.Time) (wire.Booking, bool) {
 	for _, b := range bookings {
-		if b.User == user && b.HasGPU(uuid) && b.ActiveAt(t) {
+		if b.User == user && holds(b, d) && b.ActiveAt(t) {
 			return b, true
 		}
 	}
 	return wire.Booking{}, false
+}
+
+// holds reports whether b names unit d: its UUID, or, for a MIG instance,
+// its GPU's (the portal never books a GPU in MIG mode whole, but a booking
+// that does covers all of it).
+func holds(b wire.Booking, d gpu.Device) bool {
+	return b.HasGPU(d.UUID) || d.Parent != "" && b.HasGPU(d.Parent)
 }

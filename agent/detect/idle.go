@@ -21,7 +21,7 @@ type memState struct {
 func (d *Detector) checkMemory(snap sampler.Snapshot) []wire.Violation {
 	now := snap.At
 	var out []wire.Violation
-	for _, g := range snap.GPUs {
+	for _, g := range snap.Units() {
 		uuid := g.Device.UUID
 		st := d.mem[uuid]
 		if g.MemUsedMiB < d.pol.MemNoProcMiB || len(g.Procs) > 0 {
@@ -58,8 +58,9 @@ type idleState struct {
 // process for IdleAfter. It reports again only when the idle set grows.
 func (d *Detector) checkIdle(snap sampler.Snapshot, bookings []wire.Booking) []wire.IdleReport {
 	now := snap.At
-	byUUID := make(map[string]sampler.GPUState, len(snap.GPUs))
-	for _, g := range snap.GPUs {
+	units := snap.Units()
+	byUUID := make(map[string]sampler.GPUState, len(units))
+	for _, g := range units {
 		byUUID[g.Device.UUID] = g
 	}
 	active := map[int64]bool{}

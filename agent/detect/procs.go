@@ -31,13 +31,13 @@ func (d *Detector) checkProcs(snap sampler.Snapshot, bookings []wire.Booking) []
 	for _, st := range d.procs {
 		st.seen = false
 	}
-	for _, g := range snap.GPUs {
+	for _, g := range snap.Units() {
 		for _, p := range g.Procs {
 			if d.exempt(p) {
 				continue
 			}
 			k := procKey{g.Device.UUID, p.PID}
-			if b, ok := activeBooking(bookings, p.User, g.Device.UUID, now); ok {
+			if b, ok := activeBooking(bookings, p.User, g.Device, now); ok {
 				if st, was := d.procs[k]; was { // a booking now covers it: close the episode
 					delete(d.procs, k)
 					out = append(out, st.v)
@@ -72,8 +72,8 @@ func (d *Detector) violating(k procKey, g sampler.GPUState, p sampler.Proc, now 
 	if !ok {
 		st = d.newViolation(k, g, p, now)
 		d.procs[k] = st
-		d.notify(p, fmt.Sprintf("gpubook: your process %d runs on GPU %d, which you have not booked now. It has been reported.%s",
-			p.PID, g.Device.Index, d.consequence()))
+		d.notify(p, fmt.Sprintf("gpubook: your process %d runs on %s, which you have not booked now. It has been reported.%s",
+			p.PID, g.Device.Label(), d.consequence()))
 		return st.v, true
 	}
 	st.seen = true
@@ -103,7 +103,7 @@ func (d *Detector) newViolation(k procKey, g sampler.GPUState, p sampler.Proc, n
 	kind, bookingID, graceStart := wire.ViolationUnbooked, int64(0), now
 	var latest time.Time
 	for _, b := range d.history {
-		if b.User == p.User && b.HasGPU(k.uuid) && !b.EndsAt.After(now) && b.EndsAt.After(latest) {
+		if b.User == p.User && holds(b, g.Device) && !b.EndsAt.After(now) && b.EndsAt.After(latest) {
 			kind, bookingID, graceStart, latest = wire.ViolationOverstay, b.ID, b.EndsAt, b.EndsAt
 		}
 	}
@@ -159,12 +159,12 @@ func (d *Detector) warnOverstay(b wire.Booking, bookings []wire.Booking, g sampl
 	if d.warned[b.ID] || b.EndsAt.Sub(now) > d.pol.OverstayWarning {
 		return
 	}
-	if _, continues := activeBooking(bookings, p.User, g.Device.UUID, b.EndsAt); continues {
+	if _, continues := activeBooking(bookings, p.User, g.Device, b.EndsAt); continues {
 		return
 	}
 	d.warned[b.ID] = true
-	d.notify(p, fmt.Sprintf("gpubook: your booking of GPU %d ends at %s; process %d is still running.%s",
-		g.Device.Index, b.EndsAt.Local().Format("15:04"), p.PID, d.consequence()))
+	d.notify(p, fmt.Sprintf("gpubook: your booking of %s ends at %s; process %d is still running.%s",
+		g.Device.Label(), b.EndsAt.Local().Format("15:04"), p.PID, d.consequence()))
 }
 
 func (d *Detector) consequence() string {

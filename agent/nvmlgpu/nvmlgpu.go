@@ -78,8 +78,17 @@ func identify(d nvml.Device, i int) (gpu.Device, error) {
 	if ret != nvml.SUCCESS {
 		return gpu.Device{}, fmt.Errorf("agent: nvml: device %d memory: %w", i, ret)
 	}
-	return gpu.Device{UUID: uuid, Index: i, Minor: minor, Model: name, MemoryMiB: int64(mem.Total / mib), MIG: migEnabled(d),
-		PCIBusID: pciBusID(d)}, nil
+	dev := gpu.Device{UUID: uuid, Index: i, Minor: minor, Model: name, MemoryMiB: int64(mem.Total / mib), PCIBusID: pciBusID(d)}
+	refreshMIG(d, &dev)
+	return dev, nil
+}
+
+// refreshMIG reads the GPU's MIG mode and, when on, its layout.
+func refreshMIG(d nvml.Device, dev *gpu.Device) {
+	dev.MIG, dev.MIGSlices, dev.Instances = migEnabled(d), 0, nil
+	if dev.MIG {
+		dev.MIGSlices, dev.Instances = migLayout(d, dev.MemoryMiB, false)
+	}
 }
 
 // pciBusID reads the bus ID as NVML spells it (NUL-padded C string).
@@ -105,7 +114,8 @@ func migEnabled(d nvml.Device) bool {
 	return ret == nvml.SUCCESS && cur == nvml.DEVICE_MIG_ENABLE
 }
 
-// Devices returns the identities read at Open, with the MIG flag refreshed.
+// Devices returns the identities read at Open, with the MIG mode and
+// layout read anew (an admin may have reconfigured a GPU since).
 func (b *Backend) Devices(ctx context.Context) ([]gpu.Device, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -115,7 +125,7 @@ func (b *Backend) Devices(ctx context.Context) ([]gpu.Device, error) {
 	out := make([]gpu.Device, len(b.info))
 	for i, d := range b.devices {
 		out[i] = b.info[i]
-		out[i].MIG = migEnabled(d)
+		refreshMIG(d, &out[i])
 	}
 	return out, nil
 }

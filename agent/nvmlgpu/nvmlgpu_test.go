@@ -3,6 +3,7 @@ package nvmlgpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/gpubook/gpubook/agent/agenttest"
 	"github.com/gpubook/gpubook/agent/gpu"
+	"github.com/gpubook/gpubook/agent/nvmlgpu/migmock"
 )
 
 func TestOpenRefusesAfterFailedInit(t *testing.T) {
@@ -113,29 +115,15 @@ func TestClosedBackendMakesNoCalls(t *testing.T) {
 }
 
 // TestSampleMIGInstances: on a MIG GPU each MIG device NVML lists is
-// sampled with its instance ids and memory; an empty slot is skipped.
+// sampled with its ids, profile, slices, memory and the processes listed
+// on its own handle; an empty slot is skipped, and so is a compute
+// instance smaller than its GPU instance (not a unit of its own).
 func TestSampleMIGInstances(t *testing.T) {
 	node := agenttest.NewNode(t)
-	node.Set(2, agenttest.GPUState{MIG: true})
-	d := node.Server.Devices[2].(*dgxa100.Device)
-	mig := func(uuid string, gi, ci int, used, total uint64) *mock.Device {
-		return &mock.Device{
-			GetUUIDFunc:              func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
-			GetGpuInstanceIdFunc:     func() (int, nvml.Return) { return gi, nvml.SUCCESS },
-			GetComputeInstanceIdFunc: func() (int, nvml.Return) { return ci, nvml.SUCCESS },
-			GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) {
-				return nvml.Memory{Used: used << 20, Total: total << 20}, nvml.SUCCESS
-			},
-		}
-	}
-	slots := []*mock.Device{mig("MIG-aaa", 1, 0, 512, 9728), nil, mig("MIG-bbb", 2, 0, 0, 9728)}
-	d.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return len(slots), nvml.SUCCESS }
-	d.GetMigDeviceHandleByIndexFunc = func(i int) (nvml.Device, nvml.Return) {
-		if slots[i] == nil {
-			return nil, nvml.ERROR_NOT_FOUND
-		}
-		return slots[i], nvml.SUCCESS
-	}
+	a := agenttest.MIG{Instance: migmock.Instance{UUID: "MIG-aaa", GI: 7, CI: 0, Profile: "1g.5gb", Slices: 1, MemoryMiB: 4864},
+		UsedMiB: 512, Procs: []agenttest.Proc{{PID: 300, MemMiB: 500}}}
+	c := agenttest.MIG{Instance: migmock.Instance{UUID: "MIG-bbb", GI: 1, CI: 0, Profile: "3g.20gb", Slices: 3, MemoryMiB: 19968}}
+	node.Set(2, agenttest.GPUState{MIG: true, UsedMiB: 512, Procs: a.Procs, Instances: []agenttest.MIG{a, c}})
 	b, err := Open(node.Server)
 	if err != nil {
 		t.Fatal(err)
@@ -147,15 +135,96 @@ func TestSampleMIGInstances(t *testing.T) {
 	}
 	for i, s := range samples {
 		if i != 2 {
-			if len(s.Instances) != 0 {
-				t.Errorf("GPU %d without MIG has instances %+v", i, s.Instances)
+			if len(s.Instances) != 0 || s.MIGSlices != 0 {
+				t.Errorf("GPU %d without MIG has instances %+v, %d slices", i, s.Instances, s.MIGSlices)
 			}
 			continue
 		}
-		want := []gpu.MIGInstance{{UUID: "MIG-aaa", GPUInstanceID: 1, MemUsedMiB: 512, MemTotalMiB: 9728},
-			{UUID: "MIG-bbb", GPUInstanceID: 2, MemTotalMiB: 9728}}
-		if !reflect.DeepEqual(s.Instances, want) || s.UtilValid {
-			t.Errorf("MIG GPU: instances %+v (util valid %v), want %+v", s.Instances, s.UtilValid, want)
+		want := []gpu.MIGInstance{
+			{UUID: "MIG-aaa", GPUInstanceID: 7, Profile: "1g.5gb", Slices: 1, MemUsedMiB: 512, MemTotalMiB: 4864, Processes: []gpu.Process{{PID: 300, MemMiB: 500}}},
+			{UUID: "MIG-bbb", GPUInstanceID: 1, Profile: "3g.20gb", Slices: 3, MemTotalMiB: 19968}}
+		if !reflect.DeepEqual(s.Instances, want) || s.UtilValid || s.MIGSlices != 7 {
+			t.Errorf("MIG GPU: instances %+v (util valid %v, %d slices), want %+v and 7 slices", s.Instances, s.UtilValid, s.MIGSlices, want)
 		}
+	}
+}
+
+// TestDevicesMIGLayout: Devices reports a MIG GPU's slices and instances
+// (no processes) and follows a reconfiguration; a slot that does not
+// answer, a nameless instance (profile from its attributes) and a compute
+// instance that shares its GPU instance are handled as NVML's tools do.
+func TestDevicesMIGLayout(t *testing.T) {
+	node := agenttest.NewNode(t)
+	seven := make([]agenttest.MIG, 7)
+	for i := range seven {
+		seven[i] = agenttest.MIG{Instance: migmock.Instance{UUID: fmt.Sprintf("MIG-%d", i), GI: 7 + i, Profile: "1g.5gb", Slices: 1, MemoryMiB: 4864},
+			Procs: []agenttest.Proc{{PID: 10 + i}}}
+	}
+	node.Set(1, agenttest.GPUState{MIG: true, Instances: seven})
+	b, err := Open(node.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	devs, err := b.Devices(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := devs[1]; !g.MIG || g.MIGSlices != 7 || len(g.Instances) != 7 || !reflect.DeepEqual(g.Instances[6], gpu.MIGInstance{UUID: "MIG-6", GPUInstanceID: 13,
+		Profile: "1g.5gb", Slices: 1, MemTotalMiB: 4864}) {
+		t.Errorf("GPU 1 = %+v, want MIG with seven 1g.5gb instances", g)
+	}
+	// Reconfigured: one 3g.20gb and one compute instance sharing a 4g GPU instance.
+	node.Set(1, agenttest.GPUState{MIG: true, Instances: []agenttest.MIG{
+		{Instance: migmock.Instance{UUID: "MIG-3g", GI: 2, Profile: "3g.20gb", Slices: 3, MemoryMiB: 19968}}}})
+	dev := node.Server.Devices[1].(*dgxa100.Device)
+	attach := dev.GetMigDeviceHandleByIndexFunc
+	dev.GetMigDeviceHandleByIndexFunc = func(i int) (nvml.Device, nvml.Return) {
+		if i == 1 { // a compute instance of 2 of its GPU instance's 4 slices
+			m := migmock.Device("x", migmock.Instance{UUID: "MIG-shared", GI: 1, Profile: "2c.4g.20gb", Slices: 4, MemoryMiB: 19968},
+				func() migmock.State { return migmock.State{} })
+			m.GetAttributesFunc = func() (nvml.DeviceAttributes, nvml.Return) {
+				return nvml.DeviceAttributes{GpuInstanceSliceCount: 4, ComputeInstanceSliceCount: 2, MemorySizeMB: 19968}, nvml.SUCCESS
+			}
+			return m, nvml.SUCCESS
+		}
+		m, ret := attach(i)
+		if i == 0 { // a name without the profile: it comes from the attributes
+			m.(*mock.Device).GetNameFunc = func() (string, nvml.Return) { return "NVIDIA A100-SXM4-40GB", nvml.SUCCESS }
+		}
+		return m, ret
+	}
+	if devs, _ = b.Devices(context.Background()); len(devs[1].Instances) != 1 || devs[1].Instances[0].UUID != "MIG-3g" ||
+		devs[1].Instances[0].Profile != "3g.20gb" {
+		t.Errorf("after reconfiguration: %+v, want MIG-3g alone", devs[1].Instances)
+	}
+	node.Set(1, agenttest.GPUState{})
+	if devs, _ = b.Devices(context.Background()); devs[1].MIG || devs[1].MIGSlices != 0 || devs[1].Instances != nil {
+		t.Errorf("MIG off: %+v, want no MIG layout", devs[1])
+	}
+}
+
+func TestProfileName(t *testing.T) {
+	tests := []struct {
+		name      string
+		slices    int
+		memMB     uint64
+		gpuMemMiB int64
+		want      string
+	}{
+		{"A100 40GB 1g", 1, 4864, 40960, "1g.5gb"},
+		{"A100 80GB 1g", 1, 9856, 81920, "1g.10gb"},
+		{"A100 80GB 3g", 3, 40192, 81920, "3g.40gb"},
+		{"H100 80GB 1g", 1, 9984, 81559, "1g.10gb"},
+		{"H100 80GB 7g", 7, 80384, 81559, "7g.80gb"},
+		{"no slices", 0, 9856, 81920, ""},
+		{"no memory", 1, 0, 81920, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := profileName(tt.slices, tt.memMB, tt.gpuMemMiB); got != tt.want {
+				t.Errorf("profileName(%d, %d, %d) = %q, want %q", tt.slices, tt.memMB, tt.gpuMemMiB, got, tt.want)
+			}
+		})
 	}
 }

@@ -52,42 +52,9 @@ func sampleDevice(d nvml.Device, uuid string) (gpu.Sample, error) {
 	s.Processes = procs
 	readHealth(d, &s)
 	if s.MIG {
-		s.Instances = migInstances(d)
+		s.MIGSlices, s.Instances = migLayout(d, s.MemTotalMiB, true)
 	}
 	return s, nil
-}
-
-// migInstances lists the MIG devices of d with their memory; a slot that is
-// empty or does not answer is skipped (instances come and go as admins
-// reconfigure the GPU).
-func migInstances(d nvml.Device) []gpu.MIGInstance {
-	n, ret := d.GetMaxMigDeviceCount()
-	if ret != nvml.SUCCESS {
-		return nil
-	}
-	var out []gpu.MIGInstance
-	for i := range n {
-		m, ret := d.GetMigDeviceHandleByIndex(i)
-		if ret != nvml.SUCCESS || m == nil {
-			continue
-		}
-		uuid, ret := m.GetUUID()
-		if ret != nvml.SUCCESS {
-			continue
-		}
-		in := gpu.MIGInstance{UUID: uuid, GPUInstanceID: -1, ComputeInstanceID: -1}
-		if gi, ret := m.GetGpuInstanceId(); ret == nvml.SUCCESS {
-			in.GPUInstanceID = gi
-		}
-		if ci, ret := m.GetComputeInstanceId(); ret == nvml.SUCCESS {
-			in.ComputeInstanceID = ci
-		}
-		if mem, ret := m.GetMemoryInfo(); ret == nvml.SUCCESS {
-			in.MemUsedMiB, in.MemTotalMiB = int64(mem.Used/mib), int64(mem.Total/mib)
-		}
-		out = append(out, in)
-	}
-	return out
 }
 
 // readHealth fills the dcgm-exporter style readings; each is optional

@@ -7,7 +7,8 @@ import (
 	"github.com/gpubook/gpubook/models/wire"
 )
 
-// Aggregator folds Snapshots into one record per GPU per minute. A minute is
+// Aggregator folds Snapshots into one record per unit (a GPU, or a MIG
+// instance of a GPU in MIG mode: Snapshot.Units) per minute. A minute is
 // emitted once a snapshot of a later minute arrives (or at Flush, or by
 // Complete after a restart), so every record is complete and emitted once.
 // Save and Load carry the minute in progress across a crash.
@@ -49,7 +50,7 @@ func (a *Aggregator) Add(snap Snapshot) []wire.UsageRecord {
 	if !minute.After(a.After) {
 		return done
 	}
-	for _, g := range snap.GPUs {
+	for _, g := range snap.Units() {
 		a.addGPU(minute, g)
 	}
 	return done

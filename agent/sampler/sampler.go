@@ -48,6 +48,10 @@ type GPUState struct {
 	TempC, PowerW, SMClockMHz, MemClockMHz gpu.Reading
 	// Instances are the GPU's MIG instances (memory per instance).
 	Instances []gpu.MIGInstance
+	// MIGUnits are the GPU's MIG instances as units of their own, each
+	// with the processes NVML lists on it attributed (see Units); empty
+	// when MIG is off or NVML lists no instance.
+	MIGUnits []GPUState
 	// Vanished counts PIDs NVML listed that were gone from /proc by the
 	// time we looked (normal at process exit; NVML also lists PIDs of other PID
 	// namespaces that /proc here cannot show).
@@ -58,6 +62,22 @@ type GPUState struct {
 type Snapshot struct {
 	At   time.Time
 	GPUs []GPUState
+}
+
+// Units are the snapshot's bookable units, which usage records, detection
+// and idle reports are about: each GPU, except that a GPU in MIG mode
+// with instances is replaced by its instances (and gets no unit, hence no
+// record, of its own: its processes all run on one of them).
+func (s Snapshot) Units() []GPUState {
+	out := make([]GPUState, 0, len(s.GPUs))
+	for _, g := range s.GPUs {
+		if len(g.MIGUnits) > 0 {
+			out = append(out, g.MIGUnits...)
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // Sampler turns gpu.Source samples into Snapshots.
@@ -90,7 +110,7 @@ func (s *Sampler) Sample(ctx context.Context, now time.Time) (Snapshot, error) {
 		if !ok {
 			d = gpu.Device{UUID: r.UUID, Index: -1, Model: "unknown", MemoryMiB: r.MemTotalMiB}
 		}
-		d.MIG = r.MIG
+		d.MIG, d.MIGSlices, d.Instances = r.MIG, r.MIGSlices, r.Instances
 		st := GPUState{Device: d, UtilValid: r.UtilValid && !r.MIG, UtilPct: r.UtilPct,
 			MemUsedMiB: r.MemUsedMiB, MemTotalMiB: r.MemTotalMiB, TempC: r.TempC, PowerW: r.PowerW,
 			SMClockMHz: r.SMClockMHz, MemClockMHz: r.MemClockMHz, Instances: r.Instances}
@@ -98,9 +118,27 @@ func (s *Sampler) Sample(ctx context.Context, now time.Time) (Snapshot, error) {
 			st.UtilPct = 0
 		}
 		s.attribute(&st, r.Processes)
+		if r.MIG {
+			st.MIGUnits = s.migUnits(st, r.Instances)
+		}
 		snap.GPUs = append(snap.GPUs, st)
 	}
 	return snap, err
+}
+
+// migUnits makes one unit per MIG instance of g: the instance's UUID,
+// memory and processes, its GPU's index, minor and model, no utilisation
+// (NVML measures none on MIG).
+func (s *Sampler) migUnits(g GPUState, instances []gpu.MIGInstance) []GPUState {
+	out := make([]GPUState, 0, len(instances))
+	for _, in := range instances {
+		d := g.Device
+		d.UUID, d.MemoryMiB, d.Parent, d.Profile, d.MIGSlices, d.Instances = in.UUID, in.MemTotalMiB, g.Device.UUID, in.Profile, 0, nil
+		u := GPUState{Device: d, MemUsedMiB: in.MemUsedMiB, MemTotalMiB: in.MemTotalMiB}
+		s.attribute(&u, in.Processes)
+		out = append(out, u)
+	}
+	return out
 }
 
 // attribute resolves each PID's owner. Vanished PIDs are counted, not errors.

@@ -2,11 +2,13 @@ package sampler_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/gpubook/gpubook/agent/agenttest"
 	"github.com/gpubook/gpubook/agent/nvmlgpu"
+	"github.com/gpubook/gpubook/agent/nvmlgpu/migmock"
 	"github.com/gpubook/gpubook/agent/procfs"
 	"github.com/gpubook/gpubook/agent/sampler"
 	"github.com/gpubook/gpubook/models/wire"
@@ -188,5 +190,68 @@ func TestAggregatorLateSnapshotAfterEmit(t *testing.T) {
 	}
 	if len(emitted) == 0 {
 		t.Fatal("nothing emitted")
+	}
+}
+
+// TestMIGInstanceRecords: a GPU in MIG mode gets one record per instance
+// per minute (the instance's UUID and memory, its users from the processes
+// NVML lists on it, null utilisation) and none of its own; a MIG GPU that
+// lists no instance keeps its own record.
+func TestMIGInstanceRecords(t *testing.T) {
+	f := newFixture(t)
+	f.procs.Add(t, 100, agenttest.UIDAlice)
+	f.procs.Add(t, 200, agenttest.UIDBob)
+	a := agenttest.MIG{Instance: migmock.Instance{UUID: "MIG-a", GI: 7, Profile: "1g.5gb", Slices: 1, MemoryMiB: 4864},
+		UsedMiB: 3000, Procs: []agenttest.Proc{{PID: 100, MemMiB: 2900}}}
+	b := agenttest.MIG{Instance: migmock.Instance{UUID: "MIG-b", GI: 8, Profile: "1g.5gb", Slices: 1, MemoryMiB: 4864},
+		UsedMiB: 1000, Procs: []agenttest.Proc{{PID: 200, MemMiB: 900}}}
+	f.node.Set(3, agenttest.GPUState{MIG: true, UsedMiB: 4000, Procs: append(a.Procs, b.Procs...), Instances: []agenttest.MIG{a, b}})
+	f.node.Set(4, agenttest.GPUState{MIG: true, UsedMiB: 10})
+	agg := sampler.NewAggregator(5, time.Time{})
+	t0 := time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
+	var got []wire.UsageRecord
+	for i := range 7 {
+		snap, err := f.s.Sample(context.Background(), t0.Add(time.Duration(i)*10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			units := snap.Units()
+			if len(units) != 9 || units[3].Device.UUID != "MIG-a" || units[3].Device.Parent != f.node.UUID(3) || units[3].Device.Label() != "GPU 3 1g.5gb" {
+				t.Fatalf("units = %d, the fourth %+v; want 9 with MIG-a of GPU 3 fourth", len(units), units[3].Device)
+			}
+		}
+		got = append(got, agg.Add(snap)...)
+	}
+	byUUID := map[string]wire.UsageRecord{}
+	for _, r := range got {
+		byUUID[r.GPUUUID] = r
+	}
+	if len(got) != 9 {
+		t.Fatalf("records = %d, want 9 (7 GPUs, 2 instances, no record of GPU 3)", len(got))
+	}
+	if _, ok := byUUID[f.node.UUID(3)]; ok {
+		t.Error("GPU 3 in MIG mode got a record of its own")
+	}
+	tests := []struct {
+		uuid      string
+		used, tot int64
+		users     []wire.UserUsage
+	}{
+		{"MIG-a", 3000, 4864, []wire.UserUsage{{User: "alice", UID: agenttest.UIDAlice, MemoryMiB: 2900, Processes: 1, Busy: true}}},
+		{"MIG-b", 1000, 4864, []wire.UserUsage{{User: "bob", UID: agenttest.UIDBob, MemoryMiB: 900, Processes: 1, Busy: true}}},
+		{f.node.UUID(4), 10, 40960, []wire.UserUsage{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.uuid, func(t *testing.T) {
+			r := byUUID[tt.uuid]
+			if r.UtilAvgPct != nil || r.UtilMaxPct != nil || r.MemUsedMiB != tt.used || r.MemTotalMiB != tt.tot || r.Samples != 6 ||
+				!reflect.DeepEqual(r.Users, tt.users) {
+				t.Errorf("record = %+v, want %d of %d MiB used by %+v", r, tt.used, tt.tot, tt.users)
+			}
+		})
+	}
+	if err := (&wire.UsageBatch{Node: "n", Records: got}).Validate(); err != nil {
+		t.Error(err)
 	}
 }
