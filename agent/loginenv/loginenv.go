@@ -1,6 +1,7 @@
 // Package loginenv computes what `gpubook-agent env` prints at login: shell
 // code that sets CUDA_VISIBLE_DEVICES to the UUIDs of the GPUs the user has
-// booked right now, and a one-line hint for the terminal. It is pure (cache
+// booked right now (a booked MIG instance as its "MIG-…" UUID, which CUDA
+// takes there as it is), and a one-line hint for the terminal. It is pure (cache
 // content, user and time in; text out) so every case is a table test.
 package loginenv
 
@@ -57,10 +58,7 @@ func Unavailable(why string) Result {
 // Compute decides for user at now from the cache. The node's local time
 // zone (loc) is used in the hint.
 func Compute(f cache.File, user string, now time.Time, loc *time.Location) Result {
-	index := map[string]int{}
-	for _, g := range f.GPUs {
-		index[g.UUID] = g.Index
-	}
+	index := unitIndex(f.GPUs)
 	until := map[string]time.Time{} // GPU → end of the user's booking holding it now (the latest, when two do)
 	var visible []string
 	for _, b := range f.Schedule.Bookings {
@@ -94,7 +92,7 @@ func Compute(f cache.File, user string, now time.Time, loc *time.Location) Resul
 
 // bookedUntil names every end when overlapping bookings end at different
 // times: "GPU 2 booked until 12:00, GPUs 3,5 until 14:00", earliest first.
-func bookedUntil(index map[string]int, visible []string, until map[string]time.Time, now time.Time, loc *time.Location) string {
+func bookedUntil(index map[string]unit, visible []string, until map[string]time.Time, now time.Time, loc *time.Location) string {
 	var ends []time.Time
 	byEnd := map[time.Time][]string{}
 	for _, u := range visible {
@@ -120,7 +118,7 @@ func bookedUntil(index map[string]int, visible []string, until map[string]time.T
 // refreshes it every few minutes while the portal answers.
 const StaleAfter = time.Hour
 
-func noBookingHint(f cache.File, user string, now time.Time, loc *time.Location, index map[string]int) string {
+func noBookingHint(f cache.File, user string, now time.Time, loc *time.Location, index map[string]unit) string {
 	var next *wire.Booking
 	for i, b := range f.Schedule.Bookings {
 		if b.User == user && b.StartsAt.After(now) && (next == nil || b.StartsAt.Before(next.StartsAt)) {
@@ -137,27 +135,62 @@ func noBookingHint(f cache.File, user string, now time.Time, loc *time.Location,
 	return hint
 }
 
-// gpuList names GPUs by index when known: "GPU 3", "GPUs 2,5".
-func gpuList(index map[string]int, uuids []string) string {
+// unit is where a booked UUID sits on the node, for order and names: a
+// GPU's index, and for a MIG instance also its place among the GPU's
+// instances (-1 on a GPU) and its profile.
+type unit struct {
+	gpu, inst int
+	profile   string
+}
+
+// unitIndex maps the node's GPUs and their MIG instances to their units.
+func unitIndex(gpus []wire.GPU) map[string]unit {
+	index := map[string]unit{}
+	for _, g := range gpus {
+		index[g.UUID] = unit{gpu: g.Index, inst: -1}
+		for j, in := range g.Instances {
+			index[in.UUID] = unit{gpu: g.Index, inst: j, profile: in.Profile}
+		}
+	}
+	return index
+}
+
+// gpuList names units by index when known: "GPU 3", "GPUs 2,5", and a MIG
+// instance by its GPU's index and its profile, as the portal shows it:
+// "GPU 3 1g.10gb", "GPU 2, GPU 3 1g.10gb".
+func gpuList(index map[string]unit, uuids []string) string {
 	names := make([]string, 0, len(uuids))
+	mig := false
 	for _, u := range uuids {
-		if i, ok := index[u]; ok {
-			names = append(names, strconv.Itoa(i))
+		if x, ok := index[u]; ok {
+			name := strconv.Itoa(x.gpu)
+			if x.inst >= 0 {
+				name, mig = name+" "+x.profile, true
+			}
+			names = append(names, name)
 		} else if wire.ValidGPUUUID(u) {
 			names = append(names, u)
 		}
 	}
-	if len(names) == 1 {
+	switch {
+	case len(names) == 1:
 		return "GPU " + names[0]
+	case mig:
+		return "GPU " + strings.Join(names, ", GPU ")
 	}
 	return "GPUs " + strings.Join(names, ",")
 }
 
-func gpuLess(index map[string]int, a, b string) bool {
+// gpuLess orders units by GPU index, a GPU's instances in NVML's order
+// after it; unknown UUIDs last, by UUID.
+func gpuLess(index map[string]unit, a, b string) bool {
 	ia, oka := index[a]
 	ib, okb := index[b]
 	if oka && okb {
-		return ia < ib
+		if ia.gpu != ib.gpu {
+			return ia.gpu < ib.gpu
+		}
+		return ia.inst < ib.inst
 	}
 	if oka != okb {
 		return oka

@@ -121,3 +121,46 @@ func TestResultEnv(t *testing.T) {
 		t.Errorf("exempt shell = %q, want empty", got)
 	}
 }
+
+// TestComputeMIG: a booked MIG instance is exposed by its MIG UUID (CUDA
+// takes "MIG-…" in CUDA_VISIBLE_DEVICES) and named by its GPU's index and
+// profile; units come in GPU order, a GPU's instances in NVML's order.
+func TestComputeMIG(t *testing.T) {
+	const migA, migB = "MIG-aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa", "MIG-bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb"
+	withMIG := func(bookings ...wire.Booking) cache.File {
+		f := file(bookings...)
+		f.GPUs[3].MIG, f.GPUs[3].MIGSlices = true, 7
+		f.GPUs[3].Instances = []wire.MIGInstance{{UUID: migA, Profile: "1g.10gb", GPUInstance: 7, Slices: 1, MemoryMiB: 9856},
+			{UUID: migB, Profile: "3g.40gb", GPUInstance: 1, Slices: 3, MemoryMiB: 40192}}
+		return f
+	}
+	mig := func(id int64, user string, from, to time.Duration, uuids ...string) wire.Booking {
+		return wire.Booking{ID: id, User: user, StartsAt: now.Add(from), EndsAt: now.Add(to), GPUUUIDs: uuids}
+	}
+	tests := []struct {
+		name      string
+		f         cache.File
+		wantShell string
+		wantHint  string
+	}{
+		{"one instance", withMIG(mig(1, "alice", -time.Hour, time.Hour, migA)),
+			"export CUDA_VISIBLE_DEVICES=" + migA + "; export CUDA_DEVICE_ORDER=PCI_BUS_ID\n", "gpubook: GPU 3 1g.10gb booked until 11:00"},
+		{"instances and a GPU in unit order", withMIG(mig(1, "alice", -time.Hour, time.Hour, migB, gpus[5], migA, gpus[2])),
+			"export CUDA_VISIBLE_DEVICES=" + gpus[2] + "," + migA + "," + migB + "," + gpus[5] + "; export CUDA_DEVICE_ORDER=PCI_BUS_ID\n",
+			"gpubook: GPU 2, GPU 3 1g.10gb, GPU 3 3g.40gb, GPU 5 booked until 11:00"},
+		{"next booking of an instance", withMIG(mig(1, "alice", time.Hour, 2*time.Hour, migB)),
+			"export CUDA_VISIBLE_DEVICES=; export CUDA_DEVICE_ORDER=PCI_BUS_ID\n",
+			"gpubook: no GPU booked now — next: GPU 3 3g.40gb at 11:00; book at https://gpubook.example.org"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := loginenv.Compute(tt.f, "alice", now, time.UTC)
+			if got := r.Shell(); got != tt.wantShell {
+				t.Errorf("shell = %q, want %q", got, tt.wantShell)
+			}
+			if got := r.Hint; got != tt.wantHint {
+				t.Errorf("hint = %q, want %q", got, tt.wantHint)
+			}
+		})
+	}
+}
