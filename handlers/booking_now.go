@@ -38,13 +38,14 @@ func (h *Bookings) BookNow(c echo.Context) error {
 	if len(fe) > 0 {
 		return h.refused(c, f, fe.Err())
 	}
-	picked, err := h.pickFree(c, f.NodeID, form.Get("model"), count, now, now.Add(d))
+	unit := unitAsked{Model: form.Get("model"), Profile: form.Get("profile")}
+	picked, err := h.pickFree(c, f.NodeID, unit, count, now, now.Add(d))
 	if err != nil {
 		return err
 	}
 	f.GPUIDs = picked
 	if len(picked) < count {
-		return h.noRoomNow(c, f, form.Get("model"), count, len(picked))
+		return h.noRoomNow(c, f, unit.Model, count, len(picked))
 	}
 	req := models.NewBooking{UserID: u.ID, GPUIDs: picked, StartsAt: now, EndsAt: now.Add(d)}
 	b, err := h.Store.CreateBooking(ctx, req, h.Limits, h.Now(), Actor(c))
@@ -54,10 +55,19 @@ func (h *Bookings) BookNow(c echo.Context) error {
 	return h.created(c, b, loc)
 }
 
-// pickFree chooses up to count GPUs of model on the node: first those
-// free for all of [from, to), then those free now but booked later (the
-// booking then reports that conflict as the form would).
-func (h *Bookings) pickFree(c echo.Context, nodeID int64, model string, count int, from, to time.Time) ([]int64, error) {
+// unitAsked is what "book now" books: whole GPUs of Model, or with a
+// Profile, MIG instances of that profile on GPUs of Model.
+type unitAsked struct{ Model, Profile string }
+
+// fits reports whether g is such a unit: never a GPU split into instances.
+func (u unitAsked) fits(g models.GPU) bool {
+	return g.Model == u.Model && g.MIGProfile == u.Profile && g.IsMIGInstance() == (u.Profile != "") && !migSplit(g)
+}
+
+// pickFree chooses up to count units of the kind asked on the node: first
+// those free for all of [from, to), then those free now but booked later
+// (the booking then reports that conflict as the form would).
+func (h *Bookings) pickFree(c echo.Context, nodeID int64, unit unitAsked, count int, from, to time.Time) ([]int64, error) {
 	ctx := c.Request().Context()
 	n, err := h.Store.Node(ctx, nodeID)
 	if err != nil {
@@ -70,7 +80,7 @@ func (h *Bookings) pickFree(c echo.Context, nodeID int64, model string, count in
 	var whole, part []int64
 	for _, s := range models.GPUStates(n.GPUs, bs, from, to) {
 		switch {
-		case s.GPU.Model != model || !s.GPU.InService:
+		case !unit.fits(s.GPU) || !s.GPU.InService:
 		case s.Busy == nil:
 			whole = append(whole, s.GPU.ID)
 		case s.Busy.StartsAt.After(from):

@@ -61,10 +61,32 @@ func (h *Feeds) Show(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := h.addParents(c, gpus); err != nil {
+		return err
+	}
 	t := h.I18n.For(i18n.Match(owner.Language, c.Request().Header.Get("Accept-Language")))
 	body := views.FeedICS(t, views.FeedView{Team: tok.TeamName, Events: events, GPUs: gpus,
 		BaseURL: PortalURL(c, h.BaseURL), Now: now, Location: owner.Location(h.Location)})
 	c.Response().Header().Set("Cache-Control", "private, no-cache")
 	c.Response().Header().Set("Content-Disposition", `inline; filename="gpubook.ics"`)
 	return c.Blob(http.StatusOK, "text/calendar; charset=utf-8", body)
+}
+
+// addParents adds the GPUs of the MIG instances in gpus, which name them
+// ("GPU 3 · 1g.10gb"): one more query, only when there are instances.
+func (h *Feeds) addParents(c echo.Context, gpus map[int64]models.GPU) error {
+	var ids []int64
+	for _, g := range gpus {
+		if _, ok := gpus[g.ParentID]; g.IsMIGInstance() && !ok {
+			ids = append(ids, g.ParentID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	parents, err := h.Store.GPUsByID(c.Request().Context(), ids)
+	for id, g := range parents {
+		gpus[id] = g
+	}
+	return err
 }

@@ -57,19 +57,22 @@ func (h *Pages) homeView(ctx context.Context, u *models.User, now time.Time) (vi
 	return v, nil
 }
 
-// freeGroups groups a node's GPUs free now by model, in index order.
+// freeGroups groups a node's GPUs free now by model, in index order, and
+// its MIG instances by model and profile: "book now" books N of a group.
+// A GPU split into instances is booked through them, never whole.
 func freeGroups(n models.Node, states []models.GPUState) []views.FreeGroup {
 	var out []views.FreeGroup
 	at := map[string]int{}
 	for _, s := range states {
-		if !s.Free() {
+		if !s.Free() || migSplit(s.GPU) {
 			continue
 		}
-		i, ok := at[s.GPU.Model]
+		key := s.GPU.Model + "\x00" + s.GPU.MIGProfile
+		i, ok := at[key]
 		if !ok {
 			i = len(out)
-			at[s.GPU.Model] = i
-			out = append(out, views.FreeGroup{NodeID: n.ID, NodeName: n.Name, Model: s.GPU.Model})
+			at[key] = i
+			out = append(out, views.FreeGroup{NodeID: n.ID, NodeName: n.Name, Model: s.GPU.Model, Profile: s.GPU.MIGProfile})
 		}
 		g := &out[i]
 		g.Free++
@@ -79,6 +82,11 @@ func freeGroups(n models.Node, states []models.GPUState) []views.FreeGroup {
 	}
 	return out
 }
+
+// migSplit reports whether g is a GPU split into MIG instances now (MIG on,
+// its slices recorded: models.GPU.IsMIGParent's rule), which is booked
+// through its instances and never whole.
+func migSplit(g models.GPU) bool { return g.ParentID == 0 && g.MIG && g.MIGSlices > 0 }
 
 // homeMine fills my running bookings and my next one.
 func (h *Pages) homeMine(ctx context.Context, u *models.User, now time.Time, v *views.HomeView) error {

@@ -67,9 +67,38 @@ func LocalInput(t time.Time, loc *time.Location) string {
 	return t.In(loc).Format("2006-01-02T15:04")
 }
 
-// gpuLabel names a GPU in the form: "GPU 2 · NVIDIA A100 · 80 GiB".
-func gpuLabel(g models.GPU) string {
+// gpuLabel names a GPU in the form: "GPU 2 · NVIDIA A100 · 80 GiB", or a
+// MIG instance by its GPU and profile: "GPU 2 · 1g.10gb · 1/7 · 9.5 GiB".
+func gpuLabel(g models.GPU, byID map[int64]models.GPU) string {
+	if g.IsMIGInstance() {
+		label := UnitName(g, byID)
+		if share := SliceShare(g, byID); share != "" {
+			label += " · " + share
+		}
+		return label + " · " + MiB(g.MemoryMiB)
+	}
 	return "GPU " + strconv.Itoa(g.Index) + " · " + g.Model + " · " + MiB(g.MemoryMiB)
+}
+
+// units are the chosen node's GPU states with each MIG instance under its GPU.
+func (v BookingFormView) units() []models.GPUState {
+	return orderUnits(v.States, func(s models.GPUState) models.GPU { return s.GPU })
+}
+
+// split counts the instances of the node's split GPUs: those are not offered whole.
+func (v BookingFormView) split() map[int64]int {
+	if v.Node == nil {
+		return nil
+	}
+	return migInstances(v.Node.GPUs)
+}
+
+// byID indexes the node's GPUs, so that an instance is named by its GPU.
+func (v BookingFormView) byID() map[int64]models.GPU {
+	if v.Node == nil {
+		return nil
+	}
+	return gpusByID(v.Node.GPUs)
 }
 
 func int64s(id int64) string { return strconv.FormatInt(id, 10) }

@@ -115,15 +115,21 @@ func feedDescription(t *i18n.Translator, v FeedView, b models.Booking, link stri
 	return strings.Join(lines, "\n")
 }
 
-// feedGPUCount says how many GPUs of which model: "2 × NVIDIA A100", or
+// feedGPUCount says how many GPUs of which model: "2 × NVIDIA A100" (a MIG
+// instance by name: "GPU 3 · 1g.10gb"), or
 // "1 × A100, 1 × V100" on a node with mixed cards.
 func feedGPUCount(ids []int64, gpus map[int64]models.GPU) string {
 	var order []string
 	count := map[string]int{}
+	named := map[string]bool{}
 	for _, id := range ids {
 		m := gpus[id].Model
 		if m == "" {
 			m = "GPU"
+		}
+		if g := gpus[id]; g.IsMIGInstance() { // a slice is named: "GPU 3 · 1g.10gb"
+			m = UnitName(g, gpus)
+			named[m] = true
 		}
 		if count[m] == 0 {
 			order = append(order, m)
@@ -133,17 +139,25 @@ func feedGPUCount(ids []int64, gpus map[int64]models.GPU) string {
 	parts := make([]string, len(order))
 	for i, m := range order {
 		parts[i] = strconv.Itoa(count[m]) + " × " + m
+		if named[m] && count[m] == 1 {
+			parts[i] = m
+		}
 	}
 	return strings.Join(parts, ", ")
 }
 
-// feedGPUList names each GPU by its index on the node and its model.
+// feedGPUList names each GPU by its index on the node and its model, and
+// a MIG instance by its GPU and profile (gpus holds the GPU too).
 func feedGPUList(ids []int64, gpus map[int64]models.GPU) string {
 	parts := make([]string, len(ids))
 	for i, id := range ids {
 		g, ok := gpus[id]
 		if !ok {
 			parts[i] = "GPU " + strconv.FormatInt(id, 10)
+			continue
+		}
+		if g.IsMIGInstance() {
+			parts[i] = UnitName(g, gpus) + " " + g.Model
 			continue
 		}
 		parts[i] = "#" + strconv.Itoa(g.Index) + " " + g.Model

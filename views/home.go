@@ -34,6 +34,17 @@ type FreeGroup struct {
 	Model     string
 	Free      int
 	FreeUntil time.Time // when the first of them is booked; zero: not within a day
+	// Profile is the MIG profile ("1g.10gb") of a group of MIG instances;
+	// "" for whole GPUs.
+	Profile string
+}
+
+// Unit names what the group offers: the model, and the profile of MIG slices.
+func (g FreeGroup) Unit() string {
+	if g.Profile == "" {
+		return g.Model
+	}
+	return g.Model + " · MIG " + g.Profile
 }
 
 // Span is a length of time in words: "2 h 30 min" or "2 小时 30 分钟".

@@ -57,12 +57,26 @@ func orderUnits[T any](items []T, gpu func(T) models.GPU) []T {
 	return out
 }
 
-// migInstances counts each GPU's instances: a GPU that has any is split.
+// migInstances says which GPUs are split into MIG instances (MIG on, its
+// slices recorded: models.GPU.IsMIGParent's rule) and into how many in
+// service; a split GPU whose instances are all gone counts its slices, so
+// that every split GPU has a count above 0. A GPU whose MIG was turned off
+// is whole again, even though its old instances keep their rows.
 func migInstances(gpus []models.GPU) map[int64]int {
 	m := map[int64]int{}
 	for _, g := range gpus {
-		if g.IsMIGInstance() {
+		if g.ParentID == 0 && g.MIG && g.MIGSlices > 0 {
+			m[g.ID] = 0
+		}
+	}
+	for _, g := range gpus {
+		if _, split := m[g.ParentID]; g.IsMIGInstance() && g.InService && split {
 			m[g.ParentID]++
+		}
+	}
+	for _, g := range gpus {
+		if n, split := m[g.ID]; split && n == 0 {
+			m[g.ID] = g.MIGSlices
 		}
 	}
 	return m

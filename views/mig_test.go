@@ -96,3 +96,16 @@ func TestBuildGridMIG(t *testing.T) {
 		t.Errorf("free only = %q, want %q", strings.Join(labels, ","), want)
 	}
 }
+
+func TestFeedNamesMIGInstances(t *testing.T) {
+	gpus := gpusByID(migNode().GPUs)
+	if got, want := feedGPUCount([]int64{41}, gpus), "GPU 1 · 1g.10gb"; got != want {
+		t.Errorf("summary part = %q, want %q", got, want)
+	}
+	if got, want := feedGPUCount([]int64{20, 22}, gpus), "2 × A100"; got != want {
+		t.Errorf("whole GPUs = %q, want %q", got, want)
+	}
+	if got, want := feedGPUList([]int64{41, 42}, gpus), "GPU 1 · 1g.10gb A100, GPU 1 · 1g.10gb A100"; got != want {
+		t.Errorf("list = %q, want %q", got, want)
+	}
+}
