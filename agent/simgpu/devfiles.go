@@ -45,7 +45,7 @@ func (s *Sim) makeDeviceFiles() error {
 		}
 	}
 	s.devFiles = files
-	return nil
+	return s.makeCapFiles(dir)
 }
 
 // DeviceFiles are the simulated GPUs' device files by index, nil when none

@@ -7,11 +7,13 @@ import (
 
 const mib = 1 << 20
 
-// devState is what one simulated GPU reports until the next step.
+// devState is what one simulated GPU (or MIG instance) reports until the
+// next step.
 type devState struct {
 	util  uint32
 	used  int64 // MiB
 	procs []nvml.ProcessInfo
+	insts []devState // a MIG GPU's instances, by their place in the layout
 }
 
 // setDevices turns the planned processes into each GPU's readings: the
@@ -19,11 +21,20 @@ type devState struct {
 // GPU without processes is idle and empty. s.mu is held.
 func (s *Sim) setDevices(procs []Proc) {
 	next := make([]devState, len(s.state))
+	for i, mig := range s.node.MIG {
+		next[i].insts = make([]devState, len(mig))
+	}
 	for _, p := range procs {
+		info := nvml.ProcessInfo{Pid: uint32(s.pids[p.Key]), UsedGpuMemory: uint64(p.MemMiB) * mib}
 		st := &next[p.GPU]
 		st.util = min(100, st.util+p.Util)
 		st.used = min(s.node.MemoryMiB, st.used+p.MemMiB)
-		st.procs = append(st.procs, nvml.ProcessInfo{Pid: uint32(s.pids[p.Key]), UsedGpuMemory: uint64(p.MemMiB) * mib})
+		st.procs = append(st.procs, info) // a MIG GPU lists its instances' processes too
+		if p.Inst >= 0 && p.Inst < len(st.insts) {
+			in := &st.insts[p.Inst]
+			in.used = min(s.node.MIG[p.GPU][p.Inst].MemoryMiB, in.used+p.MemMiB)
+			in.procs = append(in.procs, info)
+		}
 	}
 	s.state = next
 }
@@ -32,6 +43,16 @@ func (s *Sim) get(i int) devState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state[i]
+}
+
+// getInst is MIG instance j of GPU i (idle before the first step).
+func (s *Sim) getInst(i, j int) devState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j < len(s.state[i].insts) {
+		return s.state[i].insts[j]
+	}
+	return devState{}
 }
 
 // script1 replaces the mock's preset readings of device i with ones that

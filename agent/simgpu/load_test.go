@@ -1,6 +1,8 @@
 package simgpu
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,9 +52,24 @@ func TestPlan(t *testing.T) {
 			}
 		})
 	}
+	t.Run("MIG instances", func(t *testing.T) {
+		m := n
+		m.MIG = [][]Slot{nil, nil, {{"M0", 100}, {"M1", 300}}}
+		lines := []ScriptLine{{GPU: 2, Inst: 1, User: "eve", MemMiB: 999}, {GPU: 2, Inst: -1, User: "bob", MemMiB: 5}}
+		var got []string
+		for _, p := range Plan(m, []wire.Booking{book(6, "ada", -time.Hour, time.Hour, "M1", "G1")}, lines, seen, t0) {
+			got = append(got, fmt.Sprintf("%s %s %d/%d %d", p.Key, p.User, p.GPU, p.Inst, p.MemMiB))
+		}
+		// ada's process takes 66 % of her instance's memory; eve's is cut to
+		// her instance's; bob's, on the MIG GPU itself, runs on its first instance.
+		want := []string{"booking:6:1 ada 1/-1 660", "booking:6:2/1 ada 2/1 198", "script:2/0:bob bob 2/0 5", "script:2/1:eve eve 2/1 300"}
+		if !slices.Equal(got, want) {
+			t.Errorf("plan = %q, want %q", got, want)
+		}
+	})
 	t.Run("script processes run on their GPU from when first seen", func(t *testing.T) {
 		got := Plan(n, nil, script, seen, t0)
-		want := Proc{Key: "script:3:mallory", GPU: 3, User: "mallory", Util: 90, MemMiB: 500, Since: t0.Add(-time.Minute)}
+		want := Proc{Key: "script:3:mallory", GPU: 3, Inst: -1, User: "mallory", Util: 90, MemMiB: 500, Since: t0.Add(-time.Minute)}
 		if len(got) != 1 || got[0] != want {
 			t.Errorf("plan = %+v, want [%+v] (GPU 9 does not exist)", got, want)
 		}
@@ -73,7 +90,7 @@ func TestParseScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ScriptLine{{3, "mallory", 90, 20000}, {0, "root", 5, 100}}
+	want := []ScriptLine{{3, -1, "mallory", 90, 20000}, {0, -1, "root", 5, 100}}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("script = %+v, want %+v", got, want)
 	}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,6 +29,7 @@ import (
 	"github.com/gpubook/gpubook/agent/cache"
 	"github.com/gpubook/gpubook/agent/gpu"
 	"github.com/gpubook/gpubook/agent/nvmlgpu"
+	"github.com/gpubook/gpubook/agent/nvmlgpu/migmock"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -43,6 +45,8 @@ type Config struct {
 	CachePath string
 	// Script is the optional load script (ParseScript), re-read when it changes.
 	Script string
+	// MIG puts GPUs in MIG mode with the instances given (ParseMIG).
+	MIG MIGLayout
 	// Host is the host's name service: names it knows keep their UID.
 	Host HostUsers
 	// DevDir, when set, receives a character device file per GPU with
@@ -72,6 +76,14 @@ type Sim struct {
 
 	devFiles []string // DeviceFiles
 	devErr   error
+	migs     []simMIG // the GPUs in MIG mode, by index
+	caps     capFiles // their instances' capability files
+}
+
+// simMIG is one GPU in MIG mode and its instances.
+type simMIG struct {
+	gpu       int
+	instances []migmock.Instance
 }
 
 // New builds the simulated node and its (empty) proc tree.
@@ -96,11 +108,15 @@ func New(cfg Config) (*Sim, error) {
 		pids: map[string]int{}, byPID: map[int]string{}, killed: map[string]bool{}, firstSeen: map[string]time.Time{}, names: map[string]bool{},
 		tree: procTree{dir: cfg.Dir, written: map[int]string{}}}
 	s.node.MemoryMiB = int64(conf.MemoryMB)
+	s.node.MIG = make([][]Slot, cfg.GPUs)
 	for i, d := range s.server.Devices {
 		dev := d.(*server.Device)
 		dev.UUID = stableUUID(cfg.Node, i)
 		s.node.UUIDs = append(s.node.UUIDs, dev.UUID)
 		s.script1(i, dev)
+	}
+	if err := s.setMIG(); err != nil {
+		return nil, err
 	}
 	if err := os.RemoveAll(s.tree.root()); err != nil { // processes of an earlier run are gone
 		return nil, fmt.Errorf("agent: simgpu: %w", err)
@@ -111,11 +127,37 @@ func New(cfg Config) (*Sim, error) {
 	if err := s.tree.writeUsers(nil); err != nil {
 		return nil, err
 	}
+	if err := s.writeMIGTable(); err != nil {
+		return nil, err
+	}
 	// Without device files the simulation still runs; only the lock, which
 	// asks for them, refuses to start.
 	s.devErr = s.makeDeviceFiles()
 	return s, nil
 }
+
+// setMIG puts the GPUs of cfg.MIG in MIG mode.
+func (s *Sim) setMIG() error {
+	for i, profiles := range s.cfg.MIG {
+		if i >= s.cfg.GPUs {
+			return fmt.Errorf("agent: simgpu: MIG layout names GPU %d of a node of %d GPUs", i, s.cfg.GPUs)
+		}
+		instances, err := migInstances(s.cfg.Node, i, profiles, s.node.MemoryMiB)
+		if err != nil {
+			return err
+		}
+		for _, in := range instances {
+			s.node.MIG[i] = append(s.node.MIG[i], Slot{UUID: in.UUID, MemoryMiB: in.MemoryMiB})
+		}
+		s.migs = append(s.migs, simMIG{gpu: i, instances: instances})
+		s.scriptMIG(i, s.server.Devices[i].(*server.Device), instances)
+	}
+	sort.Slice(s.migs, func(a, b int) bool { return s.migs[a].gpu < s.migs[b].gpu })
+	return nil
+}
+
+// MIGUUID returns the UUID of GPU i's instance j (its place in the layout).
+func (s *Sim) MIGUUID(i, j int) string { return s.node.MIG[i][j].UUID }
 
 // stableUUID derives GPU i's UUID from the node name, in NVML's format.
 func stableUUID(node string, i int) string {
@@ -252,7 +294,7 @@ func (s *Sim) setScript(lines []ScriptLine, mod time.Time) {
 	}
 	present := map[string]bool{}
 	for _, l := range lines {
-		k := fmt.Sprintf("script:%d:%s", l.GPU, l.User)
+		k := s.node.scriptKey(l)
 		present[k] = true
 		if _, ok := s.firstSeen[k]; !ok {
 			// A line starts its process when the script was written with

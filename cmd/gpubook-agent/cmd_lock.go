@@ -22,12 +22,14 @@ const cgroupPrefix = "gpubook"
 // setupLock returns the device lock for enforce = lock (nil otherwise) and
 // the mode for status and the heartbeat. host is the host's own /proc and
 // name service (also on simulated GPUs: the lock confines real logins);
-// noDevices, when set, says why there are no device files to guard. The
+// noDevices, when set, says why there are no device files to guard;
+// migRoot is the /proc-like folder whose driver/nvidia-caps/mig-minors
+// numbers the MIG capability files (the host's, or the simulation's). The
 // lock is claimed only after lock.Probe's self-check saw the kernel refuse
 // a scratch GPU. A node that cannot lock falls back to detection and says
 // why, loudly, rather than refusing to start: the schedule cache and
 // logins must keep working.
-func setupLock(cfg config, host *procfs.Resolver, majors lock.Majors, noDevices string, log *slog.Logger) (daemon.Locker, string) {
+func setupLock(cfg config, host *procfs.Resolver, majors lock.Majors, noDevices, migRoot string, log *slog.Logger) (daemon.Locker, string) {
 	if cfg.Enforce != "lock" {
 		return nil, cfg.Enforce
 	}
@@ -42,7 +44,7 @@ func setupLock(cfg config, host *procfs.Resolver, majors lock.Majors, noDevices 
 	if cg == nil {
 		return fail(why)
 	}
-	caps, err := lock.ReadMIGMinors(host.Root)
+	caps, err := lock.ReadMIGMinors(migRoot)
 	if err != nil {
 		log.Warn("agent: lock: MIG capability table unreadable; MIG instances stay closed to everyone", "err", err)
 	}

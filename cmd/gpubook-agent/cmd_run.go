@@ -77,7 +77,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdo
 // host's clock, the lock on the host's processes) and runs it.
 func serve(ctx context.Context, cfg config, cred credential, open daemon.OpenSource, log *slog.Logger) error {
 	host := procfs.New(cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile)
-	locker, lockMode := setupLock(cfg, host, readMajors(cfg, log), "", log)
+	locker, lockMode := setupLock(cfg, host, readMajors(cfg, log), "", host.Root, log)
 	return serveWith(ctx, cfg, cred, open, daemon.NewSignalGuard(cfg.ProcRoot, os.Getpid()), time.Now, locker, lockMode, log)
 }
 
@@ -88,7 +88,7 @@ func serve(ctx context.Context, cfg config, cred credential, open daemon.OpenSou
 // that `enforce = lock` confines the host's real logins to them.
 func serveSimulated(ctx context.Context, cfg config, cred credential, host *procfs.Resolver, log *slog.Logger) error {
 	sim, err := simgpu.New(simgpu.Config{Node: cfg.Node, GPUs: cfg.Sim.GPUs, Model: cfg.Sim.Model, MemoryMiB: cfg.Sim.MemoryMiB,
-		Dir: filepath.Join(cfg.StateDir, "sim"), CachePath: cfg.CacheFile, Script: cfg.Sim.Script, Host: host, DevDir: cfg.DevDir})
+		Dir: filepath.Join(cfg.StateDir, "sim"), CachePath: cfg.CacheFile, Script: cfg.Sim.Script, MIG: cfg.Sim.MIG, Host: host, DevDir: cfg.DevDir})
 	if err != nil {
 		return err
 	}
@@ -97,11 +97,16 @@ func serveSimulated(ctx context.Context, cfg config, cred credential, host *proc
 	if err := sim.DeviceFilesErr(); err != nil {
 		noDevices = "simulated GPUs have no device files: " + err.Error()
 	}
-	majors := readMajors(cfg, log)
-	locker, lockMode := setupLock(cfg, host, majors, noDevices, log)
+	majors, migRoot := readMajors(cfg, log), host.Root
+	if sim.MIGTableRoot() != "" {
+		// Simulated MIG instances: their capability files and table are
+		// the simulation's (a major no driver answers, like its GPUs').
+		majors.Caps, migRoot = sim.CapsMajor(), sim.MIGTableRoot()
+	}
+	locker, lockMode := setupLock(cfg, host, majors, noDevices, migRoot, log)
 	cfg.ProcRoot, cfg.PasswdFile, cfg.GroupFile = sim.ProcRoot(), sim.Passwd(), sim.Group()
 	log.Warn("agent: SIMULATED GPUs (gpu = simulated): load follows the bookings and the load script; nothing real is measured or signalled",
-		"gpus", cfg.Sim.GPUs, "script", cfg.Sim.Script, "proc_root", cfg.ProcRoot, "clock_ahead", cfg.Sim.ClockAhead,
+		"gpus", cfg.Sim.GPUs, "mig", cfg.Sim.MIG.String(), "script", cfg.Sim.Script, "proc_root", cfg.ProcRoot, "clock_ahead", cfg.Sim.ClockAhead,
 		"device_files", strings.Join(sim.DeviceFiles(), " "))
 	ahead := cfg.Sim.ClockAhead
 	now := func() time.Time { return time.Now().Add(ahead) }

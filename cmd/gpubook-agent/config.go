@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpubook/gpubook/agent/detect"
 	"github.com/gpubook/gpubook/agent/exempt"
+	"github.com/gpubook/gpubook/agent/simgpu"
 	"github.com/gpubook/gpubook/agent/spool"
 )
 
@@ -70,6 +71,9 @@ type simConfig struct {
 	Model     string
 	MemoryMiB int64
 	Script    string
+	// MIG puts GPUs in MIG mode with the instances given (sim_mig, in
+	// simgpu.ParseMIG's form: "3:7x1g.10gb").
+	MIG simgpu.MIGLayout
 	// ClockAhead sets the simulated node's clock this far ahead of the
 	// host's (0 to 1 minute), so that a demo or an end-to-end test reaches
 	// its first complete minute of usage without waiting for the host's.
@@ -154,7 +158,7 @@ var configKeys = []string{"portal_url", "node", "credential_file", "state_dir", 
 	"proc_root", "passwd_file", "group_file", "log_level", "sample_interval", "sync_interval", "deliver_interval",
 	"heartbeat_interval", "env_timeout", "exempt_users", "exempt_groups", "system_uid_max", "enforce", "grace",
 	"kill_after", "overstay_warning", "idle_util_pct", "idle_after", "mem_no_process_mib", "mem_no_process_after",
-	"spool_max_age", "spool_max_bytes", "cgroup_root", "lock_cgroup", "dev_dir", "gpu", "sim_gpus", "sim_model", "sim_memory_mib", "sim_script", "sim_clock_ahead"}
+	"spool_max_age", "spool_max_bytes", "cgroup_root", "lock_cgroup", "dev_dir", "gpu", "sim_gpus", "sim_model", "sim_memory_mib", "sim_script", "sim_clock_ahead", "sim_mig"}
 
 func (c *config) set(k, v string) error {
 	strs := map[string]*string{"portal_url": &c.PortalURL, "node": &c.Node, "credential_file": &c.CredentialFile,
@@ -220,6 +224,11 @@ func (c *config) setOther(k, v string) error {
 		c.Sim.MemoryMiB, err = strconv.ParseInt(v, 10, 64)
 		if err == nil && c.Sim.MemoryMiB <= 0 {
 			err = errors.New("must be positive")
+		}
+	case "sim_mig":
+		c.Sim.MIG, err = simgpu.ParseMIG(v)
+		if err == nil && c.GPU != "simulated" {
+			err = errors.New("only with gpu = simulated (real GPUs are split with nvidia-smi mig)")
 		}
 	case "sim_clock_ahead":
 		c.Sim.ClockAhead, err = time.ParseDuration(v)

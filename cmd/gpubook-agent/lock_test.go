@@ -73,7 +73,7 @@ func TestSetupLockFallsBack(t *testing.T) {
 			c := defaultConfig()
 			tt.cfg(&c)
 			var buf bytes.Buffer
-			l, mode := setupLock(c, procfs.New("/proc", "/etc/passwd", "/etc/group"), lock.Majors{GPU: 195}, tt.noDevices, slog.New(slog.NewTextHandler(&buf, nil)))
+			l, mode := setupLock(c, procfs.New("/proc", "/etc/passwd", "/etc/group"), lock.Majors{GPU: 195}, tt.noDevices, "/proc", slog.New(slog.NewTextHandler(&buf, nil)))
 			if os.Geteuid() != 0 && tt.noDevices == "" && c.Enforce == "lock" {
 				tt.want = "detect (cannot lock: not running as root)"
 			}
@@ -107,7 +107,7 @@ func TestSetupLockClaimsOnlyAfterSelfCheck(t *testing.T) {
 			c := defaultConfig()
 			c.Enforce, c.LockCgroup, c.DevDir = "lock", want, t.TempDir()
 			var buf bytes.Buffer
-			l, mode := setupLock(c, procfs.New("/proc", "/etc/passwd", "/etc/group"), lock.Majors{GPU: 195}, "", slog.New(slog.NewTextHandler(&buf, nil)))
+			l, mode := setupLock(c, procfs.New("/proc", "/etc/passwd", "/etc/group"), lock.Majors{GPU: 195}, "", "/proc", slog.New(slog.NewTextHandler(&buf, nil)))
 			if l == nil || mode != "lock "+want {
 				t.Fatalf("locker %v mode %q, want lock %s\n%s", l, mode, want, buf.String())
 			}
