@@ -18,10 +18,10 @@ type Proc struct {
 	// Key names what the process stands for ("booking:ID:GPU" or
 	// "script:GPU:USER"); it decides the PID, so the same process keeps
 	// its PID from sample to sample and across agent restarts.
-	Key  string
-	GPU  int
-	Inst int // the MIG instance of GPU it runs on (its place in the layout); -1 on a GPU without MIG
-	User string
+	Key    string
+	GPU    int
+	Inst   int // the MIG instance of GPU it runs on (its place in the layout); -1 on a GPU without MIG
+	User   string
 	Util   uint32
 	MemMiB int64
 	Since  time.Time
