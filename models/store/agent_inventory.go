@@ -24,26 +24,32 @@ const parkedIndex = 100000
 // same index takes the real UUID, anything else is added. A GPU the agent
 // no longer reports is marked out of service and never deleted: bookings
 // and usage refer to it. A UUID that belongs to another node refuses the
-// whole report (403, nothing written).
+// whole report (403, nothing written). A GPU's MIG instances are applied
+// after its row (agent_inventory_mig.go).
 func (db *DB) ApplyInventory(ctx context.Context, nodeID int64, inv wire.Inventory, now time.Time) (models.InventoryResult, error) {
 	var res models.InventoryResult
 	if err := models.AgentError(inv.Validate()); err != nil {
 		return res, err
 	}
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var mine []gpuRow
-		if err := tx.Where("node_id = ?", nodeID).Order("idx").Find(&mine).Error; err != nil {
+		var all []gpuRow
+		if err := tx.Where("node_id = ?", nodeID).Order("idx").Find(&all).Error; err != nil {
 			return err
 		}
 		if err := refuseForeign(tx, nodeID, inv.GPUs); err != nil {
 			return err
 		}
+		mine, instances := splitInstances(all)
 		plan := planInventory(mine, inv.GPUs)
 		res = plan.result
-		if err := tx.Model(&gpuRow{}).Where("node_id = ?", nodeID).Update("idx", gorm.Expr("idx + ?", parkedIndex)).Error; err != nil {
+		// Only whole GPUs move: an instance keeps its index for good.
+		if err := tx.Model(&gpuRow{}).Where("node_id = ? AND parent_id IS NULL", nodeID).Update("idx", gorm.Expr("idx + ?", parkedIndex)).Error; err != nil {
 			return err
 		}
 		if err := plan.apply(tx, nodeID, utc(now)); err != nil {
+			return err
+		}
+		if err := applyInstances(tx, nodeID, instances, inv.GPUs, now); err != nil {
 			return err
 		}
 		t := utc(now)
@@ -59,14 +65,18 @@ func (db *DB) ApplyInventory(ctx context.Context, nodeID int64, inv wire.Invento
 	return res, nil
 }
 
-// refuseForeign fails when any reported UUID is already another node's GPU.
+// refuseForeign fails when any reported UUID (a GPU's or an instance's) is
+// already another node's.
 func refuseForeign(tx *gorm.DB, nodeID int64, gpus []wire.GPU) error {
 	if len(gpus) == 0 {
 		return nil
 	}
-	uuids := make([]string, len(gpus))
-	for i, g := range gpus {
-		uuids[i] = g.UUID
+	uuids := make([]string, 0, len(gpus))
+	for _, g := range gpus {
+		uuids = append(uuids, g.UUID)
+		for _, m := range g.Instances {
+			uuids = append(uuids, m.UUID)
+		}
 	}
 	var foreign []string
 	if err := tx.Model(&gpuRow{}).Where("uuid IN ? AND node_id <> ?", uuids, nodeID).Order("uuid").Pluck("uuid", &foreign).Error; err != nil {
@@ -109,7 +119,8 @@ func planInventory(mine []gpuRow, reported []wire.GPU) inventoryPlan {
 		} else {
 			p.result.Updated++
 		}
-		row := gpuRow{UUID: g.UUID, Index: g.Index, Model: clip(strings.TrimSpace(g.Model), 100), MemoryMiB: g.MemoryMiB, MIG: g.MIG, InService: true}
+		row := gpuRow{UUID: g.UUID, Index: g.Index, Model: clip(strings.TrimSpace(g.Model), 100), MemoryMiB: g.MemoryMiB, MIG: g.MIG,
+			MIGSlices: parentSlices(g), InService: true}
 		if !ok {
 			p.inserts = append(p.inserts, row)
 			p.result.Added++
@@ -139,7 +150,7 @@ func planInventory(mine []gpuRow, reported []wire.GPU) inventoryPlan {
 func (p inventoryPlan) apply(tx *gorm.DB, nodeID int64, now time.Time) error {
 	for _, g := range p.updates {
 		if err := tx.Model(&gpuRow{}).Where("id = ?", g.ID).Updates(map[string]any{"uuid": g.UUID, "idx": g.Index,
-			"model": g.Model, "memory_mib": g.MemoryMiB, "mig": g.MIG, "in_service": g.InService,
+			"model": g.Model, "memory_mib": g.MemoryMiB, "mig": g.MIG, "mig_slices": g.MIGSlices, "in_service": g.InService,
 			"out_of_service_reason": g.OutOfServiceReason, "updated_at": now}).Error; err != nil {
 			return fmt.Errorf("store: inventory update: %w", err)
 		}

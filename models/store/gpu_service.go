@@ -78,7 +78,7 @@ func (db *DB) TakeGPUOutOfService(ctx context.Context, gpuID int64, reason strin
 			return err
 		}
 		for _, c := range plan {
-			if err := serviceBooking(tx, c, decide[c.Booking.ID], names[gpuID], names, reason, actor, now, mail); err != nil {
+			if err := serviceBooking(tx, c, decide[c.Booking.ID], names[gpuID], names, reason, models.ActorFor(actor, ""), actor, now, mail); err != nil {
 				return err
 			}
 		}
@@ -90,9 +90,9 @@ func (db *DB) TakeGPUOutOfService(ctx context.Context, gpuID int64, reason strin
 	return mapErr(err, "GPU")
 }
 
-// serviceBooking moves or cancels one booking as decided, audits it and
-// tells its holder.
-func serviceBooking(tx *gorm.DB, c models.ServiceChoice, action, gpuName string, names map[int64]string, reason string, actor *models.User, now time.Time, mail models.NotificationMailer) error {
+// serviceBooking moves or cancels one booking as decided, audits it (by
+// who did it; actor, the admin, when there is one) and tells its holder.
+func serviceBooking(tx *gorm.DB, c models.ServiceChoice, action, gpuName string, names map[int64]string, reason string, by models.Actor, actor *models.User, now time.Time, mail models.NotificationMailer) error {
 	b := c.Booking
 	newGPU := ""
 	switch {
@@ -112,7 +112,8 @@ func serviceBooking(tx *gorm.DB, c models.ServiceChoice, action, gpuName string,
 	default:
 		return models.NewError(models.ECONFLICT, models.M("admin.service.changed"))
 	}
-	if err := auditBooking(tx, actor, models.AuditBookingService, &b, map[string]any{"action": action, "reason": reason, "new_gpu": newGPU}); err != nil {
+	details := bookingAuditDetails(actor, &b, map[string]any{"action": action, "reason": reason, "new_gpu": newGPU})
+	if err := audit(tx, by, models.AuditBookingService, "booking", b.ID, details); err != nil {
 		return err
 	}
 	n := models.ServiceNotification(c, action, gpuName, newGPU, reason, now)
@@ -135,20 +136,28 @@ func serviceBooking(tx *gorm.DB, c models.ServiceChoice, action, gpuName string,
 	return err
 }
 
-// gpuNames names the node's GPUs as people read them: "node-a GPU 2".
+// gpuNames names the node's GPUs as people read them: "node-a GPU 2", and
+// a MIG instance by its GPU and profile, as the calendar does:
+// "node-a GPU 0 · 1g.10gb".
 func gpuNames(tx *gorm.DB, nodeID int64) (map[int64]string, error) {
 	var rows []struct {
-		ID   int64  `gorm:"column:id"`
-		Idx  int    `gorm:"column:idx"`
-		Node string `gorm:"column:name"`
+		ID      int64  `gorm:"column:id"`
+		Idx     int    `gorm:"column:idx"`
+		Node    string `gorm:"column:name"`
+		Parent  *int   `gorm:"column:parent_idx"`
+		Profile string `gorm:"column:mig_profile"`
 	}
-	if err := tx.Table("gpus g").Select("g.id, g.idx, n.name").Joins("JOIN nodes n ON n.id = g.node_id").
+	if err := tx.Table("gpus g").Select("g.id, g.idx, n.name, p.idx AS parent_idx, g.mig_profile").
+		Joins("JOIN nodes n ON n.id = g.node_id").Joins("LEFT JOIN gpus p ON p.id = g.parent_id").
 		Where("g.node_id = ?", nodeID).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: gpu names: %w", err)
 	}
 	out := map[int64]string{}
 	for _, r := range rows {
 		out[r.ID] = fmt.Sprintf("%s GPU %d", r.Node, r.Idx)
+		if r.Parent != nil {
+			out[r.ID] = fmt.Sprintf("%s GPU %d · %s", r.Node, *r.Parent, r.Profile)
+		}
 	}
 	return out, nil
 }
