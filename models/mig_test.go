@@ -240,3 +240,22 @@ func TestMIGMessages(t *testing.T) {
 		t.Errorf("breaches %+v, want max_gpus with Actual 1.14 and Limit 1", bs)
 	}
 }
+
+// TestMIGRequests: a priority request never picks a split GPU or an
+// instance by model, and its approval is refused once its GPU is split.
+func TestMIGRequests(t *testing.T) {
+	_, ids := models.GPUsToRequest(migGPUs, 0, "A100", 1, nil)
+	if len(ids) != 1 || ids[0] != 20 {
+		t.Errorf("picked %v, want the whole A100 (20)", ids)
+	}
+	if _, ids := models.GPUsToRequest(migGPUs, 0, "A100", 2, nil); ids != nil {
+		t.Errorf("picked %v for two A100s, want none: the others are split or slices", ids)
+	}
+	err := models.RequireInService(migGPUs, []int64{20, 10})
+	if e := models.AsError(err); models.ErrorCode(err) != models.ECONFLICT || e.Msg.Key != "err.gpu_mig_parent" {
+		t.Errorf("approval on a split GPU: %v, want ECONFLICT err.gpu_mig_parent", err)
+	}
+	if err := models.RequireInService(migGPUs, []int64{20, 11}); err != nil {
+		t.Errorf("approval on a whole GPU and a slice: %v", err)
+	}
+}

@@ -55,13 +55,19 @@ func GPUsToRequest(gpus []GPU, nodeID int64, model string, count int, prefer []i
 }
 
 // RequireInService refuses (ECONFLICT) a request whose GPUs are not all in
-// service, naming the first one out and why: approving it would confirm
-// a booking on a GPU that the booking form and the API refuse. gpus may
-// hold other GPUs too.
+// service and whole (not split into MIG instances since), naming the first
+// one out and why: approving it would confirm a booking on a GPU that
+// the booking form and the API refuse. gpus may hold other GPUs too.
 func RequireInService(gpus []GPU, ids []int64) error {
 	for _, g := range gpus {
-		if slices.Contains(ids, g.ID) && !g.InService {
+		if !slices.Contains(ids, g.ID) {
+			continue
+		}
+		if !g.InService {
 			return NewError(ECONFLICT, M("request.err.out_of_service", "GPU", "GPU "+strconv.Itoa(g.Index), "Reason", g.OutOfServiceReason))
+		}
+		if g.IsMIGParent() { // split into MIG instances while the request waited
+			return NewError(ECONFLICT, M("err.gpu_mig_parent", "ID", g.ID))
 		}
 	}
 	return nil
