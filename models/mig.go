@@ -18,6 +18,10 @@ const WeightUnits = 840
 // its index and its history, and is bookable again should it come back.
 const MIGGoneReason = "MIG instance no longer reported by agent"
 
+// MIGSplitReason is what the holders of bookings on a whole GPU read when
+// its agent lists it split into MIG instances: it cannot be used whole.
+const MIGSplitReason = "GPU split into MIG instances"
+
 // IsMIGParent reports whether the GPU is split into MIG instances now:
 // a GPU row (not an instance) with MIG on and its slices recorded, which
 // the inventory does only while the agent lists its instances. Such a GPU

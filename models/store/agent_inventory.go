@@ -49,7 +49,7 @@ func (db *DB) ApplyInventory(ctx context.Context, nodeID int64, inv wire.Invento
 		if err := plan.apply(tx, nodeID, utc(now)); err != nil {
 			return err
 		}
-		if err := applyInstances(tx, nodeID, instances, inv.GPUs, now); err != nil {
+		if err := applyInstances(tx, nodeID, mine, instances, inv.GPUs, now); err != nil {
 			return err
 		}
 		t := utc(now)

@@ -108,11 +108,13 @@ func sameInstance(a, b gpuRow) bool {
 }
 
 // applyInstances makes the node's instance rows match the inventory, after
-// its GPU rows: adds and updates them, then takes each instance no longer
-// listed out of service and handles the bookings on it as an admin taking
-// a GPU out would (moved to a free instance of its profile on the node,
-// else cancelled, or ended now if it runs; each holder told in the app).
-func applyInstances(tx *gorm.DB, nodeID int64, mine []gpuRow, reported []wire.GPU, now time.Time) error {
+// its GPU rows (gpus: as they were before): adds and updates them, then
+// takes each instance no longer listed out of service and handles the
+// bookings on it as an admin taking a GPU out would (moved to a free
+// instance of its profile on the node, else cancelled, or ended now if it
+// runs; each holder told in the app). Bookings on a GPU split since the
+// last inventory, which cannot be used whole any more, go the same way.
+func applyInstances(tx *gorm.DB, nodeID int64, gpus, mine []gpuRow, reported []wire.GPU, now time.Time) error {
 	var parents []gpuRow
 	if err := tx.Select("id, uuid").Where("node_id = ? AND parent_id IS NULL", nodeID).Find(&parents).Error; err != nil {
 		return fmt.Errorf("store: inventory parents: %w", err)
@@ -137,20 +139,40 @@ func applyInstances(tx *gorm.DB, nodeID int64, mine []gpuRow, reported []wire.GP
 			return fmt.Errorf("store: inventory add instance: %w", err)
 		}
 	}
-	if len(p.gone) == 0 {
-		return nil
+	if len(p.gone) > 0 { // all out first, so that no booking moves onto another one leaving
+		if err := tx.Model(&gpuRow{}).Where("id IN ?", p.gone).Updates(map[string]any{"in_service": false,
+			"out_of_service_reason": models.MIGGoneReason, "updated_at": t}).Error; err != nil {
+			return fmt.Errorf("store: inventory instance gone: %w", err)
+		}
+		if err := retireBookings(tx, nodeID, p.gone, models.MIGGoneReason, now); err != nil {
+			return err
+		}
 	}
-	// All out first, so that no booking moves onto another one leaving.
-	if err := tx.Model(&gpuRow{}).Where("id IN ?", p.gone).Updates(map[string]any{"in_service": false,
-		"out_of_service_reason": models.MIGGoneReason, "updated_at": t}).Error; err != nil {
-		return fmt.Errorf("store: inventory instance gone: %w", err)
-	}
-	return retireInstances(tx, nodeID, p.gone, now)
+	return retireBookings(tx, nodeID, newlySplit(gpus, reported, ids), models.MIGSplitReason, now)
 }
 
-// retireInstances moves or ends the bookings on instances gone from the
-// inventory: a move when PlanService offers one, else a cancellation.
-func retireInstances(tx *gorm.DB, nodeID int64, gone []int64, now time.Time) error {
+// newlySplit lists the GPUs that the inventory lists split into instances
+// and that were whole before (gpus: their rows before it).
+func newlySplit(gpus []gpuRow, reported []wire.GPU, ids map[string]int64) []int64 {
+	was := map[string]bool{}
+	for _, r := range gpus {
+		was[r.UUID] = r.MIG && r.MIGSlices > 0
+	}
+	var out []int64
+	for _, g := range reported {
+		if parentSlices(g) > 0 && !was[g.UUID] {
+			out = append(out, ids[g.UUID])
+		}
+	}
+	return out
+}
+
+// retireBookings moves or ends the bookings on units that can no longer be
+// used as booked: a move when PlanService offers one, else a cancellation.
+func retireBookings(tx *gorm.DB, nodeID int64, gone []int64, reason string, now time.Time) error {
+	if len(gone) == 0 {
+		return nil
+	}
 	names, err := gpuNames(tx, nodeID)
 	if err != nil {
 		return err
@@ -165,7 +187,7 @@ func retireInstances(tx *gorm.DB, nodeID int64, gone []int64, now time.Time) err
 			if c.CanMove() {
 				action = models.ServiceMove
 			}
-			if err := serviceBooking(tx, c, action, names[id], names, models.MIGGoneReason, agentActor, nil, now, nil); err != nil {
+			if err := serviceBooking(tx, c, action, names[id], names, reason, agentActor, nil, now, nil); err != nil {
 				return err
 			}
 		}

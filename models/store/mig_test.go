@@ -257,3 +257,51 @@ func TestMIGScheduleAndUsage(t *testing.T) {
 		}
 	})
 }
+
+// TestMIGSplitMovesWholeBookings: a GPU listed split for the first time
+// cannot be used whole: a future booking on it moves to a free whole GPU
+// of its model, one that finds none is cancelled, and the split GPU's
+// instances are never the target.
+func TestMIGSplitMovesWholeBookings(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		u, _ := fixture(t, db, 1)
+		id, _ := enrolled(t, db, "gpu06", 6, 2)
+		us := units(t, db, id)
+		g0, g1 := us[realUUID(6, 0)].ID, us[realUUID(6, 1)].ID
+		book := func(gpu int64, h int) *models.Booking {
+			t.Helper()
+			b, err := db.CreateBooking(ctx, models.NewBooking{UserID: u.ID, GPUIDs: []int64{gpu}, StartsAt: at0.Add(time.Duration(h) * time.Hour),
+				EndsAt: at0.Add(time.Duration(h+1) * time.Hour)}, models.DefaultBookingLimits, at0, models.CLIActor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		moved, stuck, other := book(g0, 2), book(g0, 5), book(g1, 5)
+		if _, err := db.ApplyInventory(ctx, id, sliced(6, 2, map[int][]string{0: sevenSlices()}), at0); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			b      *models.Booking
+			status string
+			gpu    int64
+		}{{moved, models.StatusConfirmed, g1}, {stuck, models.StatusCancelled, g0}, {other, models.StatusConfirmed, g1}} {
+			got, err := db.Booking(ctx, c.b.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != c.status || !slices.Equal(got.GPUIDs, []int64{c.gpu}) {
+				t.Errorf("booking %d = %s on %v, want %s on %d", c.b.ID, got.Status, got.GPUIDs, c.status, c.gpu)
+			}
+		}
+		// The same inventory again finds nothing newly split.
+		before, _ := db.Notifications(ctx, u.ID, 20)
+		if _, err := db.ApplyInventory(ctx, id, sliced(6, 2, map[int][]string{0: sevenSlices()}), at0.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if after, _ := db.Notifications(ctx, u.ID, 20); len(after) != len(before) || len(before) != 2 {
+			t.Errorf("notices %d then %d, want 2 and no more", len(before), len(after))
+		}
+	})
+}
