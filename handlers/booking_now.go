@@ -61,7 +61,7 @@ type unitAsked struct{ Model, Profile string }
 
 // fits reports whether g is such a unit: never a GPU split into instances.
 func (u unitAsked) fits(g models.GPU) bool {
-	return g.Model == u.Model && g.MIGProfile == u.Profile && g.IsMIGInstance() == (u.Profile != "") && !migSplit(g)
+	return g.Model == u.Model && g.MIGProfile == u.Profile && g.IsMIGInstance() == (u.Profile != "") && !g.IsMIGParent()
 }
 
 // pickFree chooses up to count units of the kind asked on the node: first

@@ -16,15 +16,16 @@ import (
 func (h *Bookings) FindSlots(c echo.Context) error {
 	ctx := c.Request().Context()
 	loc := models.UserFromContext(ctx).Location(h.Location)
-	f := views.SlotForm{GPUs: c.QueryParam("gpus"), Hours: c.QueryParam("hours"), Model: c.QueryParam("model"), After: c.QueryParam("after")}
+	f := views.SlotForm{GPUs: c.QueryParam("gpus"), Hours: c.QueryParam("hours"), Model: c.QueryParam("model"), After: c.QueryParam("after"),
+		Profile: c.QueryParam("profile")}
 	gpus, err := h.Store.GPUs(ctx)
 	if err != nil {
 		return err
 	}
-	v := views.SlotsView{Form: f, GPUIndex: map[int64]int{}}
+	v := views.SlotsView{Form: f, GPUIndex: map[int64]int{}, Units: map[int64]models.GPU{}, Profiles: views.MIGProfiles(gpus)}
 	seen := map[string]bool{}
 	for _, g := range gpus {
-		v.GPUIndex[g.ID] = g.Index
+		v.GPUIndex[g.ID], v.Units[g.ID] = g.Index, g
 		if !seen[g.Model] {
 			seen[g.Model] = true
 			v.Models = append(v.Models, g.Model)
@@ -59,7 +60,7 @@ func (h *Bookings) FindSlots(c echo.Context) error {
 // over maxLength says the most there is, not "give the length in hours".
 func parseSlotForm(f views.SlotForm, loc *time.Location, maxLength time.Duration) (models.SlotQuery, models.FieldErrors) {
 	fe := models.FieldErrors{}
-	q := models.SlotQuery{Model: f.Model}
+	q := models.SlotQuery{Model: f.Model, Profile: f.Profile}
 	n, err := strconv.Atoi(strings.TrimSpace(f.GPUs))
 	if err != nil {
 		fe.Add("gpus", models.M("err.number_invalid"))

@@ -28,7 +28,11 @@ func (h *GPUs) Show(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := views.GPUView{GPU: *g}
+	node, err := h.Store.Node(ctx, g.NodeID) // names an instance by its GPU, lists a split GPU's instances
+	if err != nil {
+		return err
+	}
+	v := views.GPUView{GPU: *g, NodeGPUs: node.GPUs}
 	for i := range bs {
 		switch bs[i].Phase(now) {
 		case models.PhaseActive:

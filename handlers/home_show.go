@@ -64,7 +64,7 @@ func freeGroups(n models.Node, states []models.GPUState) []views.FreeGroup {
 	var out []views.FreeGroup
 	at := map[string]int{}
 	for _, s := range states {
-		if !s.Free() || migSplit(s.GPU) {
+		if !s.Free() || s.GPU.IsMIGParent() {
 			continue
 		}
 		key := s.GPU.Model + "\x00" + s.GPU.MIGProfile
@@ -82,11 +82,6 @@ func freeGroups(n models.Node, states []models.GPUState) []views.FreeGroup {
 	}
 	return out
 }
-
-// migSplit reports whether g is a GPU split into MIG instances now (MIG on,
-// its slices recorded: models.GPU.IsMIGParent's rule), which is booked
-// through its instances and never whole.
-func migSplit(g models.GPU) bool { return g.ParentID == 0 && g.MIG && g.MIGSlices > 0 }
 
 // homeMine fills my running bookings and my next one.
 func (h *Pages) homeMine(ctx context.Context, u *models.User, now time.Time, v *views.HomeView) error {

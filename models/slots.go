@@ -15,6 +15,9 @@ type SlotQuery struct {
 	Model    string // "" = any model
 	Node     string // "" = any node; else the node's name, any case
 	After    time.Time
+	// Profile asks for MIG instances of this profile ("1g.10gb") instead
+	// of whole GPUs; "" = whole GPUs only: a slice is not a GPU.
+	Profile string
 }
 
 // Slot is one bookable answer: these GPUs of one node, free for the whole range.
@@ -72,6 +75,18 @@ func ValidateSlotQuery(q SlotQuery, gpus []GPU, lim BookingLimits, now time.Time
 		}
 		if !known {
 			fe.Add("node", M("err.node_unknown"))
+		}
+	}
+	if q.Profile = strings.TrimSpace(q.Profile); q.Profile != "" {
+		known := false
+		for _, g := range gpus {
+			if g.IsMIGInstance() && strings.EqualFold(g.MIGProfile, q.Profile) {
+				q.Profile, known = g.MIGProfile, true
+				break
+			}
+		}
+		if !known {
+			fe.Add("profile", M("err.profile_unknown"))
 		}
 	}
 	if q.After.After(now.Add(lim.MaxAhead)) {
@@ -151,7 +166,8 @@ func slotNodes(gpus []GPU, q SlotQuery) [][]GPU {
 	byNode := map[int64][]GPU{}
 	var order []int64
 	for _, g := range gpus {
-		if !g.Bookable() || (q.Model != "" && !strings.EqualFold(g.Model, q.Model)) || (q.Node != "" && !strings.EqualFold(g.NodeName, q.Node)) {
+		if !g.Bookable() || (q.Model != "" && !strings.EqualFold(g.Model, q.Model)) || (q.Node != "" && !strings.EqualFold(g.NodeName, q.Node)) ||
+			g.IsMIGInstance() != (q.Profile != "") || !strings.EqualFold(g.MIGProfile, q.Profile) {
 			continue
 		}
 		if _, ok := byNode[g.NodeID]; !ok {

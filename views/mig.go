@@ -57,15 +57,15 @@ func orderUnits[T any](items []T, gpu func(T) models.GPU) []T {
 	return out
 }
 
-// migInstances says which GPUs are split into MIG instances (MIG on, its
-// slices recorded: models.GPU.IsMIGParent's rule) and into how many in
+// migInstances says which GPUs are split into MIG instances
+// (models.GPU.IsMIGParent) and into how many in
 // service; a split GPU whose instances are all gone counts its slices, so
 // that every split GPU has a count above 0. A GPU whose MIG was turned off
 // is whole again, even though its old instances keep their rows.
 func migInstances(gpus []models.GPU) map[int64]int {
 	m := map[int64]int{}
 	for _, g := range gpus {
-		if g.ParentID == 0 && g.MIG && g.MIGSlices > 0 {
+		if g.IsMIGParent() {
 			m[g.ID] = 0
 		}
 	}
