@@ -145,7 +145,7 @@ func TestLimitsPage(t *testing.T) {
 	if page.Code != http.StatusOK {
 		t.Fatalf("limits: %d", page.Code)
 	}
-	if got := page.Doc.Find(testid("week-left")).Text(); !strings.Contains(got, "count 6 of 20 GPU-hours against your limit") || !strings.Contains(got, "14 GPU-hours left") {
+	if got := page.Doc.Find(testid("week-left")).Text(); !strings.Contains(got, "count 6 GPU-hours of your 20 GPU-hour limit") || !strings.Contains(got, "14 GPU-hours left") {
 		t.Errorf("week = %q", got)
 	}
 	if got := page.Doc.Find(testid("limit-max_gpu_hours_week")).Text(); !strings.Contains(got, "your own limit") {
