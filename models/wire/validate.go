@@ -246,9 +246,10 @@ func (g GPU) problem() string {
 	return ""
 }
 
-// migProfileRE is NVML's profile name: compute slices, memory, and an
-// optional "+me" (media extensions) or similar suffix.
-var migProfileRE = regexp.MustCompile(`^[1-8]g\.[0-9]{1,4}gb(\+[a-z]{1,8})?$`)
+// migProfileRE is NVML's profile name: a compute instance smaller than
+// its GPU instance first ("1c."), then slices and memory, and optional
+// suffixes ("+me", "+me.all", "+gfx").
+var migProfileRE = regexp.MustCompile(`^([1-8]c\.)?[1-8]g\.[0-9]{1,4}gb(\+[a-z]{1,8}(\.[a-z]{1,8})?)?$`)
 
 func (m MIGInstance) problem(g GPU) string {
 	switch {
