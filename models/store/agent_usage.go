@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -45,17 +46,25 @@ func (userUsageRow) TableName() string { return "gpu_user_usage_minutes" }
 // insertChunk keeps one INSERT under SQLite's 32766 bound variables.
 const insertChunk = 1000
 
-// usageGPUsSQL reads the GPUs of the UUIDs ? (the pipelined ingest sends
-// it in PostgreSQL's form, pgArrays).
-const usageGPUsSQL = "SELECT id, node_id, uuid FROM gpus WHERE uuid IN ?"
+// usageGPUsSQL reads the GPUs of the UUIDs ? (a list).
+var usageGPUsSQL = listSQL("SELECT id, node_id, uuid FROM gpus WHERE uuid IN ?")
 
 // nodeGPUIDs maps the UUIDs a node names to its GPU IDs. A UUID of another
 // node is a 403; one nobody knows is a 409 (the agent reports its inventory
 // before anything else, so this means a broken agent or a GPU swapped
-// since the agent started).
+// since the agent started). Every agent batch reads them, so the read
+// runs without GORM (raw_sql.go).
 func (db *DB) nodeGPUIDs(tx *gorm.DB, nodeID int64, uuids []string) (map[string]int64, error) {
-	var rows []gpuRow
-	if err := tx.Raw(usageGPUsSQL, uuids).Scan(&rows).Error; err != nil {
+	conn := rawTx(tx)
+	list, err := conn.listArg(uuids)
+	if err != nil {
+		return nil, fmt.Errorf("store: gpu ids: %w", err)
+	}
+	rows, err := queryAll(conn, usageGPUsSQL, func(r *sql.Rows) (g gpuRow, err error) {
+		err = r.Scan(&g.ID, &g.NodeID, &g.UUID)
+		return g, err
+	}, list)
+	if err != nil {
 		return nil, fmt.Errorf("store: gpu ids: %w", err)
 	}
 	return batchGPUIDs(nodeID, uuids, rows)

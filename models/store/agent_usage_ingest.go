@@ -16,27 +16,28 @@ func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b wire.UsageBatch, 
 }
 
 // usageScan is what the first reading of a batch learns: the GPUs it
-// names, in order of appearance, its first and last minute, how many
-// records and user rows it holds, and, when asked (named is not nil) and
-// while it is small enough for the pipelined path (pipelinedIngest), the
-// unix names its users go by.
+// names, in order of appearance, its first and last minute, and how many
+// records and user rows it holds.
 type usageScan struct {
 	uuids          []string
 	seen           map[string]bool
 	lo, hi         time.Time
 	records, users int
-	names          []string
-	named          map[string]bool
 }
+
+// smallBatch is the most records, and the most user rows, of a batch
+// whose loader starts with a few kB a table rather than a whole piece:
+// a minute of a node of up to 64 GPUs.
+const smallBatch = 64
+
+// small says whether the batch is a node's minute (smallBatch).
+func (s *usageScan) small() bool { return s.records <= smallBatch && s.users <= smallBatch }
 
 // scanUsage reads the batch a first time: it checks every record
 // (wire's rules and the future-minute rule) and learns what the second
-// reading needs: with names, the users' names for the pipelined path.
-func scanUsage(s wire.UsageStream, retention time.Duration, now time.Time, names bool) (usageScan, error) {
+// reading needs.
+func scanUsage(s wire.UsageStream, retention time.Duration, now time.Time) (usageScan, error) {
 	scan := usageScan{seen: map[string]bool{}}
-	if names {
-		scan.named = map[string]bool{}
-	}
 	err := s.ValidateEach(func(_ int, r *wire.UsageRecord) error {
 		if _, err := models.CheckUsageRecord(*r, now, retention); err != nil {
 			return err
@@ -60,15 +61,6 @@ func (s *usageScan) add(r *wire.UsageRecord) {
 	}
 	s.records++
 	s.users += len(r.Users)
-	if s.named == nil || !s.small() {
-		return
-	}
-	for _, u := range r.Users {
-		if !s.named[u.User] {
-			s.named[u.User] = true
-			s.names = append(s.names, u.User)
-		}
-	}
 }
 
 // IngestUsageStream stores a usage batch with INSERT … ON CONFLICT DO
@@ -77,23 +69,13 @@ func (s *usageScan) add(r *wire.UsageRecord) {
 // and never holds it whole: first to check every record (wire's rules and
 // the future-minute rule) before it touches the database, then, in one
 // transaction, to store them a chunk of usageChunk records at a time,
-// through a rowLoader (agent_rows.go). Refused (an invalid record, a
-// foreign GPU) means nothing written. On PostgreSQL a small batch, a
-// node's minute, is stored in three round trips instead
-// (agent_usage_ingest_pg.go), with the same statements and result.
+// through a rowLoader (agent_rows.go): every batch, a node's minute or
+// an hour's backlog, the same way on both databases. Refused (an invalid
+// record, a foreign GPU) means nothing written.
 func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageStream, retention time.Duration, now time.Time) (models.UsageResult, error) {
-	scan, err := scanUsage(s, retention, now, db.Dialect == Postgres)
+	scan, err := scanUsage(s, retention, now)
 	if err != nil {
 		return models.UsageResult{}, models.AgentError(err)
-	}
-	if db.Dialect == Postgres && scan.small() {
-		res, done, err := db.ingestPipelined(ctx, nodeID, s, scan, retention, now)
-		if err != nil {
-			return models.UsageResult{}, mapErr(models.AgentError(err), "usage")
-		}
-		if done {
-			return res, nil
-		}
 	}
 	var res models.UsageResult
 	err = db.bulkTx(ctx, func(tx *gorm.DB, l *rowLoader) error {

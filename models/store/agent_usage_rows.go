@@ -110,7 +110,7 @@ func (w *usageWriter) flush() error {
 		}
 	}
 	if len(w.names) > 0 {
-		found, err := unixNamesIn(w.l.tx, w.names)
+		found, err := unixNamesIn(rawTx(w.l.tx), w.names)
 		if err != nil {
 			return err
 		}

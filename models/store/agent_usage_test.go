@@ -170,78 +170,70 @@ func TestIngestUsageContainer(t *testing.T) {
 	})
 }
 
-// TestIngestPipelinedOnlyWhereItMay: on PostgreSQL a node's minute is
-// stored in three round trips (agent_usage_ingest_pg.go) with the GORM
-// path's result; a batch whose rows outgrow one piece, and a resend whose
-// new user rows make minutes stored before need a restamp, are left to
-// the GORM path with nothing written, and IngestUsage then stores them
-// as before. A GPU of another node, or none of the cluster's, is refused
-// there as on the GORM path.
-func TestIngestPipelinedOnlyWhereItMay(t *testing.T) {
+// TestIngestUsageEveryBatchSize: a node's minute, a resend of it, a resend
+// whose new user row makes a minute stored before need a restamp, and a
+// minute whose user rows outgrow one piece (the user rows' piece is sent
+// first, after the minutes gathered before it) are all stored by the one
+// path, on both databases. A GPU of another node, or none of the
+// cluster's, is refused with nothing written.
+func TestIngestUsageEveryBatchSize(t *testing.T) {
 	t.Parallel()
-	db := storetest.Open(t, store.Postgres)
-	fixture(t, db, 1)
-	n1, _ := enrolled(t, db, "gpu31", 1, 8)
-	n2, _ := enrolled(t, db, "gpu32", 2, 1)
-	ret, now := 400*24*time.Hour, at0.Add(time.Hour)
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		fixture(t, db, 1)
+		n1, _ := enrolled(t, db, "gpu31", 1, 8)
+		n2, _ := enrolled(t, db, "gpu32", 2, 1)
+		ret, now := 400*24*time.Hour, at0.Add(time.Hour)
 
-	minute := usageBatch(1, at0, 1, 8)
-	res, done, err := db.IngestPipelined(ctx, n1, minute, ret, now)
-	if err != nil || !done || res.Inserted != 8 || res.Duplicates != 0 {
-		t.Fatalf("a node's minute: %+v, done %v, %v; want 8 inserted on the pipelined path", res, done, err)
-	}
-	if got := [2]int64{count(t, db, "gpu_usage_minutes"), count(t, db, "gpu_user_usage_minutes")}; got != [2]int64{8, 2} {
-		t.Errorf("after a minute: %v rows, want 8 minutes and 2 user rows", got)
-	}
-	res, done, err = db.IngestPipelined(ctx, n1, minute, ret, now)
-	if err != nil || !done || res.Inserted != 0 || res.Duplicates != 8 {
-		t.Errorf("the same minute again: %+v, done %v, %v; want 8 duplicates", res, done, err)
-	}
-
-	more := usageBatch(1, at0, 1, 8)
-	more.Records[0].Users = append(more.Records[0].Users, wire.UserUsage{User: "eve", UID: 1003, MemoryMiB: 5000, Processes: 1})
-	if _, done, err := db.IngestPipelined(ctx, n1, more, ret, now); err != nil || done {
-		t.Errorf("a resend with a new user row: done %v, %v; want the GORM path's restamp", done, err)
-	}
-	if n := count(t, db, "gpu_user_usage_minutes"); n != 2 {
-		t.Errorf("the pipelined path left %d user rows, want the 2 it had (rolled back)", n)
-	}
-
-	wide := usageBatch(1, at0.Add(time.Minute), 1, 1)
-	wide.Records[0].Users = nil
-	for u := range wire.MaxUsersPerRecord {
-		// Backslashes double in the piece's JSON: 64 rows of about 600 bytes.
-		wide.Records[0].Users = append(wide.Records[0].Users, wire.UserUsage{User: fmt.Sprintf("%03d%s", u, strings.Repeat(`\`, 250)),
-			UID: 2000 + u, MemoryMiB: 10, Processes: 1, Container: strings.Repeat("c", 64)})
-	}
-	if _, done, err := db.IngestPipelined(ctx, n1, wide, ret, now); err != nil || done {
-		t.Errorf("64 user rows of 600 bytes: done %v, %v; want the GORM path's copy", done, err)
-	}
-	for name, b := range map[string]wire.UsageBatch{"resend": more, "wide": wide} {
-		if _, err := db.IngestUsage(ctx, n1, b, ret, now); err != nil {
-			t.Errorf("%s through IngestUsage: %v", name, err)
+		minute := usageBatch(1, at0, 1, 8)
+		res, err := db.IngestUsage(ctx, n1, minute, ret, now)
+		if err != nil || res.Inserted != 8 || res.Duplicates != 0 {
+			t.Fatalf("a node's minute: %+v, %v; want 8 inserted", res, err)
 		}
-	}
-	if got := [2]int64{count(t, db, "gpu_usage_minutes"), count(t, db, "gpu_user_usage_minutes")}; got != [2]int64{9, 67} {
-		t.Errorf("after the resend and the wide minute: %v rows, want 9 minutes and 2 + 1 + 64 user rows", got)
-	}
-	var top int64
-	if err := db.Gorm.Raw("SELECT top_mem_mib FROM gpu_usage_minutes WHERE minute = ? AND gpu_id = (SELECT id FROM gpus WHERE uuid = ?)",
-		at0, realUUID(1, 0)).Scan(&top).Error; err != nil || top != 5000 {
-		t.Errorf("the resent minute's top memory = %d (%v), want eve's 5000: restamped", top, err)
-	}
+		if got := [2]int64{count(t, db, "gpu_usage_minutes"), count(t, db, "gpu_user_usage_minutes")}; got != [2]int64{8, 2} {
+			t.Errorf("after a minute: %v rows, want 8 minutes and 2 user rows", got)
+		}
+		res, err = db.IngestUsage(ctx, n1, minute, ret, now)
+		if err != nil || res.Inserted != 0 || res.Duplicates != 8 {
+			t.Errorf("the same minute again: %+v, %v; want 8 duplicates", res, err)
+		}
 
-	foreign := usageBatch(2, at0, 1, 1)
-	if _, _, err := db.IngestPipelined(ctx, n1, foreign, ret, now); models.ErrorCode(err) != models.ECONFLICT && models.ErrorCode(err) != models.EFORBIDDEN {
-		t.Errorf("another node's GPU: %v, want a refusal", err)
-	}
-	_, gormErr := db.IngestUsage(ctx, n2, usageBatch(1, at0, 1, 1), ret, now)
-	_, _, pipeErr := db.IngestPipelined(ctx, n2, usageBatch(1, at0, 1, 1), ret, now)
-	if gormErr == nil || models.ErrorCode(pipeErr) != models.ErrorCode(gormErr) {
-		t.Errorf("another node's GPU: pipelined %v, IngestUsage %v; want the same refusal", pipeErr, gormErr)
-	}
-	unknown := usageBatch(9, at0, 1, 1)
-	if _, _, err := db.IngestPipelined(ctx, n1, unknown, ret, now); models.ErrorCode(err) != models.ECONFLICT {
-		t.Errorf("a GPU the cluster lacks: %v, want a conflict", err)
-	}
+		more := usageBatch(1, at0, 1, 8)
+		more.Records[0].Users = append(more.Records[0].Users, wire.UserUsage{User: "eve", UID: 1003, MemoryMiB: 5000, Processes: 1})
+		if res, err := db.IngestUsage(ctx, n1, more, ret, now); err != nil || res.Inserted != 0 || res.Duplicates != 8 {
+			t.Errorf("a resend with a new user row: %+v, %v; want 8 duplicates", res, err)
+		}
+		var top int64
+		if err := db.Gorm.Raw("SELECT top_mem_mib FROM gpu_usage_minutes WHERE minute = ? AND gpu_id = (SELECT id FROM gpus WHERE uuid = ?)",
+			at0, realUUID(1, 0)).Scan(&top).Error; err != nil || top != 5000 {
+			t.Errorf("the resent minute's top memory = %d (%v), want eve's 5000: restamped", top, err)
+		}
+
+		wide := usageBatch(1, at0.Add(time.Minute), 1, 1)
+		wide.Records[0].Users = nil
+		for u := range wire.MaxUsersPerRecord {
+			// Backslashes double in the piece's JSON: 64 rows of about 600 bytes.
+			wide.Records[0].Users = append(wide.Records[0].Users, wire.UserUsage{User: fmt.Sprintf("%03d%s", u, strings.Repeat(`\`, 250)),
+				UID: 2000 + u, MemoryMiB: 10, Processes: 1, Container: strings.Repeat("c", 64)})
+		}
+		if res, err := db.IngestUsage(ctx, n1, wide, ret, now); err != nil || res.Inserted != 1 {
+			t.Errorf("64 user rows of 600 bytes: %+v, %v; want 1 inserted", res, err)
+		}
+		if got := [2]int64{count(t, db, "gpu_usage_minutes"), count(t, db, "gpu_user_usage_minutes")}; got != [2]int64{9, 67} {
+			t.Errorf("after the resend and the wide minute: %v rows, want 9 minutes and 2 + 1 + 64 user rows", got)
+		}
+
+		if _, err := db.IngestUsage(ctx, n1, usageBatch(2, at0, 1, 1), ret, now); models.ErrorCode(err) != models.EFORBIDDEN {
+			t.Errorf("node 2's GPU from node 1: %v, want forbidden", err)
+		}
+		if _, err := db.IngestUsage(ctx, n2, usageBatch(1, at0.Add(2*time.Minute), 1, 1), ret, now); models.ErrorCode(err) != models.EFORBIDDEN {
+			t.Errorf("node 1's GPU from node 2: %v, want forbidden", err)
+		}
+		unknown := usageBatch(9, at0, 1, 1)
+		if _, err := db.IngestUsage(ctx, n1, unknown, ret, now); models.ErrorCode(err) != models.ECONFLICT {
+			t.Errorf("a GPU the cluster lacks: %v, want a conflict", err)
+		}
+		if got := [2]int64{count(t, db, "gpu_usage_minutes"), count(t, db, "gpu_user_usage_minutes")}; got != [2]int64{9, 67} {
+			t.Errorf("after the refusals: %v rows, want 9 and 67 still", got)
+		}
+	})
 }

@@ -55,10 +55,11 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 // once; released in its first second, it is cancelled and frees its whole
 // range. The booking returned is the one read under the lock with the
 // columns the release wrote, so that nothing is read back after the commit.
-// It runs four statements on SQLite, without GORM (raw_sql.go), and two
-// round trips on PostgreSQL (releasePipelined). Unlike the other
-// changes it does not lock the owner's row first: a release only frees,
-// so no rule judged against what the owner holds can be passed wrongly.
+// Its statements run without GORM (raw_sql.go): the GPUs' lock (PostgreSQL
+// only), the read, then the writes — four on SQLite, one on PostgreSQL.
+// Unlike the other changes it does not lock the owner's row first: a
+// release only frees, so no rule judged against what the owner holds can
+// be passed wrongly.
 // A release that PostgreSQL aborted as a deadlock's victim (its shortened
 // range checked against a booking being inserted into the old one) is
 // tried again (retryDeadlock).
@@ -77,12 +78,6 @@ func (db *DB) releaseBooking(ctx context.Context, id int64, actor *models.User, 
 	ctx, err := uncancelled(ctx)
 	if err != nil {
 		return nil, mapErr(err, "booking")
-	}
-	if db.Dialect == Postgres {
-		b, done, err := db.releasePipelined(ctx, id, actor, now)
-		if done || err != nil {
-			return b, mapErr(err, "booking")
-		}
 	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := lockBookingGPUs(tx, id); err != nil { // the GPUs before the booking, as every writer
@@ -128,7 +123,7 @@ func readForRelease(conn raw, id int64, now time.Time) (*models.Booking, bool, e
 	defer rows.Close()
 	var rr releaseReadRows
 	for rows.Next() {
-		// As rr.scan, on the concrete *sql.Rows: see scanPolicyRows.
+		// On the concrete *sql.Rows: see scanPolicyRows.
 		var r bookingRow
 		var gpu sql.NullInt64
 		var uuid sql.NullString
@@ -155,20 +150,6 @@ func releaseReadArgs(id int64, now time.Time) []any {
 type releaseReadRows struct {
 	b     *models.Booking
 	usage bool
-}
-
-// scan reads the row rows is on (pgx's rows, on the pipelined release).
-func (rr *releaseReadRows) scan(rows sqlRows) error {
-	var r bookingRow
-	var gpu sql.NullInt64
-	var uuid sql.NullString
-	var stored sql.NullBool
-	if err := rows.Scan(&r.ID, &r.UserID, &r.NodeID, &r.StartsAt, &r.EndsAt, &r.Note, &r.Kind, &r.Status, &r.ReleasedAt,
-		&r.CreatedAt, &r.UpdatedAt, &r.UserName, &r.UserEmail, &r.NodeName, &gpu, &uuid, &stored); err != nil {
-		return err
-	}
-	rr.add(&r, gpu, uuid, stored)
-	return nil
 }
 
 // add takes a row read: the booking (the first), a GPU, its usage probe.

@@ -52,15 +52,6 @@ func (db *DB) createBooking(ctx context.Context, req models.NewBooking, lim mode
 	if err != nil {
 		return nil, mapErr(err, "booking")
 	}
-	if db.Dialect == Postgres {
-		b, done, err := db.createPipelined(ctx, req, lim, now, by)
-		switch {
-		case isOverlap(err):
-			return nil, err
-		case done || err != nil:
-			return b, mapErr(err, "booking")
-		}
-	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// One statement reads the GPUs, the user (locking their row on
 		// PostgreSQL) and the policy; what they hold is read after it.
@@ -149,7 +140,9 @@ func insertNewBooking(conn raw, req models.NewBooking, nodeID int64, now time.Ti
 	}
 	from, to = utc(from), utc(to)
 	if conn.dialect == Postgres {
-		err := conn.queryRow(newBookingPG, newBookingArgs(req, nodeID, now, ev)...).Scan(&id, &stored)
+		ids := pgIDArray(req.GPUIDs)
+		err := conn.queryRow(newBookingPG, req.UserID, nodeID, start, end, req.Note, at, at, start, end, ids,
+			ev.At, ev.ActorID, ev.ActorLabel, ev.Action, ev.TargetType, ev.Details, ev.IP, ids, from, to).Scan(&id, &stored)
 		return id, stored, err
 	}
 	res, err := conn.exec(newBookingSQLite, req.UserID, nodeID, start, end, req.Note, at, at)
@@ -175,20 +168,6 @@ func insertNewBooking(conn raw, req models.NewBooking, nodeID int64, now time.Ti
 		return 0, false, fmt.Errorf("store: audit %s: %w", ev.Action, err)
 	}
 	return id, stored, nil
-}
-
-// newBookingArgs are newBookingPG's arguments.
-func newBookingArgs(req models.NewBooking, nodeID int64, now time.Time, ev auditRow) []any {
-	start, end, at := utc(req.StartsAt), utc(req.EndsAt), utc(now)
-	from, to, ok := restampRange(req.StartsAt, req.EndsAt, now)
-	if !ok { // nothing can be stored: probe an empty range
-		from, to = start, start
-	}
-	ids := pgIDArray(req.GPUIDs)
-	return []any{req.UserID, nodeID, start, end, req.Note, at, at,
-		start, end, ids,
-		ev.At, ev.ActorID, ev.ActorLabel, ev.Action, ev.TargetType, ev.Details, ev.IP,
-		ids, utc(from), utc(to)}
 }
 
 // newBookingModel is the booking req made with id, from what the policy

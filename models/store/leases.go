@@ -108,25 +108,3 @@ func (db *DB) FinishPeriod(ctx context.Context, name, period, owner string) erro
 	}
 	return nil
 }
-
-// JobLease is one job's coordination state, for the admin view and tests.
-type JobLease struct {
-	Name, Owner, LastPeriod string
-	LeaseUntil              time.Time
-	LastRunAt               *time.Time
-	PeriodDone              bool
-}
-
-// JobLeases lists every job's lease row by name.
-func (db *DB) JobLeases(ctx context.Context) ([]JobLease, error) {
-	var rows []leaseRow
-	if err := db.Gorm.WithContext(ctx).Order("name").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("store: job leases: %w", err)
-	}
-	out := make([]JobLease, len(rows))
-	for i, r := range rows {
-		out[i] = JobLease{Name: r.Name, Owner: r.Owner, LastPeriod: r.LastPeriod, LeaseUntil: r.LeaseUntil.UTC(),
-			LastRunAt: utcPtr(r.LastRunAt), PeriodDone: r.PeriodDone}
-	}
-	return out, nil
-}

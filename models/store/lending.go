@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"time"
@@ -38,15 +39,32 @@ func loanQuery(tx *gorm.DB) *gorm.DB {
 		Joins("LEFT JOIN teams t ON t.id = l.team_id")
 }
 
+// loansRead reads the loans of the weeks starting in [?1, ?2) that concern
+// user ?3 (given twice) or a pool.
+var loansRead = newRawSQL(`SELECT l.id, l.week_start, l.from_user, l.to_user, l.team_id, l.gpu_minutes, l.note, l.created_at,
+	COALESCE(fu.name, ''), COALESCE(tu.name, ''), COALESCE(t.name, '')
+	FROM quota_loans l LEFT JOIN users fu ON fu.id = l.from_user LEFT JOIN users tu ON tu.id = l.to_user
+	LEFT JOIN teams t ON t.id = l.team_id
+	WHERE l.week_start >= ? AND l.week_start < ? AND (l.from_user = ? OR l.to_user = ? OR l.team_id IS NOT NULL) ORDER BY l.id`)
+
 // loansBetween returns the ledger lines of the weeks starting in [from, to)
 // that concern userID or a pool (pools need every line of their team):
-// loansRead, the statement the pipelined booking runs too.
+// loansRead, without GORM (raw_sql.go), as it runs in every booking that a
+// quota judges.
 func loansBetween(tx *gorm.DB, from, to time.Time, userID int64) ([]models.QuotaLoan, error) {
 	out, err := queryAll(rawTx(tx), loansRead, scanLoan, utc(from), utc(to), userID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("store: loans: %w", err)
 	}
 	return out, nil
+}
+
+// scanLoan scans a row of loansRead.
+func scanLoan(rows *sql.Rows) (models.QuotaLoan, error) {
+	var r loanRow
+	err := rows.Scan(&r.ID, &r.WeekStart, &r.FromUser, &r.ToUser, &r.TeamID, &r.GPUMinutes, &r.Note, &r.CreatedAt,
+		&r.FromName, &r.ToName, &r.TeamName)
+	return r.model(), err
 }
 
 // Loans returns the ledger of one week for a user and their teams' pools.

@@ -92,10 +92,6 @@ const bookingGPUs = "id IN (SELECT gpu_id FROM booking_gpus WHERE booking_id = ?
 // lockBookingGPUs locks the GPUs of booking id, before its own row.
 func lockBookingGPUs(tx *gorm.DB, id int64) error { return lockRows(tx, "gpus", bookingGPUs, id) }
 
-// bookingGPUsLockPG is lockBookingGPUs' statement in PostgreSQL's
-// parameters, for the release's pipeline.
-var bookingGPUsLockPG = DollarParams(lockSQL("gpus", bookingGPUs))
-
 // isDeadlock reports whether PostgreSQL chose err's transaction as the
 // victim of a deadlock.
 func isDeadlock(err error) bool {

@@ -25,14 +25,17 @@ type policyRead struct {
 // The policy read is one statement (a booking is judged in one round trip)
 // that returns rows of six kinds in the same columns:
 //
-//	kind          ref        ref2     text1    text2    text3    num      flag        at
-//	rowLimit      scope_id   -        scope    rule     period   value    -           updated_at
-//	rowSetting    -          -        key      value    -        -        -           updated_at
-//	rowModelTeam  team_id    -        model    -        -        -        -           -
-//	rowUser       id         -        name     email    -        -        is_admin    -
-//	rowTeam       team_id    -        name     -        -        -        -           -
-//	rowGPU        gpu id     node_id  model    node     uuid     index    in_service  -
+//	kind          ref        ref2     text1    text2    text3    num      flag        at          split   weight
+//	rowLimit      scope_id   -        scope    rule     period   value    -           updated_at  -       -
+//	rowSetting    -          -        key      value    -        -        -           updated_at  -       -
+//	rowModelTeam  team_id    -        model    -        -        -        -           -           -       -
+//	rowUser       id         -        name     email    -        -        is_admin    -           -       -
+//	rowTeam       team_id    -        name     -        -        -        -           -           -       -
+//	rowGPU        gpu id     node_id  model    node     uuid     index    in_service  -           slices  weight
 //
+// A GPU's split is its MIG slices while it is split into instances (a MIG
+// parent, not bookable whole), else 0; weight is what the unit counts as
+// in the limits (a MIG instance's share of its GPU).
 // The limits come first because SQLite takes a column's declared type
 // (DATETIME for at) from the first branch. The two %s lock on PostgreSQL
 // (writerLock): the user's row and the GPUs' rows are locked by the
@@ -41,17 +44,20 @@ type policyRead struct {
 // the lock still sees the snapshot taken before it waited, so held bookings
 // are read by a later statement (addUsage).
 const policyReadSQL = `WITH me AS (SELECT id, name, email, is_admin FROM users WHERE id = ?%s)
-SELECT 'l' AS kind, scope_id AS ref, 0 AS ref2, scope AS text1, rule AS text2, period AS text3, value AS num, FALSE AS flag, updated_at AS at
+SELECT 'l' AS kind, scope_id AS ref, 0 AS ref2, scope AS text1, rule AS text2, period AS text3, value AS num, FALSE AS flag, updated_at AS at,
+		0 AS split, CAST(1 AS DOUBLE PRECISION) AS weight
 	FROM policy_limits
 	WHERE scope = 'global' OR (scope = 'team' AND scope_id IN (SELECT team_id FROM memberships WHERE user_id = ?))
 		OR (scope = 'user' AND scope_id = ?)
-UNION ALL SELECT 's', 0, 0, key, value, '', 0, FALSE, updated_at FROM policy_settings
-UNION ALL SELECT 'm', team_id, 0, model, '', '', 0, FALSE, CAST(NULL AS TIMESTAMPTZ) FROM policy_model_teams
-UNION ALL SELECT 'u', id, 0, name, email, '', 0, is_admin, CAST(NULL AS TIMESTAMPTZ) FROM me
-UNION ALL SELECT 't', m.team_id, 0, t.name, '', '', 0, FALSE, CAST(NULL AS TIMESTAMPTZ)
+UNION ALL SELECT 's', 0, 0, key, value, '', 0, FALSE, updated_at, 0, 1 FROM policy_settings
+UNION ALL SELECT 'm', team_id, 0, model, '', '', 0, FALSE, CAST(NULL AS TIMESTAMPTZ), 0, 1 FROM policy_model_teams
+UNION ALL SELECT 'u', id, 0, name, email, '', 0, is_admin, CAST(NULL AS TIMESTAMPTZ), 0, 1 FROM me
+UNION ALL SELECT 't', m.team_id, 0, t.name, '', '', 0, FALSE, CAST(NULL AS TIMESTAMPTZ), 0, 1
 	FROM memberships m JOIN teams t ON t.id = m.team_id WHERE m.user_id = ?
-UNION ALL SELECT 'g', g.id, g.node_id, g.model, n.name, g.uuid, g.idx, g.in_service, CAST(NULL AS TIMESTAMPTZ)
-	FROM (SELECT id, node_id, model, uuid, idx, in_service FROM gpus WHERE id IN ?%s) g JOIN nodes n ON n.id = g.node_id`
+UNION ALL SELECT 'g', g.id, g.node_id, g.model, n.name, g.uuid, g.idx, g.in_service, CAST(NULL AS TIMESTAMPTZ),
+		CASE WHEN g.parent_id IS NULL AND g.mig THEN g.mig_slices ELSE 0 END, g.weight
+	FROM (SELECT id, node_id, model, uuid, idx, in_service, parent_id, mig, mig_slices, weight FROM gpus WHERE id IN ?%s) g
+	JOIN nodes n ON n.id = g.node_id`
 
 // policyQuery is policyReadSQL and its arguments for the dialect, in its
 // parameter markers: the store runs it without GORM (raw_sql.go). On
@@ -121,6 +127,8 @@ type policyReadRow struct {
 	Num   int64      `gorm:"column:num"`
 	Flag  bool       `gorm:"column:flag"`
 	At    *time.Time `gorm:"column:at"`
+	Split int        `gorm:"column:split"`
+	W     float64    `gorm:"column:weight"`
 }
 
 func (r policyReadRow) limit() models.PolicyLimit {
@@ -144,7 +152,8 @@ func (r policyReadRow) user() models.User {
 func (r policyReadRow) team() (id int64, name string) { return r.Ref, r.Text1 }
 
 func (r policyReadRow) gpu() models.GPU {
-	return models.GPU{ID: r.Ref, NodeID: r.Ref2, Model: r.Text1, NodeName: r.Text2, UUID: r.Text3, Index: int(r.Num), InService: r.Flag}
+	return models.GPU{ID: r.Ref, NodeID: r.Ref2, Model: r.Text1, NodeName: r.Text2, UUID: r.Text3, Index: int(r.Num), InService: r.Flag,
+		MIG: r.Split > 0, MIGSlices: r.Split, Weight: r.W}
 }
 
 // readPolicy runs policyReadSQL for userID and gpuIDs (none: no GPU rows),
@@ -197,11 +206,11 @@ func newPolicyRead(userID int64, lim models.BookingLimits, rows []policyReadRow)
 	return r
 }
 
-// scanPolicyRows runs the policy read and scans its rows by hand. It
-// scans as scanPolicyRow does, but on the concrete *sql.Rows, whose Scan
-// the compiler sees does not keep its destinations: each row's variables
-// then stay on the stack, where through the interface they are allocated
-// (about 300 bytes and two allocations a booking on SQLite).
+// scanPolicyRows runs the policy read and scans its rows by hand, on the
+// concrete *sql.Rows, whose Scan the compiler sees does not keep its
+// destinations: each row's variables then stay on the stack, where through
+// an interface they are allocated (about 300 bytes and two allocations a
+// booking on SQLite).
 func scanPolicyRows(conn raw, query string, args []any) ([]policyReadRow, error) {
 	rows, err := conn.conn.QueryContext(conn.ctx, query, args...)
 	if err != nil {
@@ -212,21 +221,12 @@ func scanPolicyRows(conn raw, query string, args []any) ([]policyReadRow, error)
 	for rows.Next() {
 		var r policyReadRow
 		var at sql.NullTime
-		if err := rows.Scan(&r.Kind, &r.Ref, &r.Ref2, &r.Text1, &r.Text2, &r.Text3, &r.Num, &r.Flag, &at); err != nil {
+		if err := rows.Scan(&r.Kind, &r.Ref, &r.Ref2, &r.Text1, &r.Text2, &r.Text3, &r.Num, &r.Flag, &at, &r.Split, &r.W); err != nil {
 			return nil, err
 		}
 		out = append(out, r.withAt(&at))
 	}
 	return out, rows.Err()
-}
-
-// scanPolicyRow scans the row rows is on (pgx's rows, on the pipelined
-// booking).
-func scanPolicyRow(rows sqlRows) (policyReadRow, error) {
-	var r policyReadRow
-	var at sql.NullTime
-	err := rows.Scan(&r.Kind, &r.Ref, &r.Ref2, &r.Text1, &r.Text2, &r.Text3, &r.Num, &r.Flag, &at)
-	return r.withAt(&at), err
 }
 
 // withAt is r with its at column.
@@ -252,10 +252,22 @@ func addUsage(tx *gorm.DB, in *models.PolicyInput, from, to time.Time, always bo
 	return err
 }
 
+// heldRead reads the user's confirmed bookings overlapping [?3, ?4), each
+// with the number of units it holds and what they weigh together (a MIG
+// instance its share of its GPU).
+var heldRead = newRawSQL(`SELECT b.id, b.starts_at, b.ends_at, b.kind, (SELECT count(*) FROM booking_gpus bg WHERE bg.booking_id = b.id),
+		(SELECT COALESCE(sum(g.weight), 0) FROM booking_gpus bg JOIN gpus g ON g.id = bg.gpu_id WHERE bg.booking_id = b.id)
+	FROM bookings b WHERE b.user_id = ? AND b.status = ? AND b.ends_at > ? AND b.starts_at < ? ORDER BY b.starts_at`)
+
 // heldBookings returns the user's blocking bookings overlapping [from, to),
 // each with the number of GPUs it holds (heldRead).
 func heldBookings(tx *gorm.DB, userID int64, from, to time.Time) ([]models.Holding, error) {
-	scan := func(rows sqlRows) (models.Holding, error) { return scanHeld(rows, userID) }
+	scan := func(rows *sql.Rows) (models.Holding, error) {
+		h := models.Holding{UserID: userID, Status: models.StatusConfirmed}
+		err := rows.Scan(&h.ID, &h.StartsAt, &h.EndsAt, &h.Kind, &h.GPUs, &h.Weight)
+		h.StartsAt, h.EndsAt = h.StartsAt.UTC(), h.EndsAt.UTC()
+		return h, err
+	}
 	out, err := queryAll(rawTx(tx), heldRead, scan, userID, models.StatusConfirmed, utc(from), utc(to))
 	if err != nil {
 		return nil, fmt.Errorf("store: held bookings: %w", err)

@@ -3,21 +3,24 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"strconv"
+	"strings"
 
 	"gorm.io/gorm"
 )
 
-// The statements of what API users do most — a token's look-up, a booking
-// from now, its release — run here without GORM: on the same connection
-// pool (on SQLite the writer's turn and the compiled statements of
-// sqlite_stmts.go) or transaction, with their columns scanned by hand.
-// With the statements this saved (16 → 10 per book-now + release pair on
-// SQLite, 15 → 6 on PostgreSQL), the pair's CPU fell by about a third on
-// SQLite and a half on PostgreSQL (BenchmarkBookNowRelease in web,
-// docs/performance.md). On PostgreSQL they have since moved to the
-// driver's own connection, where a booking and a release take two round
-// trips each (pg_pipeline.go).
+// The statements of what API users do most — a token's look-up, a booking,
+// its release — and the reads a booking is judged on run here without
+// GORM: on the same connection pool (on SQLite the writer's turn and the
+// compiled statements of sqlite_stmts.go) or transaction, through
+// database/sql, with their columns scanned by hand. With the statements
+// this saved (16 → 10 per book-now + release pair on SQLite), the pair's
+// CPU fell by about a third on SQLite and a half on PostgreSQL
+// (BenchmarkBookNowRelease in web, docs/performance.md). Where a dialect
+// needs a statement of its own (PostgreSQL's data-modifying CTEs, SQLite's
+// RETURNING per row), each is written once, in a rawSQL pair or a branch
+// on the dialect: one implementation per dialect.
 
 // rawSQL is one statement in both dialects' parameter markers: "?" on
 // SQLite, "$1", "$2"… on PostgreSQL. Its texts are made once, at start.
@@ -42,6 +45,25 @@ func DollarParams(q string) string {
 		out = strconv.AppendInt(out, int64(n), 10)
 	}
 	return string(out)
+}
+
+// listSQL takes a statement written with "?" markers whose every "IN ?"
+// takes a list (listArg): on PostgreSQL an array parameter (= ANY), on
+// SQLite a JSON array unpacked by json_each. Either way one text, planned
+// once, whatever the list's length, and one parameter, not one a value.
+func listSQL(q string) rawSQL {
+	return rawSQL{sqlite: strings.ReplaceAll(q, " IN ?", " IN (SELECT value FROM json_each(?))"),
+		postgres: DollarParams(strings.ReplaceAll(q, " IN ?", " = ANY(?)"))}
+}
+
+// listArg is strs as the parameter of a listSQL list: the slice itself
+// for pgx (an array), JSON text for SQLite (which reads a blob as JSONB).
+func (r raw) listArg(strs []string) (any, error) {
+	if r.dialect == Postgres {
+		return strs, nil
+	}
+	b, err := json.Marshal(strs)
+	return string(b), err
 }
 
 // raw runs rawSQL statements on a connection of the store: its pool, or a
@@ -82,7 +104,7 @@ func (r raw) queryRow(s rawSQL, args ...any) *sql.Row {
 }
 
 // queryAll runs s and scans every row with scan, in order.
-func queryAll[T any](r raw, s rawSQL, scan func(sqlRows) (T, error), args ...any) ([]T, error) {
+func queryAll[T any](r raw, s rawSQL, scan func(*sql.Rows) (T, error), args ...any) ([]T, error) {
 	rows, err := r.query(s, args...)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 
 	"github.com/gpubook/gpubook/models"
@@ -101,10 +100,7 @@ var tokenUsedSQL = newRawSQL(`UPDATE api_tokens SET last_used_at = ? WHERE id = 
 
 // UserByToken returns the user a valid token belongs to and notes its use
 // (at most once a minute, so that API calls do not all write). The token
-// and its user come in one query, run without GORM (raw_sql.go); on
-// PostgreSQL on the driver's own connection (pg_pipeline.go), whose rows
-// cost no per-column set-up as database/sql's do (about 50 allocations
-// of a book-now + release pair, two look-ups).
+// and its user come in one query, run without GORM (raw_sql.go).
 func (db *DB) UserByToken(ctx context.Context, plain string, now time.Time) (*models.User, error) {
 	ctx, err := uncancelled(ctx)
 	if err != nil {
@@ -116,16 +112,9 @@ func (db *DB) UserByToken(ctx context.Context, plain string, now time.Time) (*mo
 		lastUsed sql.NullTime
 		conn     = db.raw(ctx)
 	)
-	if db.Dialect == Postgres {
-		err = db.pgConn(ctx, func(c *pgx.Conn) error {
-			return c.QueryRow(ctx, tokenUserSQL.postgres, models.HashToken(plain)).Scan(&u.ID, &u.Subject, &u.Email, &u.Name,
-				&u.Language, &u.TimeZone, &u.IsAdmin, &u.Unix, &u.UnixSource, &u.CreatedAt, &u.UpdatedAt, &tokenID, &lastUsed)
-		})
-	} else {
-		err = conn.queryRow(tokenUserSQL, models.HashToken(plain)).Scan(&u.ID, &u.Subject, &u.Email, &u.Name, &u.Language,
-			&u.TimeZone, &u.IsAdmin, &u.Unix, &u.UnixSource, &u.CreatedAt, &u.UpdatedAt, &tokenID, &lastUsed)
-	}
-	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
+	err = conn.queryRow(tokenUserSQL, models.HashToken(plain)).Scan(&u.ID, &u.Subject, &u.Email, &u.Name, &u.Language,
+		&u.TimeZone, &u.IsAdmin, &u.Unix, &u.UnixSource, &u.CreatedAt, &u.UpdatedAt, &tokenID, &lastUsed)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &models.Error{Code: models.EUNAUTHORIZED, Msg: models.M("err.token_invalid"), Err: err}
 	}
 	if err != nil {

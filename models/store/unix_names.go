@@ -167,46 +167,57 @@ func unixUnchanged(u userRow, old []unixNameRow, x models.UnixIdentity) bool {
 // the exact name, and two users sharing a local part are both read, so the
 // index maps it to nobody.
 func (db *DB) unixNames(ctx context.Context, names []string) (map[string]int64, error) {
-	return unixNamesIn(db.Gorm.WithContext(ctx), names)
+	return unixNamesIn(db.raw(ctx), names)
 }
 
-// unixOwnersSQL reads who owns the unix names ? explicitly (the pipelined
-// ingest sends it in PostgreSQL's form, pgArrays).
-const unixOwnersSQL = "SELECT name, user_id FROM unix_names WHERE name IN ?"
+// unixOwnersSQL reads who owns the unix names ? (a list) explicitly.
+var unixOwnersSQL = listSQL("SELECT name, user_id FROM unix_names WHERE name IN ?")
 
-// unixNamesIn is unixNames through q (a transaction).
-func unixNamesIn(q *gorm.DB, names []string) (map[string]int64, error) {
+// assumedNamesSQL reads the users without a unix name of their own whose
+// email matches one of the LIKE patterns ? (a list): on PostgreSQL LIKE
+// ANY of the array, on SQLite a LIKE for each element of the JSON array.
+var assumedNamesSQL = rawSQL{
+	sqlite:   "SELECT id, email FROM users WHERE unix_name IS NULL AND EXISTS (SELECT 1 FROM json_each(?) p WHERE users.email LIKE p.value)",
+	postgres: "SELECT id, email FROM users WHERE unix_name IS NULL AND email LIKE ANY($1)",
+}
+
+// unixNamesIn is unixNames on conn (a transaction, or the pool): two
+// statements, whatever the number of names, run without GORM
+// (raw_sql.go) as every usage batch with users runs them.
+func unixNamesIn(conn raw, names []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(names))
-	var rest []string
-	for chunk := range slices.Chunk(names, insertChunk) {
-		var rows []unixNameRow
-		if err := q.Raw(unixOwnersSQL, chunk).Scan(&rows).Error; err != nil {
-			return nil, fmt.Errorf("store: unix names: %w", err)
-		}
-		for _, r := range rows {
-			out[r.Name] = r.UserID
-		}
-		for _, n := range chunk {
-			if _, ok := out[n]; !ok {
-				rest = append(rest, n)
-			}
+	list, err := conn.listArg(names)
+	if err != nil {
+		return nil, fmt.Errorf("store: unix names: %w", err)
+	}
+	_, err = queryAll(conn, unixOwnersSQL, func(r *sql.Rows) (struct{}, error) {
+		var name string
+		var id int64
+		err := r.Scan(&name, &id)
+		out[name] = id
+		return struct{}{}, err
+	}, list)
+	if err != nil {
+		return nil, fmt.Errorf("store: unix names: %w", err)
+	}
+	var patterns []string
+	for _, n := range names {
+		if _, ok := out[n]; !ok {
+			patterns = append(patterns, n+"@%")
 		}
 	}
-	var users []models.User
-	for chunk := range slices.Chunk(rest, insertChunk) {
-		conds := make([]string, len(chunk))
-		args := make([]any, len(chunk))
-		for i, n := range chunk {
-			conds[i], args[i] = "email LIKE ?", n+"@%"
-		}
-		var rows []userRow
-		sel := q.Select("id, email").Where("unix_name IS NULL").Where(strings.Join(conds, " OR "), args...)
-		if err := sel.Find(&rows).Error; err != nil {
-			return nil, fmt.Errorf("store: unix names: %w", err)
-		}
-		for _, r := range rows {
-			users = append(users, models.User{ID: r.ID, Email: r.Email})
-		}
+	if len(patterns) == 0 {
+		return out, nil
+	}
+	if list, err = conn.listArg(patterns); err != nil {
+		return nil, fmt.Errorf("store: unix names: %w", err)
+	}
+	users, err := queryAll(conn, assumedNamesSQL, func(r *sql.Rows) (u models.User, err error) {
+		err = r.Scan(&u.ID, &u.Email)
+		return u, err
+	}, list)
+	if err != nil {
+		return nil, fmt.Errorf("store: unix names: %w", err)
 	}
 	return withAssumedNames(out, users), nil
 }

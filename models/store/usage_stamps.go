@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -20,28 +21,27 @@ import (
 // range: a minute is held when its start lies in [starts_at, ends_at).
 
 // usageHoldersSQL reads the confirmed bookings' holds on the GPUs of node
-// ?2 named by the UUIDs ?1 that overlap [?4, ?3) (?5: confirmed); the
-// pipelined ingest sends it in PostgreSQL's form (pgArrays).
-const usageHoldersSQL = `SELECT bg.gpu_id, bg.booking_id, b.user_id, bg.starts_at, bg.ends_at FROM booking_gpus bg
+// ?2 named by the UUIDs ?1 (a list) that overlap [?4, ?3) (?5: confirmed).
+var usageHoldersSQL = listSQL(`SELECT bg.gpu_id, bg.booking_id, b.user_id, bg.starts_at, bg.ends_at FROM booking_gpus bg
 	JOIN bookings b ON b.id = bg.booking_id
-	WHERE bg.gpu_id IN (SELECT id FROM gpus WHERE uuid IN ? AND node_id = ?) AND bg.starts_at < ? AND bg.ends_at > ? AND b.status = ?`
+	WHERE bg.gpu_id IN (SELECT id FROM gpus WHERE uuid IN ? AND node_id = ?) AND bg.starts_at < ? AND bg.ends_at > ? AND b.status = ?`)
 
 // usageHolders reads the confirmed bookings' holds on node nodeID's GPUs
-// uuids that overlap [from, to).
+// uuids that overlap [from, to), without GORM (raw_sql.go): every usage
+// batch reads them.
 func usageHolders(tx *gorm.DB, nodeID int64, uuids []string, from, to time.Time) ([]models.UsageHolder, error) {
-	var rows []struct {
-		GPUID     int64     `gorm:"column:gpu_id"`
-		BookingID int64     `gorm:"column:booking_id"`
-		UserID    int64     `gorm:"column:user_id"`
-		StartsAt  time.Time `gorm:"column:starts_at"`
-		EndsAt    time.Time `gorm:"column:ends_at"`
-	}
-	if err := tx.Raw(usageHoldersSQL, uuids, nodeID, utc(to), utc(from), models.StatusConfirmed).Scan(&rows).Error; err != nil {
+	conn := rawTx(tx)
+	list, err := conn.listArg(uuids)
+	if err != nil {
 		return nil, fmt.Errorf("store: usage holders: %w", err)
 	}
-	out := make([]models.UsageHolder, len(rows))
-	for i, r := range rows {
-		out[i] = models.UsageHolder{GPUID: r.GPUID, BookingID: r.BookingID, UserID: r.UserID, StartsAt: r.StartsAt.UTC(), EndsAt: r.EndsAt.UTC()}
+	out, err := queryAll(conn, usageHoldersSQL, func(r *sql.Rows) (h models.UsageHolder, err error) {
+		err = r.Scan(&h.GPUID, &h.BookingID, &h.UserID, &h.StartsAt, &h.EndsAt)
+		h.StartsAt, h.EndsAt = h.StartsAt.UTC(), h.EndsAt.UTC()
+		return h, err
+	}, list, nodeID, utc(to), utc(from), models.StatusConfirmed)
+	if err != nil {
+		return nil, fmt.Errorf("store: usage holders: %w", err)
 	}
 	return out, nil
 }

@@ -15,10 +15,10 @@ import (
 // The checked floor is the SQL floor plus the reads a correct booking
 // cannot skip either: the policy read that locks the user's row (so that
 // two bookings of one user cannot both pass a quota) and the GPUs' rows (so
-// that writers of one GPU queue instead of deadlocking), in the round trips
-// gpubook sends them on PostgreSQL — the token's look-up; BEGIN with the
-// policy read; the insert with COMMIT — as gpubook's own texts
-// (store.PipelinedBookingSQL), replayed by pgbench with its pipelines. No
+// that writers of one GPU queue instead of deadlocking), as gpubook's own
+// texts (checked_sql.go), replayed by pgbench in three round trips — the
+// token's look-up; BEGIN with the policy read; the insert with COMMIT —
+// where gpubook waits for each statement, BEGIN and COMMIT included. No
 // HTTP, no Go, no gpubook code runs: what gpubook adds above it is its
 // own cost. PostgreSQL only (SQLite's statements cost no round trip).
 
@@ -47,7 +47,7 @@ func pgCheckedFloor(ctx context.Context, db *store.DB, dbURL string, t *target, 
 // GPU (an array of one), the hour's bounds, now() for the clocks; the
 // booking is ahead, so the usage probe's range is empty, as gpubook's is.
 func checkedScript(t *target) string {
-	policy, insert := store.PipelinedBookingSQL()
+	policy, insert := checkedPolicySQL, checkedInsertSQL
 	start := t.checkedStart().Format(time.RFC3339)
 	from := fmt.Sprintf("timestamptz '%s' + :k * interval '1 hour'", start)
 	to := fmt.Sprintf("timestamptz '%s' + (:k + 1) * interval '1 hour'", start)

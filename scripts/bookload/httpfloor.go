@@ -84,12 +84,13 @@ func (f *httpFloor) pairs(ctx context.Context, db *store.DB, t *target, clients 
 }
 
 // The checked HTTP floor (PostgreSQL) is the checked floor served over
-// HTTP: the token's look-up, then gpubook's own two round trips — BEGIN
-// with the policy read that locks the user's and the GPUs' rows, the
-// insert with COMMIT (store.PipelinedBookingSQL, each round trip one pgx
-// pipeline, as gpubook sends them) — as the token's user, with the
-// policy's rows read and dropped: no policy is judged, no gpubook code
-// runs. What gpubook adds above it is its own web and Go cost.
+// HTTP: the token's look-up, then gpubook's own statements in two round
+// trips — BEGIN with the policy read that locks the user's and the GPUs'
+// rows, the insert with COMMIT (checked_sql.go, each round trip one pgx
+// pipeline, where gpubook waits for each statement) — as the token's
+// user, with the policy's rows read and dropped: no policy is judged, no
+// gpubook code runs. What gpubook adds above it is its own web and Go
+// cost.
 
 const checkedHTTPNote = "checked http floor"
 
@@ -107,7 +108,7 @@ func checkedHandler(db *store.DB, t *target) http.Handler {
 		users[models.HashToken(tok)] = t.users[i]
 	}
 	floor := sqlfloor.New(db)
-	policy, insert := store.PipelinedBookingSQL()
+	policy, insert := checkedPolicySQL, checkedInsertSQL
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/v1/bookings", func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -160,8 +161,8 @@ func checkedHandler(db *store.DB, t *target) http.Handler {
 }
 
 // onPgx runs fn on the pgx connection under one of db's pooled
-// connections, and rolls back a transaction fn left open or failed, as the
-// store's own pipelines do (store's pgConn, which it keeps to itself).
+// connections, and rolls back a transaction fn left open or failed, so
+// that the pool never takes back a connection inside one.
 func onPgx(ctx context.Context, db *store.DB, fn func(*pgx.Conn) error) error {
 	conn, err := db.SQL.Conn(ctx)
 	if err != nil {

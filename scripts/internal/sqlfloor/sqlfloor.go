@@ -42,12 +42,10 @@ type statements struct {
 }
 
 // On PostgreSQL each statement is a round trip of its own (0.07 ms of both
-// processes' time here, about what a short statement costs), and gpubook
-// pipelines its transactions (models/store/pg_pipeline.go): a floor that
-// sent BEGIN, three statements and COMMIT one by one was slower than
-// gpubook and so no floor. There the floor sends each transaction as one
-// statement of data-modifying CTEs, the three writes in one implicit
-// transaction, one round trip: fewer than any implementation can send
+// processes' time here, about what a short statement costs), so there the
+// floor sends each transaction as one statement of data-modifying CTEs,
+// the three writes in one implicit transaction, one round trip: fewer
+// than any implementation can send
 // (bookload's pgbench floor has the same shape). On SQLite, in the
 // process, a statement costs no trip and the floor runs them one by one
 // as gpubook does.

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -13,10 +12,9 @@ import (
 
 // TestRefusalsLeaveNothingAndTheConnectionUsable: a booking or release
 // the rules or the database refuse writes nothing, not even its audit
-// event, and on PostgreSQL (where both run pipelined on the driver's own
-// connection, rolled back on a refusal) the pool's one connection serves
-// the next booking and release: the same server process answers
-// throughout, so none was dropped for being left in a transaction.
+// event, and on PostgreSQL the pool's one connection serves the next
+// booking and release: the same server process answers throughout, so
+// none was dropped for being left in a transaction.
 func TestRefusalsLeaveNothingAndTheConnectionUsable(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -140,58 +138,4 @@ func backendPID(t *testing.T, db *store.DB) int {
 		t.Fatal(err)
 	}
 	return pid
-}
-
-// TestUsageReads: the pipelined booking's read of what a user holds and
-// their loans gives what the policy input's reads give: the user's
-// confirmed bookings in the weeks (not others' nor cancelled ones), and
-// the loans that concern them.
-func TestUsageReads(t *testing.T) {
-	t.Parallel()
-	db := storetest.Open(t, store.Postgres)
-	u, node := fixture(t, db, 2)
-	v := &models.User{Email: "bob@example.org", Name: "Bob"}
-	if err := db.CreateUser(ctx, v, models.CLIActor); err != nil {
-		t.Fatal(err)
-	}
-	mk := func(user *models.User, gpus []int64, start time.Time) *models.Booking {
-		b, err := db.CreateBooking(ctx, models.NewBooking{UserID: user.ID, GPUIDs: gpus, StartsAt: start, EndsAt: start.Add(time.Hour)},
-			models.DefaultBookingLimits, at0, models.CLIActor)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	g0, g1 := node.GPUs[0].ID, node.GPUs[1].ID
-	mk(u, []int64{g0, g1}, at0.Add(time.Hour))
-	mk(u, []int64{g0}, at0.Add(3*time.Hour))
-	mk(v, []int64{g1}, at0.Add(3*time.Hour))
-	gone := mk(u, []int64{g1}, at0.Add(5*time.Hour))
-	if _, err := db.CancelBooking(ctx, gone.ID, u, at0); err != nil {
-		t.Fatal(err)
-	}
-	lim := models.DefaultBookingLimits
-	lim.Location = time.UTC
-	if err := db.SaveScopeLimits(ctx, models.ScopeGlobal, 0, []models.PolicyLimit{{Rule: models.RuleMaxGPUHours, Value: 6000}}, at0, models.CLIActor); err != nil {
-		t.Fatal(err)
-	}
-	lend := &models.QuotaLoan{FromUser: &u.ID, ToUser: &v.ID, GPUMinutes: 60}
-	if err := db.CreateLoan(ctx, lend, lim, at0, models.ActorFor(u, "")); err != nil {
-		t.Fatal(err)
-	}
-	in, err := db.PolicyInputFor(ctx, u.ID, at0, at0.Add(time.Hour), lim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(in.Held) != 2 || len(in.Loans) != 1 {
-		t.Fatalf("policy input holds %d bookings and %d loans, want 2 and 1", len(in.Held), len(in.Loans))
-	}
-	from, to := models.WeekStart(at0, time.UTC), models.NextWeek(models.WeekStart(at0.Add(time.Hour), time.UTC))
-	held, loans, err := db.UsageNow(ctx, u.ID, from, to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(held, in.Held) || !reflect.DeepEqual(loans, in.Loans) {
-		t.Errorf("pipelined read %+v and %+v, want %+v and %+v", held, loans, in.Held, in.Loans)
-	}
 }
