@@ -43,6 +43,7 @@ func evaluate(tx *gorm.DB, req models.NewBooking, r policyRead, now time.Time) (
 	}
 	for _, id := range req.GPUIDs {
 		in.GPUModels = append(in.GPUModels, r.gpus[id].Model)
+		in.GPUWeights = append(in.GPUWeights, r.gpus[id].Weight)
 	}
 	return models.EvaluatePolicy(req, in, now), nil
 }
