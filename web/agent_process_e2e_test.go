@@ -136,6 +136,13 @@ type simAgent struct {
 // stands for dir).
 func startSimAgent(t *testing.T, dialect, bin, name string, gpus int, extra string, before func(env *webtest.Env, n *models.Node, dir string)) *simAgent {
 	t.Helper()
+	return startSimAgentOf(t, dialect, bin, name, gpus, "NVIDIA L40S", 46068, extra, before)
+}
+
+// startSimAgentOf is startSimAgent on gpus of model with memMiB each (an
+// A100 of 80 GiB holds seven 1g.10gb MIG instances; an L40S does not).
+func startSimAgentOf(t *testing.T, dialect, bin, name string, gpus int, model string, memMiB int64, extra string, before func(env *webtest.Env, n *models.Node, dir string)) *simAgent {
+	t.Helper()
 	ctx := context.Background()
 	var ahead atomic.Int64
 	env := webtest.New(t, dialect, func(c *web.Config) {
@@ -143,7 +150,7 @@ func startSimAgent(t *testing.T, dialect, bin, name string, gpus int, extra stri
 	})
 	srv := httptest.NewServer(env.Server.Echo)
 	t.Cleanup(srv.Close)
-	list, _ := models.NewNodeGPUs(name, gpus, "NVIDIA L40S", 46068)
+	list, _ := models.NewNodeGPUs(name, gpus, model, memMiB)
 	node := &models.Node{Name: name}
 	if err := env.DB.CreateNode(ctx, node, list, models.CLIActor); err != nil {
 		t.Fatal(err)
@@ -163,9 +170,9 @@ func startSimAgent(t *testing.T, dialect, bin, name string, gpus int, extra stri
 	ahead.Store(int64(clockAhead(time.Now(), minuteLead)))
 	x := &simAgent{env: env, node: n, conf: filepath.Join(dir, "agent.conf"), state: filepath.Join(dir, "state")}
 	writeFile(t, x.conf, fmt.Sprintf("node = %s\ncredential_file = %s\nstate_dir = %s\ncache_file = %s\nmetrics_addr =\n"+
-		"gpu = simulated\nsim_gpus = %d\nsim_model = NVIDIA L40S\nsim_memory_mib = 46068\n"+
+		"gpu = simulated\nsim_gpus = %d\nsim_model = %s\nsim_memory_mib = %d\n"+
 		"sample_interval = 1s\nsync_interval = 1s\ndeliver_interval = 1s\nsim_clock_ahead = %s\n%s",
-		name, filepath.Join(dir, "credential.json"), x.state, filepath.Join(x.state, "schedule.json"), gpus,
+		name, filepath.Join(dir, "credential.json"), x.state, filepath.Join(x.state, "schedule.json"), gpus, model, memMiB,
 		time.Duration(ahead.Load()), strings.ReplaceAll(extra, "@DIR@", dir)))
 	enroll := exec.Command(bin, "enroll", "--config", x.conf, "--portal", srv.URL)
 	enroll.Env = agentEnv("GPUBOOK_AGENT_TOKEN=" + token)
