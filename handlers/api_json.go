@@ -20,9 +20,19 @@ type API struct{ *Base }
 // The API's bodies are declared once, in models/api; the functions below
 // fill them from the domain, every time in UTC.
 
+// toGPUJSON renders a unit: a whole GPU, a GPU split into MIG instances
+// (split, not bookable whole) or one of its instances (parent_id).
 func toGPUJSON(g models.GPU) api.GPU {
-	return api.GPU{ID: g.ID, NodeID: g.NodeID, Node: g.NodeName, Index: g.Index, UUID: g.UUID, Model: g.Model,
-		MemoryMiB: g.MemoryMiB, InService: g.InService}
+	out := api.GPU{ID: g.ID, NodeID: g.NodeID, Node: g.NodeName, Index: g.Index, UUID: g.UUID, Model: g.Model,
+		MemoryMiB: g.MemoryMiB, InService: g.InService, MIGProfile: g.MIGProfile, Weight: 1, Split: g.IsMIGParent()}
+	if g.IsMIGInstance() {
+		parent := g.ParentID
+		out.ParentID, out.Weight = &parent, g.Weight
+	}
+	if g.IsMIGInstance() || g.IsMIGParent() {
+		out.MIGSlices = g.MIGSlices
+	}
+	return out
 }
 
 // toBookingJSON renders b; uuids maps GPU IDs to their UUIDs, which go in

@@ -12,8 +12,9 @@ import (
 	"github.com/gpubook/gpubook/models/api"
 )
 
-// FindSlots answers GET /api/v1/slots?gpus=N&hours=H[&model=M][&node=NAME][&after=T]:
-// the three earliest options, each N GPUs of one node (models.FindSlots).
+// FindSlots answers GET /api/v1/slots?gpus=N&hours=H[&model=M][&node=NAME][&after=T][&profile=P]:
+// the three earliest options, each N whole GPUs of one node, or with a
+// profile N MIG instances of it (models.FindSlots).
 func (h *API) FindSlots(c echo.Context) error {
 	q, err := parseSlotQuery(c)
 	if err != nil {
@@ -34,7 +35,7 @@ func (h *API) FindSlots(c echo.Context) error {
 // store call) judges the values.
 func parseSlotQuery(c echo.Context) (models.SlotQuery, error) {
 	fe := models.FieldErrors{}
-	q := models.SlotQuery{Model: c.QueryParam("model"), Node: c.QueryParam("node")}
+	q := models.SlotQuery{Model: c.QueryParam("model"), Node: c.QueryParam("node"), Profile: c.QueryParam("profile")}
 	n, err := strconv.Atoi(c.QueryParam("gpus"))
 	switch {
 	case err != nil:

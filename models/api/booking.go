@@ -52,7 +52,8 @@ type Extend struct {
 	EndsAt time.Time `json:"ends_at"`
 }
 
-// Slot is one option of GET /slots: GPUs of one node free for the window.
+// Slot is one option of GET /slots: GPUs (or MIG instances of the profile
+// asked) of one node free for the window.
 type Slot struct {
 	NodeID   int64     `json:"node_id"`
 	Node     string    `json:"node"`
@@ -67,11 +68,14 @@ type SlotList struct {
 	Slots []Slot `json:"slots"`
 }
 
-// SlotsQuery is the query of GET /slots.
+// SlotsQuery is the query of GET /slots. Without a profile it finds whole
+// GPUs only (never a MIG instance, never a GPU split into them); with one,
+// MIG instances of that profile instead.
 type SlotsQuery struct {
-	GPUs  int       `query:"gpus" doc:"how many GPUs"`
-	Hours float64   `query:"hours" doc:"how long, decimals allowed"`
-	Model string    `query:"model,omitempty" doc:"GPU model, any case"`
-	Node  string    `query:"node,omitempty" doc:"node name, any case"`
-	After time.Time `query:"after,omitempty" doc:"earliest start (default now)"`
+	GPUs    int       `query:"gpus" doc:"how many GPUs, or with profile how many MIG instances"`
+	Hours   float64   `query:"hours" doc:"how long, decimals allowed"`
+	Model   string    `query:"model,omitempty" doc:"GPU model, any case"`
+	Node    string    `query:"node,omitempty" doc:"node name, any case"`
+	After   time.Time `query:"after,omitempty" doc:"earliest start (default now)"`
+	Profile string    `query:"profile,omitempty" doc:"MIG profile, e.g. 1g.10gb, any case: find MIG instances of it instead of whole GPUs"`
 }
