@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 )
 
@@ -22,21 +25,26 @@ import (
 // while it sent it). So what storing a batch costs the heap beside its
 // decoded values is a piece per table, whatever the batch's size.
 //
-// Each piece is one INSERT … SELECT into the table, the piece bound as its
-// one parameter, whatever the batch's size (a minute of a node is one
-// piece a table, an hour's backlog a few):
-//
-//   - SQLite: a piece is one JSON array of the rows, unpacked by json_each.
-//   - PostgreSQL: a piece is one row per line, unpacked by
-//     string_to_array and unnest.
-//
-// The tables are written in the order the caller first names them: before
-// a table's piece is sent, the rows gathered for the tables named before
-// it are, so that the usage tables are written GPU-minutes first
-// (usageTables).
+//   - SQLite: a piece is one JSON array of the rows, unpacked by json_each
+//     in one INSERT … SELECT per piece.
+//   - PostgreSQL: a piece is one row per line. A table whose rows fit in
+//     one piece (the steady state: a minute of a node) gets them in one
+//     INSERT … SELECT, the piece bound as one parameter. A larger one gets
+//     its pieces sent with COPY (pgconn.CopyFrom, through a pooled 64 kB
+//     buffer) into a temporary table of the connection, and one
+//     INSERT … SELECT at the end moves them to the table and empties the
+//     temporary one (created once per connection, and emptied at every
+//     commit as well: ON COMMIT DELETE ROWS). Not a piece bound to an
+//     INSERT each: pgx builds every parameter, and then its message, in
+//     buffers it shrinks after each statement, so a bound piece cost the
+//     heap about four times its size, and the largest agent bodies broke
+//     their memory bound (3.8–5.4 × the body; TestAgentBodyMemoryBound).
+//     Either way every table is written when its rows are done, in the
+//     order the caller says: the usage tables must be written GPU-minutes
+//     first (usageTables).
 
-// rowPiece is the size a piece is sent at: a few dozen statements for the
-// largest batch, and a buffer of a thirtieth of its body.
+// rowPiece is the size a piece is sent at: a few dozen statements (or
+// COPYs) for the largest batch, and a buffer of a thirtieth of its body.
 // The longest row, an idle report of 64 GPUs, is under 4 kB.
 const rowPiece = 32 << 10
 
@@ -45,6 +53,9 @@ type rowTable struct {
 	ncols    int
 	sqlite   string // INSERT … SELECT … FROM json_each(?) …
 	pgInsert string // INSERT … SELECT … FROM the lines of one parameter …
+	pgCreate string // CREATE TEMP TABLE IF NOT EXISTS …
+	pgCopy   string // COPY temp FROM STDIN
+	pgMove   string // WITH rows AS (DELETE FROM temp RETURNING r) INSERT INTO table … SELECT … FROM rows …
 }
 
 // newRowTable describes table's columns cols ("a, b, c"), their
@@ -61,11 +72,18 @@ func newRowTable(table, cols string, pgTypes []string, onConflict string) *rowTa
 		pgSel[i] = fmt.Sprintf("(r->>%d)::%s", i, pgTypes[i])
 	}
 	insert := "INSERT INTO " + table + " (" + cols + ") SELECT "
+	temp := "agent_rows_in_" + table
 	return &rowTable{
 		ncols: len(names),
 		// "WHERE true" keeps SQLite from reading ON CONFLICT as a join's ON.
 		sqlite:   insert + strings.Join(sel, ", ") + " FROM json_each(?) WHERE true " + onConflict,
 		pgInsert: insert + strings.Join(pgSel, ", ") + " FROM unnest(string_to_array(?::text, E'\\n')::jsonb[]) AS r " + onConflict,
+		pgCreate: "CREATE TEMP TABLE IF NOT EXISTS " + temp + " (r jsonb NOT NULL) ON COMMIT DELETE ROWS",
+		// CSV with a quote and a delimiter that JSON text never holds
+		// raw (control characters are escaped): each line is read as it
+		// is, backslashes and all.
+		pgCopy: "COPY " + temp + " (r) FROM STDIN WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')",
+		pgMove: "WITH rows AS (DELETE FROM " + temp + " RETURNING r) " + insert + strings.Join(pgSel, ", ") + " FROM rows " + onConflict,
 	}
 }
 
@@ -75,6 +93,7 @@ type loadedTable struct {
 	buf      []byte // the rows not sent yet
 	rows     int    // how many
 	affected int64  // rows the table took (inserted or updated)
+	copied   bool   // PostgreSQL: rows wait in the temporary table
 }
 
 // rowLoader writes rows of one transaction's tables, a piece at a time:
@@ -83,6 +102,8 @@ type loadedTable struct {
 // table's last rows and says how many the table took.
 type rowLoader struct {
 	tx    *gorm.DB
+	conn  *sql.Conn // PostgreSQL: the transaction's connection, for COPY
+	ctx   context.Context
 	lines bool // PostgreSQL's pieces (a row per line)
 	// pieceCap is the room a table's piece starts with (0: a whole piece);
 	// a small batch's loader needs a few kB, not 36 a table.
@@ -93,10 +114,23 @@ type rowLoader struct {
 	tables []loadedTable
 }
 
-// bulkTx runs fn in a transaction with a rowLoader for it.
+// bulkTx runs fn in a transaction with a rowLoader for it. On PostgreSQL
+// the transaction runs on a connection of its own (gorm's Connection), so
+// that the loader can reach the driver's connection for COPY.
 func (db *DB) bulkTx(ctx context.Context, fn func(tx *gorm.DB, l *rowLoader) error) error {
-	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return fn(tx, &rowLoader{tx: tx, lines: db.Dialect == Postgres})
+	if db.Dialect != Postgres {
+		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			return fn(tx, &rowLoader{tx: tx, ctx: ctx})
+		})
+	}
+	return db.Gorm.WithContext(ctx).Connection(func(c *gorm.DB) error {
+		conn, ok := c.Statement.ConnPool.(*sql.Conn)
+		if !ok {
+			return fmt.Errorf("store: bulk load: no connection of its own (%T)", c.Statement.ConnPool)
+		}
+		return c.Transaction(func(tx *gorm.DB) error {
+			return fn(tx, &rowLoader{tx: tx, conn: conn, ctx: ctx, lines: true})
+		})
 	})
 }
 
@@ -223,36 +257,38 @@ func (l *rowLoader) end() error {
 	return nil
 }
 
-// send writes lt's rows not sent yet into its table, after the rows
-// gathered for the tables named before it.
+// send writes lt's rows not sent yet: on SQLite into the table, on
+// PostgreSQL into its temporary table.
 func (l *rowLoader) send(lt *loadedTable) error {
-	for i := range l.tables {
-		if t := &l.tables[i]; t == lt {
-			break
-		} else if err := l.sendOne(t); err != nil {
-			return err
-		}
-	}
-	return l.sendOne(lt)
-}
-
-// sendOne writes lt's rows not sent yet into its table: one statement.
-func (l *rowLoader) sendOne(lt *loadedTable) error {
 	if lt.rows == 0 {
 		return nil
 	}
-	var n int64
-	var err error
 	if l.pg() {
-		n, err = l.exec(lt.t.pgInsert, lt.buf[:len(lt.buf)-1]) // no empty last line
+		if !lt.copied {
+			if err := l.tx.Exec(lt.t.pgCreate).Error; err != nil {
+				return fmt.Errorf("store: bulk load: %w", err)
+			}
+		}
+		err := l.conn.Raw(func(dc any) error {
+			c, ok := dc.(*stdlib.Conn)
+			if !ok {
+				return fmt.Errorf("not a pgx connection (%T)", dc)
+			}
+			_, err := c.Conn().PgConn().CopyFrom(l.ctx, bytes.NewReader(lt.buf), lt.t.pgCopy)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: bulk load: copy: %w", err)
+		}
+		lt.copied = true
 	} else {
 		lt.buf = append(lt.buf, ']')
-		n, err = l.exec(lt.t.sqlite, lt.buf)
+		n, err := l.exec(lt.t.sqlite, lt.buf)
+		if err != nil {
+			return err
+		}
+		lt.affected += n
 	}
-	if err != nil {
-		return err
-	}
-	lt.affected += n
 	lt.buf, lt.rows = lt.buf[:0], 0
 	return nil
 }
@@ -268,14 +304,35 @@ func (l *rowLoader) exec(query string, text []byte) (int64, error) {
 // done writes t's last rows and returns how many rows t took (inserted
 // or updated) in this transaction. It is called once per table after its
 // last row (the count then covers the table), or after each row to write
-// them one statement at a time; the tables are written in the order they
-// were first named.
+// them one statement at a time; the tables are written in the order of
+// these calls.
 func (l *rowLoader) done(t *rowTable) (int64, error) {
 	for i := range l.tables {
-		if lt := &l.tables[i]; lt.t == t {
+		lt := &l.tables[i]
+		if lt.t != t {
+			continue
+		}
+		if !l.pg() {
 			err := l.send(lt)
 			return lt.affected, err
 		}
+		if !lt.copied { // one piece: one statement
+			if lt.rows == 0 {
+				return 0, nil
+			}
+			n, err := l.exec(t.pgInsert, lt.buf[:len(lt.buf)-1]) // no empty last line
+			lt.buf, lt.rows = lt.buf[:0], 0
+			return n, err
+		}
+		if err := l.send(lt); err != nil {
+			return 0, err
+		}
+		r := l.tx.Exec(t.pgMove)
+		if r.Error != nil {
+			return 0, r.Error
+		}
+		lt.copied = false
+		return r.RowsAffected, nil
 	}
 	return 0, nil
 }

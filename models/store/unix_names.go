@@ -170,52 +170,49 @@ func (db *DB) unixNames(ctx context.Context, names []string) (map[string]int64, 
 	return unixNamesIn(db.raw(ctx), names)
 }
 
-// unixOwnersSQL reads who owns the unix names ? (a list) explicitly.
-var unixOwnersSQL = listSQL("SELECT name, user_id FROM unix_names WHERE name IN ?")
-
-// assumedNamesSQL reads the users without a unix name of their own whose
-// email matches one of the LIKE patterns ? (a list): on PostgreSQL LIKE
-// ANY of the array, on SQLite a LIKE for each element of the JSON array.
-var assumedNamesSQL = rawSQL{
-	sqlite:   "SELECT id, email FROM users WHERE unix_name IS NULL AND EXISTS (SELECT 1 FROM json_each(?) p WHERE users.email LIKE p.value)",
-	postgres: "SELECT id, email FROM users WHERE unix_name IS NULL AND email LIKE ANY($1)",
+// unixNamesSQL reads, in one statement, who owns the unix names ?1 (a
+// list) explicitly (rows with a name), and the users without a unix name
+// of their own whose email matches one of the LIKE patterns ?2 (a list;
+// rows with an email): on PostgreSQL LIKE ANY of the array, on SQLite a
+// LIKE for each element of the JSON array.
+var unixNamesSQL = rawSQL{
+	sqlite: `SELECT name, user_id, '' FROM unix_names WHERE name IN (SELECT value FROM json_each(?))
+	UNION ALL SELECT '', id, email FROM users WHERE unix_name IS NULL AND EXISTS (SELECT 1 FROM json_each(?) p WHERE users.email LIKE p.value)`,
+	postgres: `SELECT name, user_id, '' FROM unix_names WHERE name = ANY($1)
+	UNION ALL SELECT '', id, email FROM users WHERE unix_name IS NULL AND email LIKE ANY($2)`,
 }
 
-// unixNamesIn is unixNames on conn (a transaction, or the pool): two
-// statements, whatever the number of names, run without GORM
-// (raw_sql.go) as every usage batch with users runs them.
+// unixNamesIn is unixNames on conn (a transaction, or the pool): one
+// statement, whatever the number of names, run without GORM (raw_sql.go)
+// as every usage batch with users runs it.
 func unixNamesIn(conn raw, names []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(names))
-	list, err := conn.listArg(names)
+	patterns := make([]string, len(names))
+	for i, n := range names {
+		patterns[i] = n + "@%"
+	}
+	nameList, err := conn.listArg(names)
 	if err != nil {
 		return nil, fmt.Errorf("store: unix names: %w", err)
 	}
-	_, err = queryAll(conn, unixOwnersSQL, func(r *sql.Rows) (struct{}, error) {
-		var name string
+	patternList, err := conn.listArg(patterns)
+	if err != nil {
+		return nil, fmt.Errorf("store: unix names: %w", err)
+	}
+	var users []models.User
+	_, err = queryAll(conn, unixNamesSQL, func(r *sql.Rows) (struct{}, error) {
+		var name, email string
 		var id int64
-		err := r.Scan(&name, &id)
-		out[name] = id
-		return struct{}{}, err
-	}, list)
-	if err != nil {
-		return nil, fmt.Errorf("store: unix names: %w", err)
-	}
-	var patterns []string
-	for _, n := range names {
-		if _, ok := out[n]; !ok {
-			patterns = append(patterns, n+"@%")
+		if err := r.Scan(&name, &id, &email); err != nil {
+			return struct{}{}, err
 		}
-	}
-	if len(patterns) == 0 {
-		return out, nil
-	}
-	if list, err = conn.listArg(patterns); err != nil {
-		return nil, fmt.Errorf("store: unix names: %w", err)
-	}
-	users, err := queryAll(conn, assumedNamesSQL, func(r *sql.Rows) (u models.User, err error) {
-		err = r.Scan(&u.ID, &u.Email)
-		return u, err
-	}, list)
+		if name != "" {
+			out[name] = id
+		} else {
+			users = append(users, models.User{ID: id, Email: email})
+		}
+		return struct{}{}, nil
+	}, nameList, patternList)
 	if err != nil {
 		return nil, fmt.Errorf("store: unix names: %w", err)
 	}
