@@ -181,6 +181,9 @@ func (s *seeder) seedNodes(ctx context.Context, d demoData) error {
 		if err := s.indexNode(ctx, node.ID, dn, d.OutOfService); err != nil {
 			return err
 		}
+		if err := s.seedMIG(ctx, node.ID, dn); err != nil {
+			return err
+		}
 		s.added.nodes++
 		s.added.gpus += len(gpus)
 	}

@@ -179,8 +179,17 @@ deliver_interval = 10s
 heartbeat_interval = 30s
 idle_after = 10m
 enforce = %s
-`, base, n.Name, filepath.Join(dir, "credential.json"), filepath.Join(dir, "state"), filepath.Join(dir, "state", "schedule.json"),
-		metricsPort, n.GPUs, n.Model, n.MemoryMiB, filepath.Join(dir, "load"), enforce)
+%s`, base, n.Name, filepath.Join(dir, "credential.json"), filepath.Join(dir, "state"), filepath.Join(dir, "state", "schedule.json"),
+		metricsPort, n.GPUs, n.Model, n.MemoryMiB, filepath.Join(dir, "load"), enforce, demoSimMIGLine(n))
+}
+
+// demoSimMIGLine splits the node's MIG GPU in the simulation as the demo
+// seeded it; "" for a node without one.
+func demoSimMIGLine(n demoNode) string {
+	if n.MIG == nil {
+		return ""
+	}
+	return "sim_mig = " + n.MIG.simMIG() + "\n"
 }
 
 // demoIntruder picks who uses a GPU of n without a booking, and which GPU:

@@ -17,6 +17,9 @@ type demoNode struct {
 	GPUs      int
 	MemoryMiB int64
 	HomeTeam  string // the team that books this node most
+	// MIG splits one GPU into MIG instances, booked as units of their own
+	// (their indices on the node are 64 and up, in layout order).
+	MIG *demoMIG
 }
 
 type demoOutOfService struct {
@@ -62,7 +65,8 @@ func demoNotes() map[string][]string {
 func demoPlan(seed uint64, now time.Time, loc *time.Location) demoData {
 	d := demoData{
 		Nodes: []demoNode{
-			{Name: "gpu-a100-01", Model: "NVIDIA A100-SXM4-80GB", GPUs: 8, MemoryMiB: 81920, HomeTeam: "Vision"},
+			{Name: "gpu-a100-01", Model: "NVIDIA A100-SXM4-80GB", GPUs: 8, MemoryMiB: 81920, HomeTeam: "Vision",
+				MIG: &demoMIG{GPU: 7, Profiles: []string{"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}}},
 			{Name: "gpu-h100-01", Model: "NVIDIA H100 80GB HBM3", GPUs: 8, MemoryMiB: 81559, HomeTeam: "NLP"},
 			{Name: "gpu-l40s-01", Model: "NVIDIA L40S", GPUs: 8, MemoryMiB: 46068, HomeTeam: "Robotics"},
 		},
@@ -86,6 +90,9 @@ func demoPlan(seed uint64, now time.Time, loc *time.Location) demoData {
 	d.Bookings = planBookings(rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), d, now, loc)
 	return d
 }
+
+// migIndex is the first MIG instance's index on its node.
+const migIndex = 64
 
 type interval struct{ start, end time.Time }
 
@@ -130,6 +137,10 @@ func planBookings(r *rand.Rand, d demoData, now time.Time, loc *time.Location) [
 	p := &planner{busy: map[string][]interval{}}
 	hour := now.Truncate(time.Hour)
 	p.add(demoBooking{UserEmail: "li.na@example.org", Node: "gpu-h100-01", GPUs: []int{0, 1}, Start: hour.Add(-2 * time.Hour), End: hour.Add(4 * time.Hour), Note: "LLM 微调 (Qwen-7B, LoRA r=16)"})
+	// Notebooks on the A100's MIG slices: one running now, more to come.
+	p.add(demoBooking{UserEmail: "chen.jing@example.org", Node: "gpu-a100-01", GPUs: []int{migIndex}, Start: hour.Add(-time.Hour), End: hour.Add(3 * time.Hour), Note: "Jupyter 调试 (1g.10gb)"})
+	p.add(demoBooking{UserEmail: "lucas.martin@example.org", Node: "gpu-a100-01", GPUs: []int{migIndex + 1, migIndex + 2}, Start: hour.Add(-26 * time.Hour), End: hour.Add(-20 * time.Hour), Note: "CLIP linear probe sweep (2 × 1g.10gb)"})
+	p.add(demoBooking{UserEmail: "anna.schmidt@example.org", Node: "gpu-a100-01", GPUs: []int{migIndex + 3}, Start: hour.Add(5 * time.Hour), End: hour.Add(9 * time.Hour), Note: "notebook: SAM segmentation eval"})
 	notes := demoNotes()
 	durations := []time.Duration{2, 3, 4, 6, 8, 12, 24, 48}
 	for _, n := range d.Nodes {
@@ -164,7 +175,7 @@ func inServiceIndexes(n demoNode, oos []demoOutOfService) []int {
 		for _, o := range oos {
 			broken = broken || (o.Node == n.Name && o.Index == i)
 		}
-		if !broken {
+		if !broken && (n.MIG == nil || n.MIG.GPU != i) { // a split GPU is booked through its slices
 			out = append(out, i)
 		}
 	}

@@ -136,7 +136,7 @@ func TestDemoCommand(t *testing.T) {
 	eachMigrated(t, func(t *testing.T, url string) {
 		// One day of agent records, not seven: the same path at a seventh of the time.
 		out := mustGpubook(t, url, "demo", "--usage-days", "1")
-		if !strings.Contains(out, "added 12 users, 3 teams, 3 nodes, 24 GPUs and ") || !strings.Contains(out, "added 34560 GPU-minutes of agent records (the last 1 day(s))") || !strings.Contains(out, "/login and pick any user; admin@example.org is an admin") {
+		if !strings.Contains(out, "added 12 users, 3 teams, 3 nodes, 31 GPUs and ") || !strings.Contains(out, "added 43200 GPU-minutes of agent records (the last 1 day(s))") || !strings.Contains(out, "/login and pick any user; admin@example.org is an admin") {
 			t.Errorf("demo printed:\n%s", out)
 		}
 		db := storetest.OpenURL(t, url)
@@ -153,14 +153,20 @@ func checkDemoDatabase(t *testing.T, db *store.DB, wantUsers int64) {
 		t.Errorf("users = %d, want %d", n, wantUsers)
 	}
 	gpus, err := db.GPUs(ctx)
-	if err != nil || len(gpus) != 24 {
-		t.Fatalf("GPUs = %d, %v; want 24", len(gpus), err)
+	if err != nil || len(gpus) != 24+7 {
+		t.Fatalf("GPUs = %d, %v; want 24 and 7 MIG instances", len(gpus), err)
 	}
-	out := 0
+	out, slices := 0, 0
 	for _, g := range gpus {
 		if !g.InService {
 			out++
 		}
+		if g.IsMIGInstance() && g.MIGProfile == "1g.10gb" && g.NodeName == "gpu-a100-01" && g.UUID == demoSimMIGUUID(g.NodeName, 7, g.MIGGI) {
+			slices++
+		}
+	}
+	if slices != 7 {
+		t.Errorf("gpu-a100-01 has %d 1g.10gb slices with the simulation's UUIDs, want 7", slices)
 	}
 	if nodes, _ := db.Nodes(ctx); len(nodes) != 3 || out != 1 {
 		t.Errorf("nodes = %d, out of service = %d; want 3, 1", len(nodes), out)

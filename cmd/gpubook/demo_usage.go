@@ -53,6 +53,9 @@ func (s *seeder) seedUsage(ctx context.Context, d demoData) error {
 		var recs []wire.UsageRecord
 		for m := from; m.Before(to); m = m.Add(time.Minute) {
 			for _, g := range n.GPUs {
+				if g.IsMIGParent() { // its instances report, the split GPU does not
+					continue
+				}
 				recs = append(recs, usageRecord(r, g, m, spans[g.ID]))
 			}
 			if len(recs)+len(n.GPUs) > wire.MaxRecordsPerBatch || !m.Add(time.Minute).Before(to) {

@@ -31,9 +31,9 @@ var (
 	// English on a Chinese page: words in Latin letters beyond the
 	// allowed (product, units, codes) and the demo's own data.
 	latinWord   = regexp.MustCompile(`[A-Za-z][A-Za-z]+`)
-	latinWhole  = regexp.MustCompile(`[\w.+-]+@[\w.-]+|[A-Z]\d{2,3}[\w-]*|HBM\d|SXM\d[\w-]*|\d+GB|gpubook \w+( \w+)?|[A-Z][a-z]+/[A-Z][a-z_]+`)
+	latinWhole  = regexp.MustCompile(`[\w.+-]+@[\w.-]+|[A-Z]\d{2,3}[\w-]*|HBM\d|SXM\d[\w-]*|\d+GB|\dg\.\d+gb|gpubook \w+( \w+)?|[A-Z][a-z]+/[A-Z][a-z_]+`)
 	latinAllow  = map[string]bool{}
-	latinTokens = "gpubook GPU GPUs ID UUID UTC CST CET CEST API CSV JSON SSO OIDC ssh Unix GiB MiB NVIDIA NVML English IP root CUDA_VISIBLE_DEVICES CUDA VISIBLE DEVICES PDF HTTPS URL iCal ICS Asia Shanghai Europe Berlin Etc GMT"
+	latinTokens = "gpubook GPU GPUs ID UUID UTC CST CET CEST API CSV JSON SSO OIDC ssh Unix GiB MiB NVIDIA NVML English IP root CUDA_VISIBLE_DEVICES CUDA VISIBLE DEVICES PDF HTTPS URL iCal ICS MIG Asia Shanghai Europe Berlin Etc GMT"
 )
 
 func init() {
