@@ -16,6 +16,7 @@ import (
 type bookArgs struct {
 	n           int
 	node, model string
+	profile     string // a MIG profile: book instances of it, not whole GPUs
 	span        time.Duration
 	at          time.Time // zero: now
 	note        string
@@ -23,10 +24,13 @@ type bookArgs struct {
 }
 
 func (c *cli) book(ctx context.Context, args []string) (err error) {
-	f := newClientFlags("book", "gpubook book --gpus N --for 4h [--node N] [--model M] [--at TIME] [--note TEXT] [--wait 30m] [--short|--json]",
-		"Books N GPUs of one node for a length of time: now when they are free, else at the earliest slot\n(/api/v1/slots). With --at, at that time or not at all. With --wait, waits (up to that long) until the\nbooking can start now, polling the portal with backoff. On a GPU node without --node, books on that node.\nPrints the booking and an export line; --short prints only the GPU UUIDs, comma-separated:\n  v=$(gpubook book --gpus 2 --for 4h --short) || exit 1; export CUDA_VISIBLE_DEVICES=$v\n(a refusal prints nothing on stdout and exits 1; the plain export=$(…) form would export an empty list).")
+	f := newClientFlags("book", "gpubook book (--gpus N | --mig PROFILE [-n N]) --for 4h [--node N] [--model M] [--at TIME] [--note TEXT] [--wait 30m] [--short|--json]",
+		"Books N GPUs of one node for a length of time, or with --mig N MIG instances (slices of a GPU) of that\nprofile, e.g. 1g.10gb: now when they are free, else at the earliest slot (/api/v1/slots).\nWith --at, at that time or not at all. With --wait, waits (up to that long) until the booking can start\nnow, polling the portal with backoff. On a GPU node without --node, books on that node.\nPrints the booking and an export line; --short prints only the UUIDs (GPU-… or MIG-…), comma-separated:\n  v=$(gpubook book --gpus 2 --for 4h --short) || exit 1; export CUDA_VISIBLE_DEVICES=$v\n(a refusal prints nothing on stdout and exits 1; the plain export=$(…) form would export an empty list).")
 	var a bookArgs
-	f.IntVar(&a.n, "gpus", 1, "how many GPUs")
+	f.IntVar(&a.n, "gpus", 1, "how many GPUs (with --mig: how many MIG instances)")
+	f.IntVar(&a.n, "n", 1, "the same as --gpus")
+	f.StringVar(&a.profile, "mig", "", "book MIG instances of this profile (1g.10gb) instead of whole GPUs")
+	f.StringVar(&a.profile, "profile", "", "the same as --mig")
 	f.StringVar(&a.node, "node", "", "on this node (default: this machine, when it is a GPU node)")
 	anyNode := f.Bool("any-node", false, "on any node, also when run on a GPU node")
 	f.StringVar(&a.model, "model", "", "GPU model: its name or a part of it, any case (l40s)")
@@ -72,6 +76,9 @@ func (c *cli) book(ctx context.Context, args []string) (err error) {
 	if a.model, err = c.matchModel(ctx, api, a.model); err != nil {
 		return err
 	}
+	if a.profile, err = c.matchProfile(ctx, api, a.profile); err != nil {
+		return err
+	}
 	raw, b, err := c.bookLoop(ctx, api, a, zone)
 	if err != nil {
 		return assumedNode(err, assumed)
@@ -82,7 +89,11 @@ func (c *cli) book(ctx context.Context, args []string) (err error) {
 	case *jsonOut:
 		return printJSON(c.stdout, raw)
 	default:
-		fmt.Fprintf(c.stdout, "Booked #%d: %s on %s, %s – %s\n", b.ID, gpuCount(len(b.GPUIDs)), show(b.Node), showTime(b.StartsAt, zone), showTime(b.EndsAt, zone))
+		units, err := bookingUnits(ctx, api, b)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "Booked #%d: %s on %s, %s – %s\n", b.ID, unitsWords(b.GPUIDs, units), show(b.Node), showTime(b.StartsAt, zone), showTime(b.EndsAt, zone))
 		fmt.Fprintf(c.stdout, "export CUDA_VISIBLE_DEVICES=%s\n", strings.Join(showAll(b.GPUUUIDs), ","))
 	}
 	return nil
@@ -107,7 +118,7 @@ func (c *cli) bookLoop(ctx context.Context, api *apiClient, a bookArgs, zone *ti
 			}
 			return raw, b, err
 		}
-		slots, err := api.slots(ctx, a.n, a.span, a.model, a.node, start)
+		slots, err := api.slots(ctx, a.n, a.span, a.model, a.node, a.profile, start)
 		if err != nil {
 			return nil, b, err
 		}
@@ -156,7 +167,7 @@ func (c *cli) tryBook(ctx context.Context, api *apiClient, a bookArgs, start tim
 	}
 	byNode := map[string][]int64{}
 	var order []string
-	for _, g := range freeFrom(gpus, bs, start, a.node, a.model) {
+	for _, g := range freeFrom(gpus, bs, start, a.node, a.model, a.profile) {
 		if g.FreeUntil != nil && g.FreeUntil.Before(end) {
 			continue
 		}
@@ -187,9 +198,16 @@ func (c *cli) create(ctx context.Context, api *apiClient, ids []int64, start, en
 	return raw, b, json.Unmarshal(raw, &b)
 }
 
-// describeAsk is the request in words: "2 × A100 on node-a for 4h".
+// describeAsk is the request in words: "2 × A100 on node-a for 4h",
+// "1 × MIG 1g.10gb for 4h".
 func describeAsk(a bookArgs) string {
 	s := fmt.Sprintf("%d × %s", a.n, cmp(a.model, "any GPU"))
+	if a.profile != "" {
+		s = fmt.Sprintf("%d × MIG %s", a.n, a.profile)
+		if a.model != "" {
+			s += " of " + a.model
+		}
+	}
 	if a.node != "" {
 		s += " on " + a.node
 	}

@@ -140,8 +140,9 @@ func (a *apiClient) bookings(ctx context.Context, from, to time.Time, mine bool)
 	return out.Bookings, a.call(ctx, http.MethodGet, v1.PathBookings, q.Values(), nil, &out)
 }
 
-func (a *apiClient) slots(ctx context.Context, n int, d time.Duration, model, node string, after time.Time) ([]v1.Slot, error) {
+// slots asks for n GPUs, or with a profile n MIG instances of it.
+func (a *apiClient) slots(ctx context.Context, n int, d time.Duration, model, node, profile string, after time.Time) ([]v1.Slot, error) {
 	var out v1.SlotList
-	q := v1.SlotsQuery{GPUs: n, Hours: d.Hours(), Model: model, Node: node, After: after}
+	q := v1.SlotsQuery{GPUs: n, Hours: d.Hours(), Model: model, Node: node, Profile: profile, After: after}
 	return out.Slots, a.call(ctx, http.MethodGet, v1.PathSlots, q.Values(), nil, &out)
 }

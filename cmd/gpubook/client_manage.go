@@ -66,12 +66,25 @@ func (c *cli) ls(ctx context.Context, args []string) (err error) {
 		fmt.Fprintln(c.stdout, "You have no current or upcoming bookings.")
 		return nil
 	}
+	units, err := bookingUnits(ctx, s.api, bs...)
+	if err != nil {
+		return err
+	}
 	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tNODE\tGPUS\tSTART\tEND\tPHASE\tNOTE")
 	for _, b := range bs {
-		fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", b.ID, show(b.Node), len(b.GPUIDs), showTime(b.StartsAt, s.zone), showTime(b.EndsAt, s.zone), show(b.Phase), show(b.Note))
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", b.ID, show(b.Node), lsUnits(b, units), showTime(b.StartsAt, s.zone), showTime(b.EndsAt, s.zone), show(b.Phase), show(b.Note))
 	}
 	return w.Flush()
+}
+
+// lsUnits is ls's GPUS column: the count for whole GPUs, as always; the
+// instances by GPU and profile for a booking of MIG instances.
+func lsUnits(b v1.Booking, units map[int64]v1.GPU) string {
+	if !hasMIG(b) {
+		return strconv.Itoa(len(b.GPUIDs))
+	}
+	return unitsWords(b.GPUIDs, units)
 }
 
 // oneBooking parses the ID argument and finds it among the user's bookings.
@@ -132,7 +145,7 @@ func (c *cli) extend(ctx context.Context, args []string) (err error) {
 	if err := s.api.call(ctx, http.MethodPost, v1.Path(v1.PathExtend, b.ID), nil, body, &raw); err != nil {
 		return err
 	}
-	return c.printBooking(raw, s.zone, *jsonOut, "Extended")
+	return c.printBooking(ctx, s.api, raw, s.zone, *jsonOut, "Extended")
 }
 
 func (c *cli) release(ctx context.Context, args []string) (err error) {
@@ -160,11 +173,11 @@ func (c *cli) release(ctx context.Context, args []string) (err error) {
 	if err := s.api.call(ctx, method, path, nil, nil, &raw); err != nil {
 		return err
 	}
-	return c.printBooking(raw, s.zone, *jsonOut, verb)
+	return c.printBooking(ctx, s.api, raw, s.zone, *jsonOut, verb)
 }
 
 // printBooking prints one booking the API answered, as JSON or one line.
-func (c *cli) printBooking(raw json.RawMessage, zone *time.Location, asJSON bool, verb string) error {
+func (c *cli) printBooking(ctx context.Context, api *apiClient, raw json.RawMessage, zone *time.Location, asJSON bool, verb string) error {
 	if asJSON {
 		return printJSON(c.stdout, raw)
 	}
@@ -172,6 +185,10 @@ func (c *cli) printBooking(raw json.RawMessage, zone *time.Location, asJSON bool
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s #%d: %s on %s, %s – %s (%s)\n", verb, b.ID, gpuCount(len(b.GPUIDs)), show(b.Node), showTime(b.StartsAt, zone), showTime(b.EndsAt, zone), show(b.Phase))
+	units, err := bookingUnits(ctx, api, b)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%s #%d: %s on %s, %s – %s (%s)\n", verb, b.ID, unitsWords(b.GPUIDs, units), show(b.Node), showTime(b.StartsAt, zone), showTime(b.EndsAt, zone), show(b.Phase))
 	return nil
 }

@@ -97,13 +97,13 @@ func (c *cli) requestGPUs(ctx context.Context, api *apiClient, a bookArgs, start
 		return nil, err
 	}
 	free := map[int64]bool{}
-	for _, g := range freeFrom(gpus, bs, start, a.node, a.model) {
+	for _, g := range freeFrom(gpus, bs, start, a.node, a.model, "") {
 		free[g.GPU.ID] = g.FreeUntil == nil || !g.FreeUntil.Before(start.Add(a.span))
 	}
 	byNode := map[string][]v1.GPU{}
 	var nodes []string
 	for _, g := range gpus {
-		if !g.InService || (a.node != "" && !strings.EqualFold(g.Node, a.node)) || (a.model != "" && !strings.EqualFold(g.Model, a.model)) {
+		if !g.InService || !unitFits(g, "") || (a.node != "" && !strings.EqualFold(g.Node, a.node)) || (a.model != "" && !strings.EqualFold(g.Model, a.model)) {
 			continue
 		}
 		if _, ok := byNode[g.Node]; !ok {

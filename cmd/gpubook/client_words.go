@@ -27,7 +27,7 @@ var cliFields = map[string]string{
 	"gpu_ids": "--gpus", "gpus": "--gpus", "hours": "--for", "starts_at": "--at", "after": "--at",
 	"ends_at": "--for/--until", "note": "--note", "model": "--model", "node": "--node",
 	"purpose": "--purpose", "urgency": "--urgency", "plan": "--plan", "give_back": "--give-back",
-	"preempt": "--preempt",
+	"preempt": "--preempt", "profile": "--mig",
 }
 
 // cliField is the flag an API field is set by, or the field itself.
