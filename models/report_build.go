@@ -67,10 +67,10 @@ func (d *WeekData) UserReport(u User) UserReport {
 	r.Entitled = t.entitled[u.ID]
 	r.UsageShare = t.usage[u.ID]
 	r.FairShare = FairShareFactor(r.UsageShare, r.Entitled)
-	if t, ok := d.firstTeam(u.ID); ok {
-		ids := d.teamMembers(t.TeamID)
-		r.TeamID, r.TeamName, r.TeamSize, r.RankOf = t.TeamID, t.TeamName, len(ids), len(ids)
-		r.Rank = Rank(ids, func(id int64) float64 { return d.WeekFigures(id).BusyHours() })[u.ID]
+	if m, ok := t.firstTeam[u.ID]; ok {
+		ids := t.members[m.TeamID]
+		r.TeamID, r.TeamName, r.TeamSize, r.RankOf = m.TeamID, m.TeamName, len(ids), len(ids)
+		r.Rank = t.teamRank[m.TeamID][u.ID]
 	}
 	return r
 }
@@ -84,6 +84,12 @@ type weekTotals struct {
 	usage    map[int64]float64
 	heat     HeatMap
 	quiet    []QuietSlot
+	// firstTeam is each user's team by name (the one their own report
+	// ranks them in), members each team's user IDs in membership order,
+	// and teamRank each team's ranks by busy GPU-hours.
+	firstTeam map[int64]Membership
+	members   map[int64][]int64
+	teamRank  map[int64]map[int64]int
 }
 
 func (d *WeekData) totals() *weekTotals {
@@ -91,9 +97,29 @@ func (d *WeekData) totals() *weekTotals {
 		d.totalsVal = weekTotals{all: d.clusterWeek(), entitled: EntitledShares(d.Users, d.Memberships, d.TeamWeights, d.activeUsers()),
 			usage: d.usageShares(), heat: d.HeatMap()}
 		d.totalsVal.quiet = d.QuietHours(d.totalsVal.heat, QuietSlots)
+		d.teamTotals(&d.totalsVal)
 	})
 	return &d.totalsVal
 }
+
+// teamTotals fills t's teams: a table of every user's report asks for
+// each user's team and rank, and a scan of the memberships per user made
+// the admins' table of 500 users quadratic.
+func (d *WeekData) teamTotals(t *weekTotals) {
+	t.firstTeam, t.members, t.teamRank = map[int64]Membership{}, map[int64][]int64{}, map[int64]map[int64]int{}
+	for _, m := range d.Memberships {
+		if best, ok := t.firstTeam[m.UserID]; !ok || m.TeamName < best.TeamName {
+			t.firstTeam[m.UserID] = m
+		}
+		t.members[m.TeamID] = append(t.members[m.TeamID], m.UserID)
+	}
+	for team, ids := range t.members {
+		t.teamRank[team] = Rank(ids, d.busyHours)
+	}
+}
+
+// busyHours is uid's busy GPU-hours of the week, the figure ranks order by.
+func (d *WeekData) busyHours(uid int64) float64 { return d.WeekFigures(uid).BusyHours() }
 
 // activeUsers are the users with booked or unbooked use, or hours
 // cancelled late, in any span: the members a team's entitled share is
@@ -125,40 +151,19 @@ func (d *WeekData) usageShares() map[int64]float64 {
 	return raw
 }
 
-// firstTeam is the user's team by name, the one their rank is taken in.
-func (d *WeekData) firstTeam(uid int64) (Membership, bool) {
-	var best Membership
-	found := false
-	for _, m := range d.Memberships {
-		if m.UserID == uid && (!found || m.TeamName < best.TeamName) {
-			best, found = m, true
-		}
-	}
-	return best, found
-}
-
-func (d *WeekData) teamMembers(teamID int64) []int64 {
-	var ids []int64
-	for _, m := range d.Memberships {
-		if m.TeamID == teamID {
-			ids = append(ids, m.UserID)
-		}
-	}
-	return ids
-}
-
 // TeamTable is a team lead's view: every member's report, by rank.
 func (d *WeekData) TeamTable(teamID int64) []UserReport {
 	byID := map[int64]User{}
 	for _, u := range d.Users {
 		byID[u.ID] = u
 	}
+	t := d.totals()
+	ids := t.members[teamID]
 	var rows []UserReport
-	for _, id := range d.teamMembers(teamID) {
+	for _, id := range ids {
 		r := d.UserReport(byID[id])
-		ids := d.teamMembers(teamID)
 		r.TeamID, r.RankOf = teamID, len(ids)
-		r.Rank = Rank(ids, func(x int64) float64 { return d.WeekFigures(x).BusyHours() })[id]
+		r.Rank = t.teamRank[teamID][id]
 		rows = append(rows, r)
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
@@ -177,7 +182,7 @@ func (d *WeekData) ClusterUsers() []UserReport {
 	for i, u := range d.Users {
 		ids[i] = u.ID
 	}
-	ranks := Rank(ids, func(x int64) float64 { return d.WeekFigures(x).BusyHours() })
+	ranks := Rank(ids, d.busyHours)
 	rows := make([]UserReport, 0, len(d.Users))
 	for _, u := range d.Users {
 		r := d.UserReport(u)

@@ -88,10 +88,15 @@ func (d *WeekData) spanFigures(uid int64) []Figures {
 	return make([]Figures, len(d.Spans))
 }
 
-// WeekFigures is uid's figures for the whole week (the sum of its days).
+// WeekFigures is uid's figures for the whole week (the sum of its days);
+// zero, without allocating, for a user with no activity.
 func (d *WeekData) WeekFigures(uid int64) Figures {
 	var sum Figures
-	for _, f := range d.spanFigures(uid)[:ReportDays] {
+	figs, ok := d.ByUser[uid]
+	if !ok {
+		return sum
+	}
+	for _, f := range figs[:ReportDays] {
 		sum = sum.Add(f)
 	}
 	return sum

@@ -110,8 +110,12 @@ func FairShareFactor(u, s float64) float64 {
 // Rank returns competition ranks (1, 2, 2, 4) of ids by value, highest first.
 func Rank(ids []int64, value func(int64) float64) map[int64]int {
 	sorted := append([]int64(nil), ids...)
+	values := make(map[int64]float64, len(ids)) // each once, not per comparison
+	for _, id := range ids {
+		values[id] = value(id)
+	}
 	sort.SliceStable(sorted, func(i, j int) bool {
-		vi, vj := value(sorted[i]), value(sorted[j])
+		vi, vj := values[sorted[i]], values[sorted[j]]
 		if vi != vj {
 			return vi > vj
 		}
@@ -119,7 +123,7 @@ func Rank(ids []int64, value func(int64) float64) map[int64]int {
 	})
 	out := make(map[int64]int, len(ids))
 	for i, id := range sorted {
-		if i > 0 && value(id) == value(sorted[i-1]) {
+		if i > 0 && values[id] == values[sorted[i-1]] {
 			out[id] = out[sorted[i-1]]
 			continue
 		}
