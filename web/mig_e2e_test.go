@@ -88,7 +88,7 @@ func migSliceEndToEnd(t *testing.T, dialect, bin string) {
 			}
 		}
 		href = link
-		if got := row.Find(testid("cal-row-label")).Text(); got != "GPU 1 · 1g.10gb" {
+		if got := row.Find(testid("cal-label")).Text(); got != "GPU 1 · 1g.10gb" {
 			t.Errorf("slice row label = %q, want GPU 1 · 1g.10gb", got)
 		}
 		return false
