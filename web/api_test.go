@@ -195,7 +195,8 @@ func TestAPIGPUs(t *testing.T) {
 			}
 			g := f.gpus[5]
 			want := map[string]any{"id": float64(g.ID), "node_id": float64(g.NodeID), "node": "gpu02", "index": float64(1),
-				"uuid": g.UUID, "model": "NVIDIA H100 80GB HBM3", "memory_mib": float64(81920), "in_service": false}
+				"uuid": g.UUID, "model": "NVIDIA H100 80GB HBM3", "memory_mib": float64(81920), "in_service": false,
+				"parent_id": nil, "mig_profile": "", "mig_slices": float64(0), "weight": float64(1), "split": false}
 			if !reflect.DeepEqual(got.GPUs[5], want) {
 				t.Errorf("gpu = %v, want %v", got.GPUs[5], want)
 			}
