@@ -41,6 +41,9 @@ type DB struct {
 	// Clock, when set, replaces the database's clock for leases and claims
 	// (tests step time with it); nil in production.
 	Clock func() time.Time
+	// live shares a week in progress among concurrent page views
+	// (report_live.go); nil shares nothing.
+	live *liveWeeks
 }
 
 // sqliteParams configures every SQLite connection: foreign keys on, WAL,
@@ -137,7 +140,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("store: gorm: %w", err)
 	}
-	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect}, nil
+	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect, live: &liveWeeks{}}, nil
 }
 
 // ApplicationName is what every PostgreSQL connection of this process

@@ -37,13 +37,14 @@ func frozenRow(f models.FrozenWeek) reportWeekRow {
 }
 
 // ReportWeekAt returns week w as every surface shows it at now: live as of
-// now while it runs; once ended, its snapshot if one exists; else computed
+// now while it runs (or as of the start of the same computation already
+// running for another view: liveWeek); once ended, its snapshot if one exists; else computed
 // as of its end and, when freeze is asked (the weekly send) or the week
 // ended FreezeAfter ago, frozen first. Two replicas freezing at once both
 // insert-or-ignore and then read the one row that won, so they agree.
 func (db *DB) ReportWeekAt(ctx context.Context, w models.Week, now time.Time, rules models.ReportRules, freeze bool) (*models.WeekData, error) {
 	if now.Before(w.End) {
-		return db.reportWeek(ctx, w, now, rules, true)
+		return db.liveWeek(ctx, w, now, rules)
 	}
 	if d, err := db.frozenWeek(ctx, w); err == nil || !errors.Is(err, gorm.ErrRecordNotFound) {
 		return d, err
