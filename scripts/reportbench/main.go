@@ -9,10 +9,13 @@
 // progress, of the same week computed over four weeks without snapshots,
 // and of the just-ended week; each with its wall time and CPU time (this
 // process and the PostgreSQL backend), beside one plain scan of the
-// per-minute rows (docs/performance.md).
+// per-minute rows; then every usage page (my usage, a team's, the
+// cluster's) of the week in progress through the wired router, alone and
+// with 8 concurrent viewers, p50 and p99 (pages.go; docs/performance.md).
 //
 //	go run ./scripts/reportbench [-dialect sqlite] [-minutes 20000000] [-unordered]
 //	go run ./scripts/reportbench -reuse URL -sql   # the page's statements, for EXPLAIN
+//	go run ./scripts/reportbench -reuse URL -pages # only the usage pages, alone and with 8 viewers
 //
 // It only talks to PostgreSQL on 127.0.0.1, in a scratch database that it
 // drops afterwards (SQLite: a file in a temporary folder). The same
@@ -46,6 +49,7 @@ func main() {
 	unordered := flag.Bool("unordered", false, "write the minutes in a scrambled order, not in time order")
 	dialect := flag.String("dialect", store.Postgres, "database: postgres or sqlite")
 	printSQL := flag.Bool("sql", false, "with -reuse: print the statements of one usage-page view (week in progress) instead of measuring")
+	pagesOnly := flag.Bool("pages", false, "with -reuse: time only the usage pages through the router (week in progress)")
 	flag.Parse()
 	var err error
 	if *cpuprofile != "" {
@@ -64,7 +68,7 @@ func main() {
 	sh := newShape(*minutes, benchWeek().End, *unordered)
 	switch {
 	case *reuse != "":
-		err = remeasure(context.Background(), *reuse, *printSQL)
+		err = remeasure(context.Background(), *reuse, *printSQL, *pagesOnly)
 	case *dialect == store.SQLite:
 		err = runSQLite(context.Background(), sh, *keep)
 	case *dialect == store.Postgres:
@@ -133,7 +137,7 @@ func fillAndMeasure(ctx context.Context, dbURL string, sh shape) error {
 	return nil
 }
 
-func remeasure(ctx context.Context, dbURL string, printSQL bool) error {
+func remeasure(ctx context.Context, dbURL string, printSQL, pagesOnly bool) error {
 	if u, err := url.Parse(dbURL); err != nil || u.Hostname() != "127.0.0.1" {
 		return fmt.Errorf("refusing %q: the benchmark runs against 127.0.0.1 only", dbURL)
 	}
@@ -145,6 +149,13 @@ func remeasure(ctx context.Context, dbURL string, printSQL bool) error {
 	if printSQL {
 		db.Gorm.Logger = logger.Default.LogMode(logger.Info)
 		_, err := db.ReportWeekAt(ctx, benchWeek(), pageAsOf(benchWeek()), models.DefaultReportRules, false)
+		return err
+	}
+	if pagesOnly {
+		ls, err := timePages(ctx, db, pageAsOf(benchWeek()))
+		for _, l := range ls {
+			fmt.Println(l)
+		}
 		return err
 	}
 	res, err := measure(ctx, db, benchWeek())

@@ -72,6 +72,7 @@ type result struct {
 	page                           cost          // the week in progress: its week from rollups + minutes, trend from snapshots
 	fourWeeks                      cost          // the same page with no snapshot: four weeks from rollups + minutes
 	ended                          cost          // the just-ended week (not yet frozen): its week from rollups, trend from snapshots
+	pages                          []latency     // every usage page through the router, week in progress
 	same                           bool          // the page from snapshots has the figures of the four weeks computed
 	sameAsMinutes                  bool          // ... and those of the page from the minutes alone (before the roll job)
 	render                         time.Duration // building and rendering every user's email
@@ -93,7 +94,11 @@ func measure(ctx context.Context, db *store.DB, w models.Week) (result, error) {
 	g.Table("gpu_usage_minutes").Count(&r.minuteRows)
 	g.Table("gpu_user_usage_minutes").Count(&r.userRows)
 	g.Table("bookings").Count(&r.bookings)
-	db.SQL.SetMaxOpenConns(1) // one backend, whose CPU time cpuOf reads
+	if db.Dialect == store.Postgres {
+		// One backend, whose CPU time procCPU reads. (SQLite's writer
+		// keeps a connection of its own: one in all would hang.)
+		db.SQL.SetMaxOpenConns(1)
+	}
 	var err error
 	if r.scan, err = plainScan(ctx, db, ""); err != nil {
 		return r, err
@@ -147,6 +152,9 @@ func measure(ctx context.Context, db *store.DB, w models.Week) (result, error) {
 	}
 	computed := func() (*models.WeekData, error) { return db.ReportWeek(ctx, w, pageAsOf(w), rules) }
 	if r.fourWeeks, computedPage, err = timeView(ctx, db, computed); err != nil {
+		return r, err
+	}
+	if r.pages, err = timePages(ctx, db, pageAsOf(w)); err != nil {
 		return r, err
 	}
 	r.same = figures(page) == figures(computedPage)
@@ -327,6 +335,9 @@ func (r result) print(w io.Writer) {
 	fmt.Fprintf(w, "usage page, week in progress (rollups + snapshots): %v\n", r.page)
 	fmt.Fprintf(w, "usage page, four weeks computed (rollups, no snapshot): %v\n", r.fourWeeks)
 	fmt.Fprintf(w, "usage page, just-ended week (not frozen yet): %v\n", r.ended)
+	for _, l := range r.pages {
+		fmt.Fprintf(w, "usage page through the router, week in progress: %v\n", l)
+	}
 	fmt.Fprintf(w, "page from snapshots has the computed figures: %v; the figures from the minutes alone: %v\n", r.same, r.sameAsMinutes)
 	fmt.Fprintf(w, "building and rendering %d reports: %s\n", r.reports, ms(r.render))
 	fmt.Fprintf(w, "peak Go heap in use during the report: %.1f MiB; max RSS of the process: %.1f MiB\n", float64(r.peakHeap)/(1<<20), float64(r.maxRSS)/1024)

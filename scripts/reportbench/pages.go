@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alexedwards/scs/postgresstore"
+	"github.com/alexedwards/scs/sqlite3store"
+	"github.com/alexedwards/scs/v2"
+
+	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/views/i18n"
+	"github.com/gpubook/gpubook/web"
+)
+
+// The usage pages as a browser gets them: through the wired router (the
+// session, the store, the rendering), at the page's now, signed in as
+// user 1, the lead of team 1, made an admin for the cluster page.
+const (
+	pageRuns    = 30 // requests of each page alone
+	viewers     = 8  // concurrent viewers
+	viewerRuns  = 8  // requests of each viewer
+	benchViewer = "u1@bench.example"
+)
+
+// usagePages are the pages timed: "My usage", a team's, the cluster's.
+var usagePages = []struct{ name, path string }{
+	{"my usage", "/usage"},
+	{"team", "/usage/team/1"},
+	{"cluster", "/admin/usage"},
+}
+
+// latency is one page's p50 and p99 over its requests.
+type latency struct {
+	name            string
+	alone, together [2]time.Duration // p50, p99
+	n, nTogether    int
+}
+
+func (l latency) String() string {
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond)) }
+	return fmt.Sprintf("%-9s alone p50 %s / p99 %s ms (%d); %d viewers p50 %s / p99 %s ms (%d)", l.name,
+		ms(l.alone[0]), ms(l.alone[1]), l.n, viewers, ms(l.together[0]), ms(l.together[1]), l.nTogether)
+}
+
+// timePages times every usage page of the week in progress at now, alone
+// and with viewers concurrent viewers of the same page.
+func timePages(ctx context.Context, db *store.DB, now time.Time) ([]latency, error) {
+	if err := db.Gorm.WithContext(ctx).Exec("UPDATE users SET is_admin = TRUE WHERE email = ?", benchViewer).Error; err != nil {
+		return nil, err
+	}
+	// The pool as serve has it (measure pins one connection).
+	if db.Dialect == store.Postgres {
+		db.SetMaxConns(store.DefaultMaxConns)
+		defer db.SQL.SetMaxOpenConns(1)
+	}
+	cfg := web.Config{Listen: "127.0.0.1:0", DevLogin: true, Location: time.UTC, Now: func() time.Time { return now },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), I18n: i18n.MustLoad()}
+	srv, err := web.New(cfg, db, sessionStore(db))
+	if err != nil {
+		return nil, err
+	}
+	b, err := signIn(srv.Echo)
+	if err != nil {
+		return nil, err
+	}
+	var out []latency
+	for _, p := range usagePages {
+		l := latency{name: p.name}
+		if _, err := b.get(p.path); err != nil { // warm: the first run pays for caches
+			return nil, err
+		}
+		alone, err := b.times(p.path, pageRuns)
+		if err != nil {
+			return nil, err
+		}
+		together, err := concurrently(b, p.path)
+		if err != nil {
+			return nil, err
+		}
+		l.alone, l.together, l.n, l.nTogether = percentiles(alone), percentiles(together), len(alone), len(together)
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// concurrently runs viewers browsers of one session, each requesting path
+// viewerRuns times, all at once.
+func concurrently(b *browser, path string) ([]time.Duration, error) {
+	var (
+		mu    sync.Mutex
+		all   []time.Duration
+		first error
+		wg    sync.WaitGroup
+	)
+	for range viewers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ds, err := b.times(path, viewerRuns)
+			mu.Lock()
+			defer mu.Unlock()
+			all = append(all, ds...)
+			if err != nil && first == nil {
+				first = err
+			}
+		}()
+	}
+	wg.Wait()
+	return all, first
+}
+
+// percentiles is p50 and p99 (nearest rank) of ds.
+func percentiles(ds []time.Duration) [2]time.Duration {
+	if len(ds) == 0 {
+		return [2]time.Duration{}
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	rank := func(p float64) time.Duration {
+		i := int(p*float64(len(s))+0.999999) - 1
+		return s[min(max(i, 0), len(s)-1)]
+	}
+	return [2]time.Duration{rank(0.50), rank(0.99)}
+}
+
+// sessionStore is serve's session store for db's dialect.
+func sessionStore(db *store.DB) scs.Store {
+	if db.Dialect == store.Postgres {
+		return postgresstore.NewWithCleanupInterval(db.SQL, 0)
+	}
+	return sqlite3store.NewWithCleanupInterval(db.SQL, 0)
+}
+
+// browser sends requests through the router with a signed-in session.
+type browser struct {
+	h       http.Handler
+	cookies map[string]*http.Cookie // set while signing in, then only read
+}
+
+var csrfMeta = regexp.MustCompile(`name="csrf-token" content="([^"]+)"`)
+
+// signIn signs in as benchViewer through the development sign-in.
+func signIn(h http.Handler) (*browser, error) {
+	b := &browser{h: h, cookies: map[string]*http.Cookie{}}
+	m := csrfMeta.FindStringSubmatch(b.do(httptest.NewRequest(http.MethodGet, "/login", nil)).Body.String())
+	if m == nil {
+		return nil, fmt.Errorf("reportbench: sign-in page without a CSRF token")
+	}
+	form := url.Values{"email": {benchViewer}, "_csrf": {m[1]}}
+	req := httptest.NewRequest(http.MethodPost, "/login/dev", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if rec := b.do(req); rec.Code != http.StatusSeeOther {
+		return nil, fmt.Errorf("reportbench: sign in: status %d", rec.Code)
+	}
+	return b, nil
+}
+
+func (b *browser) do(req *http.Request) *httptest.ResponseRecorder {
+	for _, c := range b.cookies {
+		req.AddCookie(c)
+	}
+	rec := httptest.NewRecorder()
+	b.h.ServeHTTP(rec, req)
+	for _, c := range rec.Result().Cookies() {
+		b.cookies[c.Name] = c
+	}
+	return rec
+}
+
+// get fetches path and fails unless it is a 200.
+func (b *browser) get(path string) (string, error) {
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	for _, c := range b.cookies {
+		req.AddCookie(c)
+	}
+	rec := httptest.NewRecorder()
+	b.h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return "", fmt.Errorf("reportbench: GET %s: status %d", path, rec.Code)
+	}
+	return rec.Body.String(), nil
+}
+
+// times is the duration of each of n requests of path, one after another.
+func (b *browser) times(path string, n int) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		if _, err := b.get(path); err != nil {
+			return out, err
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
+}
