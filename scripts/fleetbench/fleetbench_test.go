@@ -13,8 +13,8 @@ import (
 	"github.com/gpubook/gpubook/models/store/storetest"
 )
 
-// TestTinyFleet runs the whole bench at a tiny scale: 16 nodes on one
-// replica with two browser users, the agents' intervals at a second and
+// TestTinyFleet runs the whole bench at a tiny scale: 16 nodes spread
+// over two replicas of one database with two browser users, the agents' intervals at a second and
 // their clock set so that a minute ends early in the window. The level
 // must hold, its usage records must reach the database, and every kind
 // of agent request and page must have been made.
@@ -26,7 +26,7 @@ func TestTinyFleet(t *testing.T) {
 	if _, err := agentCadence(root); err != nil {
 		t.Fatalf("the agent's default intervals: %v", err)
 	}
-	o, err := parse([]string{"fleetbench", "-max-gpus", "128", "-start-gpus", "128", "-users", "2", "-people", "20",
+	o, err := parse([]string{"fleetbench", "-max-gpus", "128", "-start-gpus", "128", "-users", "2", "-people", "20", "-replicas", "2",
 		"-step-seconds", "8", "-warmup", "2s", "-think", "500ms"})
 	if err != nil {
 		t.Fatal(err)
