@@ -30,6 +30,11 @@ func (h *Bookings) New(c echo.Context) error {
 	if !ok || !end.After(start) {
 		end = start.Add(time.Hour)
 	}
+	if slot := h.Limits.Slot; end.Sub(start) < slot {
+		// The free cell that holds now ends at the next split (22:39 to
+		// 23:00): offer the shortest booking allowed instead of a refusal.
+		end = nextSlot(start.Add(slot), slot)
+	}
 	f.Start, f.End = views.LocalInput(start, loc), views.LocalInput(end, loc)
 	f.Note = h.Sessions.GetString(c.Request().Context(), sessionLastNote)
 	return h.renderForm(c, http.StatusOK, views.BookingFormView{Form: f})
