@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,7 +31,7 @@ func TestAPIMIG(t *testing.T) {
 func testAPIMIG(t *testing.T, dialect string) {
 	f := newAPIFixture(t, dialect)
 	doc := loadOpenAPI(t)
-	migs := f.env.SplitMIG("gpu01", 0, "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb")
+	migs := f.env.SplitMIG("gpu01", map[int][]string{0: slices.Repeat([]string{"1g.10gb"}, 7)})
 
 	res := f.adaAPI.Get("/api/v1/gpus")
 	doc.checkResponse(t, http.MethodGet, api.PathGPUs, res.Code, res.Body.Bytes())

@@ -10,12 +10,13 @@ import (
 	"github.com/gpubook/gpubook/models/wire"
 )
 
-// SplitMIG reports for node what its agent would once the GPU of index
-// gpu is in MIG mode (7 slices) with instances of the profiles given
-// ("1g.10gb", "3g.40gb"): the node's other GPUs whole, its placeholder
-// UUIDs replaced by real ones. The store keeps each instance as a unit
-// under its GPU. It returns the instances' MIG UUIDs, in order.
-func (e *Env) SplitMIG(node string, gpu int, profiles ...string) []string {
+// SplitMIG reports for node what its agent would once each GPU that
+// layouts names by index is in MIG mode (7 slices) with instances of the
+// profiles listed ("1g.10gb", "3g.40gb"): the node's other GPUs whole,
+// its placeholder UUIDs replaced by real ones. The store keeps each
+// instance as a unit under its GPU. It returns the instances' MIG UUIDs,
+// by GPU index then position.
+func (e *Env) SplitMIG(node string, layouts map[int][]string) []string {
 	e.T.Helper()
 	ctx := context.Background()
 	nodes, err := e.DB.Nodes(ctx)
@@ -34,7 +35,7 @@ func (e *Env) SplitMIG(node string, gpu int, profiles ...string) []string {
 			}
 			w := wire.GPU{UUID: fmt.Sprintf("GPU-%08d-0000-4000-8000-%012d", n.ID, g.Index), Index: g.Index, Minor: g.Index,
 				Model: g.Model, MemoryMiB: g.MemoryMiB}
-			if g.Index == gpu {
+			if profiles, ok := layouts[g.Index]; ok {
 				w.MIG, w.MIGSlices = true, 7
 				for i, p := range profiles {
 					slices, _ := strconv.Atoi(p[:strings.IndexByte(p, 'g')])
