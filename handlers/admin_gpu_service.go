@@ -51,11 +51,11 @@ func (h *Admin) renderService(c echo.Context, status int, id int64, reason strin
 	if err != nil {
 		return err
 	}
-	index, err := h.gpuIndex(ctx)
+	names, err := h.gpuNames(ctx)
 	if err != nil {
 		return err
 	}
-	v := views.GPUServiceView{GPU: *g, Reason: reason, Choices: plan, Index: index, Error: msg}
+	v := views.GPUServiceView{GPU: *g, Reason: reason, Choices: plan, Names: names, Error: msg}
 	if v.Requests, err = h.Store.PendingRequestsOnGPU(ctx, id, h.Now()); err != nil {
 		return err
 	}

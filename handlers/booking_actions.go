@@ -94,12 +94,12 @@ func (h *Bookings) renderRow(c echo.Context, status int, id int64, b *models.Boo
 			return err
 		}
 	}
-	index, err := h.gpuIndex(c.Request().Context())
+	names, err := h.gpuNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	p := h.NewPage(c)
-	r := views.NewBookingRow(*b, index, h.Now(), p.Location)
+	r := views.NewBookingRow(*b, names, h.Now(), p.Location)
 	if msg != "" {
 		r.Error = msg
 		if typed := c.FormValue("ends_at"); typed != "" {
@@ -129,11 +129,11 @@ func (h *Bookings) askFirst(c echo.Context, action string, check func(*models.Bo
 	if check(b, u, h.Now()) != nil {
 		return false, nil
 	}
-	index, err := h.gpuIndex(c.Request().Context())
+	names, err := h.gpuNames(c.Request().Context())
 	if err != nil {
 		return true, err
 	}
 	p := h.NewPage(c)
-	r := views.NewBookingRow(*b, index, h.Now(), p.Location)
+	r := views.NewBookingRow(*b, names, h.Now(), p.Location)
 	return true, Render(c, http.StatusOK, views.ConfirmActionPage(p, action, r))
 }

@@ -111,10 +111,10 @@ func (h *Bookings) created(c echo.Context, b *models.Booking, loc *time.Location
 	p := &views.Page{T: h.Translator(c), Location: loc}
 	h.Sessions.Put(ctx, sessionLastNote, b.Note)
 	gpus := ""
-	if index, err := h.gpuIndex(ctx); err != nil {
+	if names, err := h.gpuNames(ctx); err != nil {
 		slog.WarnContext(ctx, "booking created: GPU names for the flash", "booking_id", b.ID, "err", err)
 	} else {
-		gpus = views.GPUNames(b.GPUIDs, index)
+		gpus = views.GPUNames(b.GPUIDs, names)
 	}
 	h.Flash(c, "ok", p.Tr("booking.created", "GPUs", gpus, "Node", b.NodeName,
 		"When", p.DateTime(b.StartsAt)+" – "+p.DateTime(b.EndsAt)))

@@ -166,7 +166,7 @@ func (h *Bookings) GPUStates(c echo.Context) error {
 func conflictLines(cs []models.Conflict) []views.ConflictLine {
 	out := make([]views.ConflictLine, len(cs))
 	for i, cf := range cs {
-		out[i] = views.ConflictLine{GPUIndex: cf.GPUIndex, UserName: cf.UserName, Start: cf.StartsAt, Stop: cf.EndsAt}
+		out[i] = views.ConflictLine{GPU: cf.GPUName, UserName: cf.UserName, Start: cf.StartsAt, Stop: cf.EndsAt}
 	}
 	return out
 }

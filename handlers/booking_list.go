@@ -26,7 +26,7 @@ func (h *Bookings) List(c echo.Context) error {
 func (h *Bookings) renderList(c echo.Context, status, page int, errFor int64, msg string) error {
 	ctx := c.Request().Context()
 	p := h.NewPage(c)
-	index, err := h.gpuIndex(ctx)
+	names, err := h.gpuNames(ctx)
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (h *Bookings) renderList(c echo.Context, status, page int, errFor int64, ms
 		return err
 	}
 	row := func(b models.Booking) views.BookingRowView {
-		r := views.NewBookingRow(b, index, now, p.Location)
+		r := views.NewBookingRow(b, names, now, p.Location)
 		if b.ID == errFor {
 			r.Error = msg
 		}
@@ -111,15 +111,12 @@ func (h *Bookings) addHistory(ctx context.Context, v *views.MyBookingsView) erro
 	return nil
 }
 
-// gpuIndex maps GPU IDs to their index on their node, from one query.
-func (b *Base) gpuIndex(ctx context.Context) (map[int64]int, error) {
+// gpuNames names every GPU and MIG instance by ID (models.UnitNames),
+// from one query.
+func (b *Base) gpuNames(ctx context.Context) (map[int64]string, error) {
 	gpus, err := b.Store.GPUs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[int64]int, len(gpus))
-	for _, g := range gpus {
-		m[g.ID] = g.Index
-	}
-	return m, nil
+	return models.UnitNames(gpus), nil
 }

@@ -22,10 +22,10 @@ func (h *Bookings) FindSlots(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := views.SlotsView{Form: f, GPUIndex: map[int64]int{}, Units: map[int64]models.GPU{}, Profiles: views.MIGProfiles(gpus)}
+	v := views.SlotsView{Form: f, Units: map[int64]models.GPU{}, Profiles: views.MIGProfiles(gpus)}
 	seen := map[string]bool{}
 	for _, g := range gpus {
-		v.GPUIndex[g.ID], v.Units[g.ID] = g.Index, g
+		v.Units[g.ID] = g
 		if !seen[g.Model] {
 			seen[g.Model] = true
 			v.Models = append(v.Models, g.Model)

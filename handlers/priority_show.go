@@ -55,11 +55,11 @@ func (h *Priority) requestView(ctx context.Context, r models.PriorityRequest, de
 	now := h.Now()
 	u := models.UserFromContext(ctx)
 	v := views.RequestView{R: r, CanDecide: decider && r.Status == models.RequestPending, CanWithdraw: models.CanWithdraw(u, &r) == nil}
-	index, err := h.gpuIndex(ctx)
+	names, err := h.gpuNames(ctx)
 	if err != nil {
 		return v, err
 	}
-	v.GPULabels, v.GPUIndex = views.GPUNames(r.GPUIDs, index), index
+	v.GPULabels, v.GPUNames = views.GPUNames(r.GPUIDs, names), names
 	if err := h.preview(ctx, &v); err != nil {
 		return v, err
 	}
@@ -82,7 +82,7 @@ func (h *Priority) requestView(ctx context.Context, r models.PriorityRequest, de
 		}
 		for _, g := range b.GPUIDs {
 			if slices.Contains(r.GPUIDs, g) {
-				v.InWay = append(v.InWay, views.ConflictLine{GPUIndex: index[g], UserName: b.UserName, Start: b.StartsAt, Stop: b.EndsAt})
+				v.InWay = append(v.InWay, views.ConflictLine{GPU: names[g], UserName: b.UserName, Start: b.StartsAt, Stop: b.EndsAt})
 			}
 		}
 	}

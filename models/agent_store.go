@@ -65,6 +65,7 @@ type Violation struct {
 	Kind     string
 	GPUID    int64
 	GPUIndex int
+	GPUName  string // UnitName: "GPU 3 · 1g.10gb" for a MIG instance
 	GPUUUID  string
 	UserName string
 	UserID   int64 // 0 when the unix name matches no gpubook user

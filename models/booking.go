@@ -234,8 +234,11 @@ func validateRange(req *NewBooking, lim BookingLimits, now time.Time, fe FieldEr
 // Conflict describes a booking that stands in the way of another, so that the
 // user learns which GPU, who and when.
 type Conflict struct {
-	GPUID     int64     `json:"gpu_id"`
-	GPUIndex  int       `json:"gpu_index"`
+	GPUID    int64 `json:"gpu_id"`
+	GPUIndex int   `json:"gpu_index"`
+	// GPUName is how people know the unit (UnitName): a MIG instance's
+	// index means nothing to them.
+	GPUName   string    `json:"-"`
 	BookingID int64     `json:"booking_id"`
 	UserName  string    `json:"user_name"`
 	StartsAt  time.Time `json:"starts_at"`

@@ -1,6 +1,9 @@
 package models
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // A GPU in MIG mode is shared as its instances: each instance is booked,
 // limited and charged like a GPU of its own, at its share of the GPU
@@ -59,4 +62,38 @@ func FormatGPUs(units int64) string { return FormatHours(float64(units) / Weight
 // the same MIG profile; an instance never moves to a whole GPU or back.
 func (g GPU) SameUnit(o GPU) bool {
 	return g.Model == o.Model && g.IsMIGInstance() == o.IsMIGInstance() && g.MIGProfile == o.MIGProfile
+}
+
+// UnitName names a bookable unit as every page, notice, mail and export
+// does, in any language: a whole GPU by its index on its node, "GPU 3",
+// and a MIG instance by its GPU's index and its profile, "GPU 3 · 1g.10gb",
+// as the calendar shows it; an instance's own index (64 and up) means
+// nothing to people. parentIndex is the index of the instance's GPU, or
+// -1 when it is not known: the instance is then "MIG 1g.10gb".
+func UnitName(g GPU, parentIndex int) string {
+	if !g.IsMIGInstance() {
+		return "GPU " + strconv.Itoa(g.Index)
+	}
+	if parentIndex < 0 {
+		return "MIG " + g.MIGProfile
+	}
+	return "GPU " + strconv.Itoa(parentIndex) + " · " + g.MIGProfile
+}
+
+// UnitNames names every unit of gpus by UnitName, by ID: an instance finds
+// its GPU's index in the same list.
+func UnitNames(gpus []GPU) map[int64]string {
+	index := make(map[int64]int, len(gpus))
+	for _, g := range gpus {
+		index[g.ID] = g.Index
+	}
+	out := make(map[int64]string, len(gpus))
+	for _, g := range gpus {
+		parent, ok := index[g.ParentID]
+		if !ok {
+			parent = -1
+		}
+		out[g.ID] = UnitName(g, parent)
+	}
+	return out
 }

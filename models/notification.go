@@ -87,7 +87,7 @@ func NotificationFor(n Notice, to *User, now time.Time) (Notification, bool) {
 		out.Link = "/requests/" + req
 		out.DedupKey = "decided:request:" + req
 	case n.Kind == NoticeFreed && n.Watch != nil:
-		out.Params["GPU"] = n.Watch.NodeName + " GPU " + strconv.Itoa(n.Watch.GPUIndex)
+		out.Params["GPU"] = n.Watch.Unit()
 		out.Params["From"] = n.Watch.StartsAt.UTC().Format(time.RFC3339)
 		out.Params["To"] = n.Watch.EndsAt.UTC().Format(time.RFC3339)
 		out.Link = "/gpus/" + strconv.FormatInt(n.Watch.GPUID, 10)

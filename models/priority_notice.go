@@ -31,7 +31,18 @@ type Watch struct {
 	NotifiedAt *time.Time
 	// Filled by queries, for display and emails.
 	GPUIndex int
+	GPUName  string // UnitName: "GPU 3 · 1g.10gb" for a MIG instance
 	NodeName string
+}
+
+// Unit names the watched GPU or MIG instance as the calendar does, with
+// its node: "node-a GPU 3 · 1g.10gb".
+func (w Watch) Unit() string {
+	name := w.GPUName
+	if name == "" {
+		name = UnitName(GPU{Index: w.GPUIndex}, -1)
+	}
+	return w.NodeName + " " + name
 }
 
 // ValidateWatch checks a watch at now: a range that ends in the future,

@@ -22,10 +22,11 @@ const (
 )
 
 // GPUMove is one GPU of a moved booking and the GPU it moves to, with
-// their indexes on the node for people.
+// their indexes on the node and their names (UnitName) for people.
 type GPUMove struct {
 	From, To           int64
 	FromIndex, ToIndex int
+	FromName, ToName   string
 }
 
 // Preemption is what approving a pre-empting request does to one booking
@@ -202,6 +203,7 @@ func findMove(b Booking, need []int64, gpus []GPU, claims []Booking) ([]GPUMove,
 	for _, g := range gpus {
 		byID[g.ID] = g
 	}
+	names := UnitNames(gpus)
 	sorted := slices.Clone(gpus)
 	slices.SortFunc(sorted, func(x, y GPU) int { return cmp.Compare(x.Index, y.Index) })
 	taken := map[int64]bool{}
@@ -215,7 +217,8 @@ func findMove(b Booking, need []int64, gpus []GPU, claims []Booking) ([]GPUMove,
 			return nil, false
 		}
 		taken[to] = true
-		moves = append(moves, GPUMove{From: from, To: to, FromIndex: byID[from].Index, ToIndex: byID[to].Index})
+		moves = append(moves, GPUMove{From: from, To: to, FromIndex: byID[from].Index, ToIndex: byID[to].Index,
+			FromName: names[from], ToName: names[to]})
 	}
 	return moves, len(moves) > 0
 }

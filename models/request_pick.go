@@ -2,7 +2,6 @@ package models
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -64,7 +63,7 @@ func RequireInService(gpus []GPU, ids []int64) error {
 			continue
 		}
 		if !g.InService {
-			return NewError(ECONFLICT, M("request.err.out_of_service", "GPU", "GPU "+strconv.Itoa(g.Index), "Reason", g.OutOfServiceReason))
+			return NewError(ECONFLICT, M("request.err.out_of_service", "GPU", UnitNames(gpus)[g.ID], "Reason", g.OutOfServiceReason))
 		}
 		if g.IsMIGParent() { // split into MIG instances while the request waited
 			return NewError(ECONFLICT, M("err.gpu_mig_parent", "ID", g.ID))

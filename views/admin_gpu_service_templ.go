@@ -18,8 +18,8 @@ type GPUServiceView struct {
 	GPU     models.GPU
 	Reason  string
 	Choices []models.ServiceChoice
-	Index   map[int64]int // GPU id → index on its node, for the names
-	Error   string        // the calendar changed since the page was shown
+	Names   map[int64]string // GPU id → its name (models.UnitNames)
+	Error   string           // the calendar changed since the page was shown
 	// Requests are the pending requests for the GPU: approving one is
 	// refused once it is out.
 	Requests []models.PriorityRequest
@@ -43,7 +43,7 @@ func GPUServicePage(p *Page, v GPUServiceView) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = Layout(p, p.Tr("admin.service.title", "GPU", v.GPU.NodeName+" GPU "+itoa(v.GPU.Index)), gpuServiceBody(p, v)).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Layout(p, p.Tr("admin.service.title", "GPU", v.GPU.NodeName+" "+v.Names[v.GPU.ID]), gpuServiceBody(p, v)).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -73,9 +73,9 @@ func gpuServiceBody(p *Page, v GPUServiceView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var3 string
-		templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(p.Tr("admin.service.title", "GPU", v.GPU.NodeName+" GPU "+itoa(v.GPU.Index)))
+		templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(p.Tr("admin.service.title", "GPU", v.GPU.NodeName+" "+v.Names[v.GPU.ID]))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/admin_gpu_service.templ`, Line: 26, Col: 84}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/admin_gpu_service.templ`, Line: 26, Col: 80}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 		if templ_7745c5c3_Err != nil {
@@ -378,9 +378,9 @@ func gpuServiceRow(p *Page, v GPUServiceView, ch models.ServiceChoice) templ.Com
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var23 string
-			templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(p.Tr("admin.service.move_to", "GPU", "GPU "+itoa(v.Index[ch.Moves[0].To])))
+			templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(p.Tr("admin.service.move_to", "GPU", v.Names[ch.Moves[0].To]))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/admin_gpu_service.templ`, Line: 68, Col: 83}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/admin_gpu_service.templ`, Line: 68, Col: 68}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var23))
 			if templ_7745c5c3_Err != nil {

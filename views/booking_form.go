@@ -54,7 +54,7 @@ func (p *Page) When(t time.Time) string {
 
 // ConflictLine is a booking in the way, ready to show: which GPU, who, when.
 type ConflictLine struct {
-	GPUIndex    int
+	GPU         string // the unit's name, models.UnitName
 	UserName    string
 	Start, Stop time.Time
 }

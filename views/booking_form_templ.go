@@ -278,9 +278,9 @@ func bookingFormBody(p *Page, v BookingFormView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var15 string
-					templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(p.Tr("booking.conflict_line", "Index", c.GPUIndex, "Name", c.UserName, "When", p.cellRange(c.Start, c.Stop)))
+					templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(p.Tr("booking.conflict_line", "GPU", c.GPU, "Name", c.UserName, "When", p.cellRange(c.Start, c.Stop)))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/booking_form.templ`, Line: 42, Col: 121}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/booking_form.templ`, Line: 42, Col: 114}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 					if templ_7745c5c3_Err != nil {

@@ -36,9 +36,10 @@ type BookingRowView struct {
 	History []models.BookingEvent
 }
 
-// NewBookingRow builds a row; index maps GPU IDs to their index on the node.
-func NewBookingRow(b models.Booking, index map[int64]int, now time.Time, loc *time.Location) BookingRowView {
-	return BookingRowView{B: b, Phase: b.Phase(now), GPUs: GPUNames(b.GPUIDs, index),
+// NewBookingRow builds a row; names are the units' names by ID
+// (models.UnitNames).
+func NewBookingRow(b models.Booking, names map[int64]string, now time.Time, loc *time.Location) BookingRowView {
+	return BookingRowView{B: b, Phase: b.Phase(now), GPUs: GPUNames(b.GPUIDs, names),
 		ExtendTo: LocalInput(b.EndsAt.Add(time.Hour), loc)}
 }
 
@@ -94,14 +95,19 @@ func (p *Page) bookingEventText(ev models.BookingEvent) string {
 	return p.Tr(key, "At", p.DateTime(ev.At), "By", ev.By, "Reason", ev.Reason, "Request", ev.Request)
 }
 
-// GPUNames names GPUs by their index on the node, "GPU 0, GPU 3", in the
-// order of ids; index maps GPU IDs to those indices (one GPUs query).
-func GPUNames(ids []int64, index map[int64]int) string {
-	names := make([]string, len(ids))
+// GPUNames names a booking's units in the order of ids, "GPU 0, GPU 3 ·
+// 1g.10gb"; names maps unit IDs to their names (models.UnitNames of one
+// GPUs query). A unit missing from names is "#id", never a wrong GPU.
+func GPUNames(ids []int64, names map[int64]string) string {
+	out := make([]string, len(ids))
 	for i, id := range ids {
-		names[i] = "GPU " + strconv.Itoa(index[id])
+		if n, ok := names[id]; ok {
+			out[i] = n
+		} else {
+			out[i] = "#" + strconv.FormatInt(id, 10)
+		}
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(out, ", ")
 }
 
 func bookingAction(id int64, action string) string {

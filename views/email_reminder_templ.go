@@ -122,11 +122,11 @@ func reminderEndHTML(e EmailEnv, n models.Notice) templ.Component {
 }
 
 func freedWhat(e EmailEnv, w *models.Watch) string {
-	return e.Tr("email.freed_body", "GPU", w.NodeName+" GPU "+itoa(w.GPUIndex), "From", e.Time(w.StartsAt), "To", e.Time(w.EndsAt))
+	return e.Tr("email.freed_body", "GPU", w.Unit(), "From", e.Time(w.StartsAt), "To", e.Time(w.EndsAt))
 }
 
 func freedSubject(e EmailEnv, n models.Notice) string {
-	return e.Tr("email.freed_subject", "GPU", n.Watch.NodeName+" GPU "+itoa(n.Watch.GPUIndex))
+	return e.Tr("email.freed_subject", "GPU", n.Watch.Unit())
 }
 
 func freedText(e EmailEnv, n models.Notice) string {

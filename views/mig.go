@@ -91,17 +91,15 @@ func gpusByID(gpus []models.GPU) map[int64]models.GPU {
 	return m
 }
 
-// UnitName names a bookable unit on its node: "GPU 3", or for a MIG
-// instance its GPU's index and profile, "GPU 3 · 1g.10gb". byID must hold
-// the instance's GPU; without it the instance is "MIG 1g.10gb".
+// UnitName names a bookable unit on its node by models.UnitName: "GPU 3",
+// or "GPU 3 · 1g.10gb". byID must hold the instance's GPU; without it the
+// instance is "MIG 1g.10gb".
 func UnitName(g models.GPU, byID map[int64]models.GPU) string {
-	if !g.IsMIGInstance() {
-		return "GPU " + strconv.Itoa(g.Index)
+	parent, ok := byID[g.ParentID]
+	if !ok {
+		return models.UnitName(g, -1)
 	}
-	if parent, ok := byID[g.ParentID]; ok {
-		return "GPU " + strconv.Itoa(parent.Index) + " · " + g.MIGProfile
-	}
-	return "MIG " + g.MIGProfile
+	return models.UnitName(g, parent.Index)
 }
 
 // SliceShare is an instance's share of its GPU, "1/7"; "" for a whole GPU

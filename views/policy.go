@@ -278,7 +278,7 @@ type RequestView struct {
 	Plan        []models.Preemption
 	PlanHash    string
 	PlanErr     error
-	GPUIndex    map[int64]int
+	GPUNames    map[int64]string // unit names by ID (models.UnitNames)
 	CanWithdraw bool
 	// Problem is why an approval just did nothing (the calendar changed),
 	// and Changes what changed from the plan the decider had been shown.

@@ -8,11 +8,16 @@ import (
 	"github.com/gpubook/gpubook/models"
 )
 
-// MoveText writes the GPUs of a move for people: "GPU 1 → GPU 3".
+// MoveText writes the GPUs of a move for people: "GPU 1 → GPU 3", or
+// "GPU 7 · 1g.10gb → GPU 6 · 1g.10gb" for MIG instances.
 func MoveText(moves []models.GPUMove) string {
 	parts := make([]string, len(moves))
 	for i, m := range moves {
-		parts[i] = "GPU " + strconv.Itoa(m.FromIndex) + " → GPU " + strconv.Itoa(m.ToIndex)
+		from, to := m.FromName, m.ToName
+		if from == "" || to == "" { // a move built without names: whole GPUs
+			from, to = "GPU "+strconv.Itoa(m.FromIndex), "GPU "+strconv.Itoa(m.ToIndex)
+		}
+		parts[i] = from + " → " + to
 	}
 	return strings.Join(parts, ", ")
 }

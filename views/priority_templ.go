@@ -1051,9 +1051,9 @@ func RequestCard(p *Page, v RequestView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var59 string
-				templ_7745c5c3_Var59, templ_7745c5c3_Err = templ.JoinStringErrs(p.Tr("booking.conflict_line", "Index", c.GPUIndex, "Name", c.UserName, "When", p.cellRange(c.Start, c.Stop)))
+				templ_7745c5c3_Var59, templ_7745c5c3_Err = templ.JoinStringErrs(p.Tr("booking.conflict_line", "GPU", c.GPU, "Name", c.UserName, "When", p.cellRange(c.Start, c.Stop)))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/priority.templ`, Line: 120, Col: 119}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/priority.templ`, Line: 120, Col: 112}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var59))
 				if templ_7745c5c3_Err != nil {
@@ -1422,7 +1422,7 @@ func PlanTable(p *Page, v RequestView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var82 string
-			templ_7745c5c3_Var82, templ_7745c5c3_Err = templ.JoinStringErrs(GPUNames(pr.Booking.GPUIDs, v.GPUIndex))
+			templ_7745c5c3_Var82, templ_7745c5c3_Err = templ.JoinStringErrs(GPUNames(pr.Booking.GPUIDs, v.GPUNames))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/priority.templ`, Line: 167, Col: 50}
 			}

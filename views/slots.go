@@ -20,7 +20,6 @@ type SlotsView struct {
 	Searched bool
 	Results  []models.Slot
 	Errors   map[string]string
-	GPUIndex map[int64]int
 	// Units are the GPUs and MIG instances by ID, which name a result's
 	// units ("GPU 3 · 1g.10gb"); Profiles are the MIG profiles present,
 	// offered instead of whole GPUs.
@@ -34,9 +33,6 @@ type SlotsView struct {
 // SlotGPUs names a result's GPUs: "GPU 0, GPU 3", or its MIG slices:
 // "GPU 3 · 1g.10gb, GPU 3 · 1g.10gb".
 func (v SlotsView) SlotGPUs(s models.Slot) string {
-	if v.Units == nil {
-		return GPUNames(s.GPUIDs, v.GPUIndex)
-	}
 	names := make([]string, len(s.GPUIDs))
 	for i, id := range s.GPUIDs {
 		names[i] = UnitName(v.Units[id], v.Units)

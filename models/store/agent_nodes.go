@@ -133,26 +133,38 @@ func (db *DB) Enroll(ctx context.Context, req wire.EnrollRequest, now time.Time)
 	return resp, nil
 }
 
-// NodeByCredential returns the node a credential belongs to and notes that
-// it was seen (at most every 15 s, so that an agent's calls do not all write).
+// lastSeenEvery is how stale agent_nodes.last_seen_at may grow before an
+// agent call writes it again. Pages show "last seen" to the minute and call
+// a node offline after models.NodeOfflineAfter (2 min), so one write a
+// minute per node loses nothing they show; writing on every call cost a
+// row update per agent request.
+const lastSeenEvery = time.Minute
+
+// NodeByCredential returns the node a credential belongs to in one read,
+// and notes that it was seen when the stored time is older than
+// lastSeenEvery: most agent calls cost one indexed SELECT and no write.
 func (db *DB) NodeByCredential(ctx context.Context, plain string, now time.Time) (*models.AgentNode, error) {
-	var r agentNodeRow
-	err := db.Gorm.WithContext(ctx).Take(&r, "credential_hash = ?", models.HashToken(plain)).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, models.ErrNodeCredential()
-	}
+	var rows []agentNodeView
+	err := db.agentNodeQuery(ctx).Where("a.credential_hash = ?", models.HashToken(plain)).Limit(1).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: node by credential: %w", err)
 	}
-	if r.LastSeenAt == nil || now.Sub(*r.LastSeenAt) >= 15*time.Second {
+	if len(rows) == 0 {
+		return nil, models.ErrNodeCredential()
+	}
+	n := rows[0].model()
+	if n.LastSeenAt == nil || now.Sub(*n.LastSeenAt) >= lastSeenEvery {
 		t := utc(now)
-		if err := db.Gorm.WithContext(ctx).Model(&agentNodeRow{}).Where("node_id = ?", r.NodeID).
+		// The condition keeps two replicas answering the same node at once
+		// from both writing; it never moves last_seen_at backwards.
+		if err := db.Gorm.WithContext(ctx).Model(&agentNodeRow{}).
+			Where("node_id = ? AND (last_seen_at IS NULL OR last_seen_at < ?)", n.NodeID, t).
 			Updates(map[string]any{"last_seen_at": t}).Error; err != nil {
 			return nil, fmt.Errorf("store: node last seen: %w", err)
 		}
-		r.LastSeenAt = &t
+		n.LastSeenAt = &t
 	}
-	return db.AgentNode(ctx, r.NodeID)
+	return &n, nil
 }
 
 // agentNodeView is a node LEFT JOINed with its agent state.

@@ -33,11 +33,12 @@ type violationRow struct {
 	ReceivedAt time.Time `gorm:"column:received_at"`
 	Container  string    `gorm:"column:container"`
 	PersonName string    `gorm:"column:person_name"`
+	Unit       unitCols  `gorm:"embedded"`
 }
 
 func (r violationRow) model() models.Violation {
 	v := models.Violation{ID: r.ID, NodeID: r.NodeID, NodeName: r.NodeName, AgentKey: r.AgentKey, Kind: r.Kind, GPUID: r.GPUID,
-		GPUIndex: r.GPUIndex, GPUUUID: r.GPUUUID, UserName: r.UserName, UID: r.UID, PID: r.PID, MemoryMiB: r.MemoryMiB,
+		GPUIndex: r.GPUIndex, GPUName: r.Unit.name(), GPUUUID: r.GPUUUID, UserName: r.UserName, UID: r.UID, PID: r.PID, MemoryMiB: r.MemoryMiB,
 		Action: r.Action, FirstSeen: r.FirstSeen.UTC(), LastSeen: r.LastSeen.UTC(), ReceivedAt: r.ReceivedAt.UTC(), Container: r.Container,
 		PersonName: r.PersonName}
 	if r.UserID != nil {
@@ -52,8 +53,8 @@ func (r violationRow) model() models.Violation {
 // Violations returns violations matching f, most recently seen first (at most 500).
 func (db *DB) Violations(ctx context.Context, f models.ViolationFilter) ([]models.Violation, error) {
 	q := db.Gorm.WithContext(ctx).Table("agent_violations v").
-		Select("v.*, n.name AS node_name, g.idx AS gpu_index, g.uuid AS gpu_uuid, COALESCE(u.name, '') AS person_name").
-		Joins("JOIN nodes n ON n.id = v.node_id").Joins("JOIN gpus g ON g.id = v.gpu_id").Joins("LEFT JOIN users u ON u.id = v.user_id")
+		Select("v.*, n.name AS node_name, g.idx AS gpu_index, g.uuid AS gpu_uuid, COALESCE(u.name, '') AS person_name, " + unitSQL).
+		Joins("JOIN nodes n ON n.id = v.node_id").Joins("JOIN gpus g ON g.id = v.gpu_id").Joins("LEFT JOIN gpus p ON p.id = g.parent_id").Joins("LEFT JOIN users u ON u.id = v.user_id")
 	switch {
 	case f.UserID != 0 && len(f.UserNames) > 0:
 		q = q.Where("(v.user_id = ? OR v.user_name IN ?)", f.UserID, f.UserNames)

@@ -162,15 +162,18 @@ func conflicts(tx *gorm.DB, gpuIDs []int64, start, end time.Time, except int64) 
 	var rows []struct {
 		GPUID     int64     `gorm:"column:gpu_id"`
 		GPUIndex  int       `gorm:"column:gpu_index"`
+		ParentID  *int64    `gorm:"column:parent_id"`
+		ParentIdx *int      `gorm:"column:parent_idx"`
+		Profile   string    `gorm:"column:mig_profile"`
 		BookingID int64     `gorm:"column:booking_id"`
 		UserName  string    `gorm:"column:user_name"`
 		StartsAt  time.Time `gorm:"column:starts_at"`
 		EndsAt    time.Time `gorm:"column:ends_at"`
 	}
 	err := tx.Table("booking_gpus bg").
-		Select("bg.gpu_id AS gpu_id, g.idx AS gpu_index, bg.booking_id AS booking_id, u.name AS user_name, bg.starts_at AS starts_at, bg.ends_at AS ends_at").
+		Select("bg.gpu_id AS gpu_id, g.idx AS gpu_index, g.parent_id AS parent_id, p.idx AS parent_idx, g.mig_profile AS mig_profile, bg.booking_id AS booking_id, u.name AS user_name, bg.starts_at AS starts_at, bg.ends_at AS ends_at").
 		Joins("JOIN bookings b ON b.id = bg.booking_id").Joins("JOIN users u ON u.id = b.user_id").
-		Joins("JOIN gpus g ON g.id = bg.gpu_id").
+		Joins("JOIN gpus g ON g.id = bg.gpu_id").Joins("LEFT JOIN gpus p ON p.id = g.parent_id").
 		Where("bg.blocking AND bg.gpu_id IN ? AND bg.starts_at < ? AND bg.ends_at > ? AND bg.booking_id <> ?", gpuIDs, utc(end), utc(start), except).
 		Order("bg.starts_at, bg.gpu_id").Scan(&rows).Error
 	if err != nil {
@@ -178,7 +181,8 @@ func conflicts(tx *gorm.DB, gpuIDs []int64, start, end time.Time, except int64) 
 	}
 	out := make([]models.Conflict, len(rows))
 	for i, r := range rows {
-		out[i] = models.Conflict{GPUID: r.GPUID, GPUIndex: r.GPUIndex, BookingID: r.BookingID, UserName: r.UserName,
+		out[i] = models.Conflict{GPUID: r.GPUID, GPUIndex: r.GPUIndex, GPUName: unitName(r.GPUIndex, r.ParentID, r.ParentIdx, r.Profile),
+			BookingID: r.BookingID, UserName: r.UserName,
 			StartsAt: r.StartsAt.UTC(), EndsAt: r.EndsAt.UTC()}
 	}
 	return out, nil

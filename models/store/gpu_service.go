@@ -141,23 +141,18 @@ func serviceBooking(tx *gorm.DB, c models.ServiceChoice, action, gpuName string,
 // "node-a GPU 0 · 1g.10gb".
 func gpuNames(tx *gorm.DB, nodeID int64) (map[int64]string, error) {
 	var rows []struct {
-		ID      int64  `gorm:"column:id"`
-		Idx     int    `gorm:"column:idx"`
-		Node    string `gorm:"column:name"`
-		Parent  *int   `gorm:"column:parent_idx"`
-		Profile string `gorm:"column:mig_profile"`
+		ID   int64    `gorm:"column:id"`
+		Node string   `gorm:"column:name"`
+		Unit unitCols `gorm:"embedded"`
 	}
-	if err := tx.Table("gpus g").Select("g.id, g.idx, n.name, p.idx AS parent_idx, g.mig_profile").
+	if err := tx.Table("gpus g").Select("g.id, n.name, "+unitSQL).
 		Joins("JOIN nodes n ON n.id = g.node_id").Joins("LEFT JOIN gpus p ON p.id = g.parent_id").
 		Where("g.node_id = ?", nodeID).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: gpu names: %w", err)
 	}
 	out := map[int64]string{}
 	for _, r := range rows {
-		out[r.ID] = fmt.Sprintf("%s GPU %d", r.Node, r.Idx)
-		if r.Parent != nil {
-			out[r.ID] = fmt.Sprintf("%s GPU %d · %s", r.Node, *r.Parent, r.Profile)
-		}
+		out[r.ID] = r.Node + " " + r.Unit.name()
 	}
 	return out, nil
 }

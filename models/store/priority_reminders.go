@@ -98,18 +98,23 @@ type watchRow struct {
 	NotifiedAt *time.Time `gorm:"column:notified_at"`
 	GPUIndex   int        `gorm:"column:gpu_index;->"`
 	NodeName   string     `gorm:"column:node_name;->"`
+	ParentID   *int64     `gorm:"column:unit_parent_id;->"`
+	ParentIdx  *int       `gorm:"column:unit_parent_idx;->"`
+	Profile    string     `gorm:"column:unit_profile;->"`
 }
 
 func (watchRow) TableName() string { return "gpu_watches" }
 
 func (r watchRow) model() models.Watch {
 	return models.Watch{ID: r.ID, UserID: r.UserID, GPUID: r.GPUID, StartsAt: r.StartsAt.UTC(), EndsAt: r.EndsAt.UTC(),
-		CreatedAt: r.CreatedAt.UTC(), NotifiedAt: r.NotifiedAt, GPUIndex: r.GPUIndex, NodeName: r.NodeName}
+		CreatedAt: r.CreatedAt.UTC(), NotifiedAt: r.NotifiedAt, GPUIndex: r.GPUIndex, NodeName: r.NodeName,
+		GPUName: unitName(r.GPUIndex, r.ParentID, r.ParentIdx, r.Profile)}
 }
 
 func watchQuery(tx *gorm.DB) *gorm.DB {
-	return tx.Table("gpu_watches w").Select("w.*, g.idx AS gpu_index, n.name AS node_name").
-		Joins("JOIN gpus g ON g.id = w.gpu_id").Joins("JOIN nodes n ON n.id = g.node_id")
+	return tx.Table("gpu_watches w").Select("w.*, g.idx AS gpu_index, n.name AS node_name, " + unitSQL).
+		Joins("JOIN gpus g ON g.id = w.gpu_id").Joins("JOIN nodes n ON n.id = g.node_id").
+		Joins("LEFT JOIN gpus p ON p.id = g.parent_id")
 }
 
 // CreateWatch records that a user wants to hear when a GPU frees.
@@ -120,7 +125,7 @@ func (db *DB) CreateWatch(ctx context.Context, w *models.Watch, now time.Time, b
 	}
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		row := watchRow{UserID: w.UserID, GPUID: w.GPUID, StartsAt: w.StartsAt, EndsAt: w.EndsAt, CreatedAt: utc(now)}
-		if err := tx.Omit("gpu_index", "node_name").Create(&row).Error; err != nil {
+		if err := tx.Omit("gpu_index", "node_name", "unit_parent_id", "unit_parent_idx", "unit_profile").Create(&row).Error; err != nil {
 			return fmt.Errorf("store: create watch: %w", err)
 		}
 		w.ID = row.ID
