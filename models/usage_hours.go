@@ -211,7 +211,7 @@ func subtractHours(a, b []HourRange) []HourRange {
 }
 
 // Time partitions of the per-minute usage on PostgreSQL (migration 00018,
-// models/store/usage_partitions.go): one per UTC day, created ahead.
+// models/store/telemetry/usage_partitions.go): one per UTC day, created ahead.
 
 // PartitionDaysAhead is how many days after today the partitions exist,
 // and PartitionDaysBack how many before today the job makes sure of.

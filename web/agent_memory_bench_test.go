@@ -50,7 +50,7 @@ func BenchmarkAgentBodyMemory(b *testing.B) {
 // tries leaves out what other goroutines allocate meanwhile. Before the
 // batch was read one record at a time, the largest valid usage body cost
 // 22 (SQLite) and 44 (PostgreSQL) times its size; before its rows went to
-// the database in pieces (models/store/agent_rows.go), 2.3 and 4.0, and
+// the database in pieces (models/store/telemetry/agent_rows.go), 2.3 and 4.0, and
 // the largest violation and idle batches 4.2–6.4; now all under 3.
 func TestAgentBodyMemoryBound(t *testing.T) {
 	for _, d := range storetest.Dialects {

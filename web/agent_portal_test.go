@@ -13,6 +13,7 @@ import (
 	"github.com/gpubook/gpubook/agent/loginenv"
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 	"github.com/gpubook/gpubook/web"
 	"github.com/gpubook/gpubook/web/webtest"
@@ -56,7 +57,7 @@ func TestAgentPortalLoginEnvAndViolations(t *testing.T) {
 			x.procs.Add(t, 200, agenttest.UIDBob)
 			x.node.Set(1, agenttest.GPUState{Util: 80, UsedMiB: 4000, Procs: []agenttest.Proc{{PID: 200, MemMiB: 4000}}})
 			x.run(70 * time.Second)
-			vs, err := x.env.DB.Violations(ctx, models.ViolationFilter{})
+			vs, err := telemetry.New(x.env.DB).Violations(ctx, models.ViolationFilter{})
 			if err != nil || len(vs) != 1 {
 				t.Fatalf("violations = %+v, %v; want bob's", vs, err)
 			}
@@ -109,7 +110,7 @@ func TestAgentPortalOutage(t *testing.T) {
 			if st := x.d.CurrentStatus(); st.SpoolDepth < 10 {
 				t.Errorf("spool depth during the outage = %d, want ≥ 10", st.SpoolDepth)
 			}
-			srv2, err := web.New(web.Config{Listen: addr, Location: time.UTC, Now: x.clock.Now, Logger: discardLogger()}, x.env.DB, webtest.SessionStore(x.env.DB))
+			srv2, err := web.New(web.Config{Listen: addr, Location: time.UTC, Now: x.clock.Now, Logger: discardLogger()}, telemetry.NewWhole(x.env.DB), webtest.SessionStore(x.env.DB))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/gpubook/gpubook/agent/simgpu"
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 	"github.com/gpubook/gpubook/web"
 	"github.com/gpubook/gpubook/web/webtest"
@@ -91,7 +92,7 @@ func runAgentProcess(t *testing.T, dialect, bin string) {
 		return !strings.HasPrefix(uuid3, "GPU-manual-")
 	})
 	waitFor(t, a, "mallory's unbooked process becomes a violation", func() bool {
-		vs, _ := env.DB.Violations(ctx, models.ViolationFilter{Limit: 10})
+		vs, _ := telemetry.New(env.DB).Violations(ctx, models.ViolationFilter{Limit: 10})
 		return len(vs) == 1 && vs[0].UserName == "mallory" && vs[0].Kind == wire.ViolationUnbooked && vs[0].GPUUUID == uuid3
 	})
 	admin := env.Client()

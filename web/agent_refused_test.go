@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -35,7 +36,7 @@ func TestAgentRefusedOpenShown(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			vs, err := x.env.DB.Violations(ctx, models.ViolationFilter{})
+			vs, err := telemetry.New(x.env.DB).Violations(ctx, models.ViolationFilter{})
 			if err != nil || len(vs) != 1 || !vs[0].LastSeen.Equal(again.LastSeen) || vs[0].UserID == 0 || vs[0].GPUIndex != 3 {
 				t.Fatalf("violations = %+v, %v; want alice's one refused open of GPU 3", vs, err)
 			}

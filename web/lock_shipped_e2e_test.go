@@ -30,6 +30,7 @@ import (
 	"github.com/gpubook/gpubook/agent/agenttest/unitsandbox"
 	"github.com/gpubook/gpubook/agent/lock/locktest"
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 	"github.com/gpubook/gpubook/web/webtest"
 )
@@ -159,7 +160,7 @@ done`)
 	// cgroup2 counts the refusal: the portal shows her attempt on GPU 3,
 	// with her name, on the live status and on her own page.
 	waitUntil(t, a, "the refused open reaches the portal", func() bool {
-		vs, _ := env.DB.Violations(ctx, models.ViolationFilter{})
+		vs, _ := telemetry.New(env.DB).Violations(ctx, models.ViolationFilter{})
 		for _, v := range vs {
 			if v.Kind == wire.ViolationRefused && v.GPUIndex == 3 && v.UserID == ana.ID {
 				return true

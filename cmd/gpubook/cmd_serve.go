@@ -18,6 +18,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/jobs"
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/web"
 )
 
@@ -50,7 +51,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	}
 	wcfg := c.webConfig(cfg, log)
 	wcfg.JobStates = runner.RunStates
-	srv, err := web.New(wcfg, db, sessions)
+	srv, err := web.New(wcfg, telemetry.NewWhole(db), sessions)
 	if err != nil {
 		return fmt.Errorf("cli: serve: %w", err)
 	}
@@ -108,6 +109,7 @@ func (c *cli) registerJobs(cfg Config, db *store.DB, runner *jobs.Runner, log *s
 // (docs/scaling.md). Minutes are never pruned before they are rolled.
 func (c *cli) registerUsageJobs(cfg Config, db *store.DB, runner *jobs.Runner, log *slog.Logger) error {
 	busy := cfg.Reports.OrDefault().BusyUtilPct
+	tel := telemetry.New(db)
 	err := runner.Register("usage-rollup", 5*time.Minute, func(ctx context.Context) error {
 		now := c.now()
 		res, err := db.RollUsage(ctx, now, now.Add(-cfg.Agent.Retention), busy)
@@ -120,7 +122,7 @@ func (c *cli) registerUsageJobs(cfg Config, db *store.DB, runner *jobs.Runner, l
 		return err
 	}
 	err = runner.Register("usage-partitions", time.Hour, func(ctx context.Context) error {
-		n, err := db.EnsureUsagePartitions(ctx, c.now())
+		n, err := tel.EnsureUsagePartitions(ctx, c.now())
 		if n > 0 {
 			log.Info("usage partitions created ahead", "partitions", n)
 		}
@@ -137,7 +139,7 @@ func (c *cli) registerUsageJobs(cfg Config, db *store.DB, runner *jobs.Runner, l
 		} else if rolled.Before(before) {
 			before = rolled
 		}
-		n, err := db.PruneUsage(ctx, before)
+		n, err := tel.PruneUsage(ctx, before)
 		if n > 0 {
 			log.Info("usage retention: pruned GPU-minutes", "rows", n, "before", before, "retention_days", int(cfg.Agent.Retention/(24*time.Hour)))
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -88,7 +89,7 @@ func demoAgentsReported(t *testing.T, db *store.DB, locked bool) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs, err := db.Violations(ctx, models.ViolationFilter{Limit: 100})
+	vs, err := telemetry.New(db).Violations(ctx, models.ViolationFilter{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

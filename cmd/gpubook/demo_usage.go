@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -60,7 +61,7 @@ func (s *seeder) seedUsage(ctx context.Context, d demoData) error {
 			}
 			if len(recs)+len(n.GPUs) > wire.MaxRecordsPerBatch || !m.Add(time.Minute).Before(to) {
 				batch := wire.UsageBatch{Node: n.Name, BatchID: fmt.Sprintf("demo-%d-%d", n.ID, m.Unix()), Records: recs}
-				res, err := s.db.IngestUsage(ctx, n.ID, batch, models.DefaultUsageRetentionDays*24*time.Hour, s.now)
+				res, err := telemetry.New(s.db).IngestUsage(ctx, n.ID, batch, models.DefaultUsageRetentionDays*24*time.Hour, s.now)
 				if err != nil {
 					return fmt.Errorf("usage of %s: %w", n.Name, err)
 				}

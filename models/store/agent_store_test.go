@@ -1,55 +1,25 @@
 package store_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
-var _ models.AgentStore = (*store.DB)(nil)
-
-var at0 = time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
-
-func realUUID(node, i int) string { return fmt.Sprintf("GPU-%08d-0000-4000-8000-%012d", node, i) }
-
-// enrolled makes a node with n placeholder GPUs, enrols it and reports an
-// inventory of n real GPUs. It returns the node ID and the credential.
-func enrolled(t *testing.T, db *store.DB, name string, nodeNo, n int) (int64, string) {
-	t.Helper()
-	gpus, err := models.NewNodeGPUs(name, n, "NVIDIA A100-SXM4-80GB", 81920)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := &models.Node{Name: name}
-	if err := db.CreateNode(ctx, node, gpus, models.CLIActor); err != nil {
-		t.Fatal(err)
-	}
-	tok, _, err := db.CreateEnrollToken(ctx, node.ID, at0, models.CLIActor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := db.Enroll(ctx, wire.EnrollRequest{Token: tok, Hostname: name, AgentVersion: "test"}, at0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ApplyInventory(ctx, node.ID, inventory(nodeNo, n), at0); err != nil {
-		t.Fatal(err)
-	}
-	return node.ID, resp.Credential
-}
-
-func inventory(nodeNo, n int) wire.Inventory {
-	inv := wire.Inventory{Node: "x", AgentVersion: "test", ReportedAt: at0}
-	for i := range n {
-		inv.GPUs = append(inv.GPUs, wire.GPU{UUID: realUUID(nodeNo, i), Index: i, Minor: i, Model: "NVIDIA A100-SXM4-80GB", MemoryMiB: 81920})
-	}
-	return inv
-}
+// The agent fixtures live in storetest, shared with the telemetry half's tests.
+var (
+	at0        = storetest.AgentAt0
+	realUUID   = storetest.RealUUID
+	enrolled   = storetest.Enrolled
+	inventory  = storetest.Inventory
+	usageBatch = storetest.UsageBatch
+	count      = storetest.Count
+)
 
 func TestAgentEnrollment(t *testing.T) {
 	t.Parallel()
@@ -133,31 +103,6 @@ func TestAgentInventory(t *testing.T) {
 	})
 }
 
-func usageBatch(nodeNo int, from time.Time, minutes, gpus int) wire.UsageBatch {
-	b := wire.UsageBatch{Node: "x", BatchID: "b"}
-	for m := range minutes {
-		for g := range gpus {
-			avg, peak := float64(10*g), float64(10*g+5)
-			r := wire.UsageRecord{GPUUUID: realUUID(nodeNo, g), Minute: from.Add(time.Duration(m) * time.Minute),
-				UtilAvgPct: &avg, UtilMaxPct: &peak, MemUsedMiB: 1000, MemTotalMiB: 81920, Samples: 6}
-			if g == 0 {
-				r.Users = []wire.UserUsage{{User: "ada", UID: 1001, MemoryMiB: 1000, Processes: 1, Busy: true}, {User: "ghost", UID: 1002}}
-			}
-			b.Records = append(b.Records, r)
-		}
-	}
-	return b
-}
-
-func count(t *testing.T, db *store.DB, table string) int64 {
-	t.Helper()
-	var n int64
-	if err := db.Gorm.Table(table).Count(&n).Error; err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 func TestAgentUsageIdempotent(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -167,19 +112,19 @@ func TestAgentUsageIdempotent(t *testing.T) {
 		ret := 400 * 24 * time.Hour
 		now := at0.Add(time.Hour)
 		b := usageBatch(1, at0, 10, 4)
-		res, err := db.IngestUsage(ctx, n1, b, ret, now)
+		res, err := telemetry.New(db).IngestUsage(ctx, n1, b, ret, now)
 		if err != nil || res != (models.UsageResult{Inserted: 40}) {
 			t.Fatalf("first = %+v, %v", res, err)
 		}
-		res, err = db.IngestUsage(ctx, n1, b, ret, now)
+		res, err = telemetry.New(db).IngestUsage(ctx, n1, b, ret, now)
 		if err != nil || res != (models.UsageResult{Duplicates: 40}) {
 			t.Fatalf("resend = %+v, %v", res, err)
 		}
 		overlap := usageBatch(1, at0.Add(5*time.Minute), 10, 4) // half resent, half new
-		if res, err = db.IngestUsage(ctx, n1, overlap, ret, now); err != nil || res.Inserted != 20 || res.Duplicates != 20 {
+		if res, err = telemetry.New(db).IngestUsage(ctx, n1, overlap, ret, now); err != nil || res.Inserted != 20 || res.Duplicates != 20 {
 			t.Fatalf("overlap = %+v, %v", res, err)
 		}
-		if _, err := db.IngestUsage(ctx, n2, usageBatch(2, at0, 15, 4), ret, now); err != nil {
+		if _, err := telemetry.New(db).IngestUsage(ctx, n2, usageBatch(2, at0, 15, 4), ret, now); err != nil {
 			t.Fatal(err)
 		}
 		if got := count(t, db, "gpu_usage_minutes"); got != 120 {
@@ -193,17 +138,17 @@ func TestAgentUsageIdempotent(t *testing.T) {
 		if mapped != 30 {
 			t.Errorf("ada's minutes mapped to her user = %d, want 30", mapped)
 		}
-		if _, err := db.IngestUsage(ctx, n2, usageBatch(1, at0.Add(time.Hour), 1, 4), ret, now); models.ErrorCode(err) != models.EFORBIDDEN {
+		if _, err := telemetry.New(db).IngestUsage(ctx, n2, usageBatch(1, at0.Add(time.Hour), 1, 4), ret, now); models.ErrorCode(err) != models.EFORBIDDEN {
 			t.Errorf("node 2 posting node 1's GPUs: got %v, want forbidden", err)
 		}
 		if got := count(t, db, "gpu_usage_minutes"); got != 120 {
 			t.Errorf("after a refused batch: %d rows, want 120 (nothing written)", got)
 		}
 		stale := usageBatch(1, now.Add(-ret-time.Hour), 1, 4)
-		if res, err := db.IngestUsage(ctx, n1, stale, ret, now); err != nil || res.Stale != 4 {
+		if res, err := telemetry.New(db).IngestUsage(ctx, n1, stale, ret, now); err != nil || res.Stale != 4 {
 			t.Errorf("stale = %+v, %v", res, err)
 		}
-		pruned, err := db.PruneUsage(ctx, at0.Add(5*time.Minute))
+		pruned, err := telemetry.New(db).PruneUsage(ctx, at0.Add(5*time.Minute))
 		if err != nil || pruned != 40 {
 			t.Errorf("pruned = %d, %v; want 40 (5 minutes × 4 GPUs × 2 nodes)", pruned, err)
 		}

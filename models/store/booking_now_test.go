@@ -12,6 +12,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 )
 
 // usageWrites counts the statements that write the usage tables, so that a
@@ -50,7 +51,7 @@ func TestBookNowAndReleaseWithoutStoredUsage(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Minutes stored before now on GPU 0: outside the range touched.
-		if _, err := db.IngestUsage(ctx, n1, usageBatch(1, at0.Add(-10*time.Minute), 5, 1), 0, at0); err != nil {
+		if _, err := telemetry.New(db).IngestUsage(ctx, n1, usageBatch(1, at0.Add(-10*time.Minute), 5, 1), 0, at0); err != nil {
 			t.Fatal(err)
 		}
 		writes := usageWrites(t, db)

@@ -9,6 +9,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 )
 
 // TestMixedChangesUnderConcurrency: users book (now and ahead), extend,
@@ -167,7 +168,7 @@ func TestUsageIngestBesideBookingChanges(t *testing.T) {
 		}
 		// The first minutes are there before anyone books, so that the
 		// first bookings from now already restamp stored minutes.
-		if _, err := db.IngestUsage(ctx, n1, usageBatch(1, at0, 4, 4), ret, at0.Add(4*time.Minute)); err != nil {
+		if _, err := telemetry.New(db).IngestUsage(ctx, n1, usageBatch(1, at0, 4, 4), ret, at0.Add(4*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		for w := range 3 {
@@ -175,7 +176,7 @@ func TestUsageIngestBesideBookingChanges(t *testing.T) {
 			go func() { // an agent's sender: two minutes a batch, a minute late
 				defer wg.Done()
 				for k := range 30 {
-					_, err := db.IngestUsage(ctx, n1, usageBatch(1, at0.Add(time.Duration(k+w%2)*time.Minute), 2, 4), ret,
+					_, err := telemetry.New(db).IngestUsage(ctx, n1, usageBatch(1, at0.Add(time.Duration(k+w%2)*time.Minute), 2, 4), ret,
 						at0.Add(time.Duration(k+3)*time.Minute))
 					tally("ingest", err)
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 )
 
 // holdLock opens a transaction on db (another replica) that takes a lock
@@ -48,9 +49,9 @@ func TestJobsNeverQueueIngest(t *testing.T) {
 		{"usage-rollup", "SELECT pg_advisory_xact_lock_shared(7300018)", // an ingest of B, in its trigger
 			func(db *store.DB) error { _, err := db.RollUsage(ctx, now, now.Add(-ret), 50); return err }},
 		{"usage-retention", "SELECT count(*) FROM gpu_usage_minutes", // a report reading minutes
-			func(db *store.DB) error { _, err := db.PruneUsage(ctx, now.Add(-ret)); return err }},
+			func(db *store.DB) error { _, err := telemetry.New(db).PruneUsage(ctx, now.Add(-ret)); return err }},
 		{"usage-partitions", "SELECT count(*) FROM gpu_usage_minutes_default", // minutes of days not yet made
-			func(db *store.DB) error { _, err := db.EnsureUsagePartitions(ctx, now); return err }},
+			func(db *store.DB) error { _, err := telemetry.New(db).EnsureUsagePartitions(ctx, now); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := storetest.MigratedURL(t, store.Postgres)
@@ -63,7 +64,7 @@ func TestJobsNeverQueueIngest(t *testing.T) {
 			time.Sleep(200 * time.Millisecond) // lets the job ask for its lock; not asserted
 			ictx, cancel := context.WithTimeout(ctx, 20*time.Second)
 			defer cancel()
-			if _, err := a.IngestUsage(ictx, node, usageBatch(1, now.Add(-30*time.Minute), 10, 4), ret, now); err != nil {
+			if _, err := telemetry.New(a).IngestUsage(ictx, node, usageBatch(1, now.Add(-30*time.Minute), 10, 4), ret, now); err != nil {
 				t.Fatalf("ingest while the job wanted a lock held elsewhere: %v", err)
 			}
 			select {

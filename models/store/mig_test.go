@@ -9,6 +9,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -242,7 +243,7 @@ func TestMIGScheduleAndUsage(t *testing.T) {
 		batch := wire.UsageBatch{Node: "x", BatchID: "mig", Records: []wire.UsageRecord{{GPUUUID: migUUID(5, 0, 3), Minute: at0.Add(time.Minute),
 			UtilAvgPct: &avg, UtilMaxPct: &avg, MemUsedMiB: 1000, MemTotalMiB: 9856, Samples: 6,
 			Users: []wire.UserUsage{{User: "ada", UID: 1001, MemoryMiB: 1000, Processes: 1, Busy: true}}}}}
-		if _, err := db.IngestUsage(ctx, id, batch, 400*24*time.Hour, at0.Add(2*time.Minute)); err != nil {
+		if _, err := telemetry.New(db).IngestUsage(ctx, id, batch, 400*24*time.Hour, at0.Add(2*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		var rows []struct {

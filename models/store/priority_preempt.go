@@ -79,6 +79,13 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
 func nodeGPUs(tx *gorm.DB, nodeID int64) ([]models.GPU, error) {
 	var rows []gpuRow
 	if err := tx.Table("gpus g").Select("g.*").Where("g.node_id = ?", nodeID).Order("g.idx").Find(&rows).Error; err != nil {

@@ -17,7 +17,7 @@ func (db *DB) FirstActivity(ctx context.Context) (first time.Time, ok bool, err 
 		return time.Time{}, false, fmt.Errorf("store: first activity: %w", err)
 	}
 	var m []time.Time
-	if err := g.Model(&usageRow{}).Order("minute").Limit(1).Pluck("minute", &m).Error; err != nil {
+	if err := g.Model(&UsageRow{}).Order("minute").Limit(1).Pluck("minute", &m).Error; err != nil {
 		return time.Time{}, false, fmt.Errorf("store: first activity: %w", err)
 	}
 	var h []int64

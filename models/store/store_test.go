@@ -16,22 +16,8 @@ import (
 var ctx = context.Background()
 
 // fixture makes a user and a node with n GPUs.
-func fixture(t testing.TB, db *store.DB, n int) (*models.User, *models.Node) {
-	t.Helper()
-	u := &models.User{Email: "Ada@Example.org", Name: "Ada"}
-	if err := db.CreateUser(ctx, u, models.CLIActor); err != nil {
-		t.Fatalf("create user: %v", err)
-	}
-	gpus, err := models.NewNodeGPUs("gpu01", n, "NVIDIA A100-SXM4-80GB", 81920)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := &models.Node{Name: "gpu01"}
-	if err := db.CreateNode(ctx, node, gpus, models.CLIActor); err != nil {
-		t.Fatalf("create node: %v", err)
-	}
-	return u, node
-}
+// fixture makes the user Ada and the node gpu01 with n GPUs (storetest).
+var fixture = storetest.Fixture
 
 func TestMigrations(t *testing.T) {
 	t.Parallel()

@@ -271,3 +271,6 @@ func (db *DB) unixLogins(ctx context.Context, userIDs []int64) (map[int64]string
 	}
 	return out, nil
 }
+
+// insertChunk keeps one INSERT under SQLite's 32766 bound variables.
+const insertChunk = 1000

@@ -8,6 +8,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -129,7 +130,7 @@ func TestUnixLoginsReachScheduleAndUsage(t *testing.T) {
 			r.Users = append(r.Users, wire.UserUsage{User: name, UID: 2001 + i, MemoryMiB: 100, Processes: 1})
 		}
 		b := wire.UsageBatch{Node: "x", BatchID: "u1", Records: []wire.UsageRecord{r}}
-		if _, err := db.IngestUsage(ctx, n1, b, 400*24*time.Hour, at0.Add(time.Hour)); err != nil {
+		if _, err := telemetry.New(db).IngestUsage(ctx, n1, b, 400*24*time.Hour, at0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		want := map[string]int64{"zs2023": zs.ID, "zsold": zs.ID, "wangs": sw.ID, "zhangsan": 0}

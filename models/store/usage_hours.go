@@ -99,7 +99,7 @@ func (db *DB) RollUsage(ctx context.Context, now, keepFrom time.Time, busyUtil f
 			return err
 		})
 		if err != nil {
-			return res, asLockBusy(err)
+			return res, AsLockBusy(err)
 		}
 		if due.From == due.To || due.To >= models.CompleteBefore(now) {
 			return res, nil
@@ -169,9 +169,9 @@ const rollupLockWait = 2 * time.Second
 // shared request wait behind it, and each usage INSERT takes one (the
 // trigger usage_mark_late), so a roll waiting on one long ingest stalled
 // all ingest. The rest of the batch's locks give up after
-// partitionLockWait instead of queueing.
+// PartitionLockWait instead of queueing.
 func takeRollupLock(tx *gorm.DB) error {
-	if err := tx.Exec(fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", partitionLockWait.Milliseconds())).Error; err != nil {
+	if err := tx.Exec(fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", PartitionLockWait.Milliseconds())).Error; err != nil {
 		return fmt.Errorf("store: rollup lock: %w", err)
 	}
 	ctx := tx.Statement.Context
@@ -194,15 +194,15 @@ func takeRollupLock(tx *gorm.DB) error {
 	}
 }
 
-// queueRollupLock is the roll's last try, queued for lockQueueWait at
+// queueRollupLock is the roll's last try, queued for LockQueueWait at
 // most, so that ingest at a steady rate, whose shared locks may overlap
 // without a gap, cannot starve the roll: ingest waits that long at most.
 func queueRollupLock(tx *gorm.DB) error {
-	for _, q := range []string{fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", lockQueueWait.Milliseconds()),
+	for _, q := range []string{fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", LockQueueWait.Milliseconds()),
 		fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", rollupLockKey),
-		fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", partitionLockWait.Milliseconds())} {
+		fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", PartitionLockWait.Milliseconds())} {
 		if err := tx.Exec(q).Error; err != nil {
-			return fmt.Errorf("store: rollup lock held elsewhere for %v: %w", rollupLockWait, asLockBusy(err))
+			return fmt.Errorf("store: rollup lock held elsewhere for %v: %w", rollupLockWait, AsLockBusy(err))
 		}
 	}
 	return nil
@@ -210,8 +210,8 @@ func queueRollupLock(tx *gorm.DB) error {
 
 // oldestMinute is the first stored minute (zero: none), on the minute index.
 func oldestMinute(tx *gorm.DB) (time.Time, error) {
-	var rows []usageRow
-	if err := tx.Model(&usageRow{}).Select("minute").Order("minute").Limit(1).Find(&rows).Error; err != nil {
+	var rows []UsageRow
+	if err := tx.Model(&UsageRow{}).Select("minute").Order("minute").Limit(1).Find(&rows).Error; err != nil {
 		return time.Time{}, fmt.Errorf("store: oldest usage minute: %w", err)
 	}
 	if len(rows) == 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 )
 
 // rollNow is a time after the synthetic week and its neighbours, when all
@@ -313,7 +314,7 @@ func TestReportReadsRollupsAfterMinutesPruned(t *testing.T) {
 		syntheticWeek(t, db)
 		want := reportWeek(t, db, "2026-W49")
 		roll(t, db, 5)
-		if _, err := db.PruneUsage(context.Background(), rollNow); err != nil {
+		if _, err := telemetry.New(db).PruneUsage(context.Background(), rollNow); err != nil {
 			t.Fatal(err)
 		}
 		var n int64

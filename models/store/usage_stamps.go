@@ -26,10 +26,10 @@ var usageHoldersSQL = listSQL(`SELECT bg.gpu_id, bg.booking_id, b.user_id, bg.st
 	JOIN bookings b ON b.id = bg.booking_id
 	WHERE bg.gpu_id IN (SELECT id FROM gpus WHERE uuid IN ? AND node_id = ?) AND bg.starts_at < ? AND bg.ends_at > ? AND b.status = ?`)
 
-// usageHolders reads the confirmed bookings' holds on node nodeID's GPUs
+// UsageHolders reads the confirmed bookings' holds on node nodeID's GPUs
 // uuids that overlap [from, to), without GORM (raw_sql.go): every usage
-// batch reads them.
-func usageHolders(tx *gorm.DB, nodeID int64, uuids []string, from, to time.Time) ([]models.UsageHolder, error) {
+// batch reads them (models/store/telemetry).
+func UsageHolders(tx *gorm.DB, nodeID int64, uuids []string, from, to time.Time) ([]models.UsageHolder, error) {
 	conn := rawTx(tx)
 	list, err := conn.listArg(uuids)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -103,7 +104,7 @@ func TestUsageStampsFollowBookings(t *testing.T) {
 			return b
 		}
 		a := book(0, at0, min(30), at0)
-		if _, err := db.IngestUsage(ctx, n1, usageBatch(1, min(27), 7, 2), 0, min(28)); err != nil {
+		if _, err := telemetry.New(db).IngestUsage(ctx, n1, usageBatch(1, min(27), 7, 2), 0, min(28)); err != nil {
 			t.Fatal(err)
 		}
 		checkStamps(t, db, "ingested", map[string]string{"g0": "hhh----", "g1": "-------", "ada": "bbb----", "ghost": "-------"})
@@ -136,14 +137,14 @@ func TestUsageStampsResendWithMoreUsers(t *testing.T) {
 		fixture(t, db, 1)
 		n1, _ := enrolled(t, db, "gpu22", 1, 1)
 		first := usageBatch(1, at0, 3, 1)
-		if _, err := db.IngestUsage(ctx, n1, first, 0, at0.Add(time.Hour)); err != nil {
+		if _, err := telemetry.New(db).IngestUsage(ctx, n1, first, 0, at0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		again := usageBatch(1, at0, 3, 1)
 		for i := range again.Records {
 			again.Records[i].Users = append(again.Records[i].Users, wire.UserUsage{User: "eve", UID: 1003, MemoryMiB: 5000, Processes: 1})
 		}
-		res, err := db.IngestUsage(ctx, n1, again, 0, at0.Add(time.Hour))
+		res, err := telemetry.New(db).IngestUsage(ctx, n1, again, 0, at0.Add(time.Hour))
 		if err != nil || res.Duplicates != 3 {
 			t.Fatalf("resend = %+v, %v", res, err)
 		}

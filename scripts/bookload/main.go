@@ -41,6 +41,7 @@ import (
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/web"
 )
 
@@ -257,7 +258,7 @@ func newTarget(ctx context.Context, db *store.DB, gpus int) (*target, error) {
 	}
 	cfg := web.Config{Listen: "127.0.0.1:0", Location: time.UTC, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		APIRate: web.Rate{PerMinute: 1e9, Burst: 1 << 20}}
-	s, err := web.New(cfg, db, sessions)
+	s, err := web.New(cfg, telemetry.NewWhole(db), sessions)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 )
 
 // Shape of the generated data: 64 nodes × 8 GPUs, 500 users in 50 teams.
@@ -133,7 +134,7 @@ func fill(ctx context.Context, db *store.DB, s shape) error {
 	pg := db.Dialect == store.Postgres
 	if pg {
 		for d := s.start(); d.Before(s.end.Add(24 * time.Hour)); d = d.Add(models.PartitionDaysAhead * 24 * time.Hour) {
-			if _, err := db.EnsureUsagePartitions(ctx, d); err != nil {
+			if _, err := telemetry.New(db).EnsureUsagePartitions(ctx, d); err != nil {
 				return err
 			}
 		}

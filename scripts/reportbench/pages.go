@@ -19,6 +19,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/views/i18n"
 	"github.com/gpubook/gpubook/web"
 )
@@ -66,7 +67,7 @@ func timePages(ctx context.Context, db *store.DB, now time.Time) ([]latency, err
 	}
 	cfg := web.Config{Listen: "127.0.0.1:0", DevLogin: true, Location: time.UTC, Now: func() time.Time { return now },
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), I18n: i18n.MustLoad()}
-	srv, err := web.New(cfg, db, sessionStore(db))
+	srv, err := web.New(cfg, telemetry.NewWhole(db), sessionStore(db))
 	if err != nil {
 		return nil, err
 	}

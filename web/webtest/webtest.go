@@ -24,6 +24,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/views/i18n"
 	"github.com/gpubook/gpubook/web"
 )
@@ -57,7 +58,7 @@ func NewOn(t testing.TB, db *store.DB, opts ...func(*web.Config)) *Env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	srv, err := web.New(cfg, db, SessionStore(db))
+	srv, err := web.New(cfg, telemetry.NewWhole(db), SessionStore(db))
 	if err != nil {
 		t.Fatalf("web.New: %v", err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -282,7 +283,7 @@ func (b *builder) use(g int, from, to time.Time, util float64, procs ...proc) {
 		k := min(len(recs), wire.MaxRecordsPerBatch)
 		b.n++
 		batch := wire.UsageBatch{Node: "n1", BatchID: fmt.Sprint("fairweek-", b.n), Records: recs[:k]}
-		if _, err := b.db.IngestUsage(context.Background(), b.gpu(g).NodeID, batch, 0, to.Add(time.Hour)); err != nil {
+		if _, err := telemetry.New(b.db).IngestUsage(context.Background(), b.gpu(g).NodeID, batch, 0, to.Add(time.Hour)); err != nil {
 			b.t.Fatal(err)
 		}
 		recs = recs[k:]

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -62,7 +63,7 @@ func SendLate(t testing.TB, db *store.DB, w models.Week, now time.Time) {
 	for i := 0; len(recs) > 0; i++ {
 		k := min(len(recs), wire.MaxRecordsPerBatch)
 		batch := wire.UsageBatch{Node: "n1", BatchID: fmt.Sprint("fairweek-late-", i), Records: recs[:k]}
-		_, err := db.IngestUsage(context.Background(), b.gpu(2).NodeID, batch, 0, now)
+		_, err := telemetry.New(db).IngestUsage(context.Background(), b.gpu(2).NodeID, batch, 0, now)
 		b.must(err)
 		recs = recs[k:]
 	}

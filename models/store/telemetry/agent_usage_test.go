@@ -1,4 +1,4 @@
-package store_test
+package telemetry_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -27,13 +28,13 @@ func TestIngestUsageUnixNames(t *testing.T) {
 			want[models.UnixName(e)] = u.ID
 		}
 		want["bob"], want["ghost"] = 0, 0
-		n, _ := enrolled(t, db, "gpu11", 1, 1)
-		r := wire.UsageRecord{GPUUUID: realUUID(1, 0), Minute: at0, MemTotalMiB: 81920, Samples: 6}
+		n, _ := storetest.Enrolled(t, db, "gpu11", 1, 1)
+		r := wire.UsageRecord{GPUUUID: storetest.RealUUID(1, 0), Minute: storetest.AgentAt0, MemTotalMiB: 81920, Samples: 6}
 		for i, name := range []string{"ada", "bob", "a_b", "axb", "ghost"} {
 			r.Users = append(r.Users, wire.UserUsage{User: name, UID: 1001 + i, MemoryMiB: 100, Processes: 1})
 		}
 		b := wire.UsageBatch{Node: "x", BatchID: "b", Records: []wire.UsageRecord{r}}
-		if _, err := db.IngestUsage(ctx, n, b, 400*24*time.Hour, at0.Add(time.Hour)); err != nil {
+		if _, err := telemetry.New(db).IngestUsage(ctx, n, b, 400*24*time.Hour, storetest.AgentAt0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		var rows []struct {
@@ -64,21 +65,21 @@ func TestIngestUsageUnixNames(t *testing.T) {
 func TestIngestUsageInChunks(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ada, _ := fixture(t, db, 1)
-		n, _ := enrolled(t, db, "gpu12", 2, 8)
+		ada, _ := storetest.Fixture(t, db, 1)
+		n, _ := storetest.Enrolled(t, db, "gpu12", 2, 8)
 		node, err := db.Node(ctx, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		bk, err := db.CreateBooking(ctx, models.NewBooking{UserID: ada.ID, GPUIDs: []int64{node.GPUs[0].ID}, StartsAt: at0, EndsAt: at0.Add(time.Hour)},
-			models.DefaultBookingLimits, at0.Add(-time.Hour), models.CLIActor)
+		bk, err := db.CreateBooking(ctx, models.NewBooking{UserID: ada.ID, GPUIDs: []int64{node.GPUs[0].ID}, StartsAt: storetest.AgentAt0, EndsAt: storetest.AgentAt0.Add(time.Hour)},
+			models.DefaultBookingLimits, storetest.AgentAt0.Add(-time.Hour), models.CLIActor)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b := wire.UsageBatch{Node: "gpu12", BatchID: "b"}
 		for m := range 120 {
 			for g := range 8 {
-				r := wire.UsageRecord{GPUUUID: realUUID(2, g), Minute: at0.Add(time.Duration(m) * time.Minute), MemTotalMiB: 81920, Samples: 6}
+				r := wire.UsageRecord{GPUUUID: storetest.RealUUID(2, g), Minute: storetest.AgentAt0.Add(time.Duration(m) * time.Minute), MemTotalMiB: 81920, Samples: 6}
 				for u := range 12 {
 					name := "ada"
 					if u > 0 {
@@ -98,14 +99,14 @@ func TestIngestUsageInChunks(t *testing.T) {
 		}
 		stamps := func() [5]int64 {
 			return [5]int64{
-				count("SELECT COUNT(*) FROM gpu_usage_minutes WHERE minute >= ? AND minute < ?", at0, at0.Add(2*time.Hour)),
-				count("SELECT COUNT(*) FROM gpu_user_usage_minutes WHERE minute >= ? AND minute < ?", at0, at0.Add(2*time.Hour)),
+				count("SELECT COUNT(*) FROM gpu_usage_minutes WHERE minute >= ? AND minute < ?", storetest.AgentAt0, storetest.AgentAt0.Add(2*time.Hour)),
+				count("SELECT COUNT(*) FROM gpu_user_usage_minutes WHERE minute >= ? AND minute < ?", storetest.AgentAt0, storetest.AgentAt0.Add(2*time.Hour)),
 				count("SELECT COUNT(*) FROM gpu_usage_minutes WHERE booking_id = ? AND booker_mem_mib = 100 AND top_mem_mib = 1200", bk.ID),
 				count("SELECT COUNT(*) FROM gpu_user_usage_minutes WHERE booked AND user_id = ?", ada.ID),
-				count("SELECT COUNT(*) FROM gpu_usage_minutes WHERE util_avg_pct IS NULL AND unix_minute * 60 >= ?", at0.Unix()),
+				count("SELECT COUNT(*) FROM gpu_usage_minutes WHERE util_avg_pct IS NULL AND unix_minute * 60 >= ?", storetest.AgentAt0.Unix()),
 			}
 		}
-		res, err := db.IngestUsage(ctx, n, b, 400*24*time.Hour, at0.Add(3*time.Hour))
+		res, err := telemetry.New(db).IngestUsage(ctx, n, b, 400*24*time.Hour, storetest.AgentAt0.Add(3*time.Hour))
 		if err != nil || res.Inserted != 960 || res.Duplicates != 0 {
 			t.Fatalf("first: %+v, %v", res, err)
 		}
@@ -113,13 +114,13 @@ func TestIngestUsageInChunks(t *testing.T) {
 		if got := stamps(); got != want {
 			t.Errorf("stored, stamped = %v, want %v", got, want)
 		}
-		if err := db.RestampUsage(ctx, at0, at0.Add(2*time.Hour)); err != nil {
+		if err := db.RestampUsage(ctx, storetest.AgentAt0, storetest.AgentAt0.Add(2*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		if got := stamps(); got != want {
 			t.Errorf("restamped = %v, want %v", got, want)
 		}
-		res, err = db.IngestUsage(ctx, n, b, 400*24*time.Hour, at0.Add(3*time.Hour))
+		res, err = telemetry.New(db).IngestUsage(ctx, n, b, 400*24*time.Hour, storetest.AgentAt0.Add(3*time.Hour))
 		if err != nil || res.Inserted != 0 || res.Duplicates != 960 {
 			t.Fatalf("resend: %+v, %v", res, err)
 		}
@@ -136,16 +137,16 @@ func TestIngestUsageInChunks(t *testing.T) {
 func TestIngestUsageContainer(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		n, _ := enrolled(t, db, "gpu17", 1, 1)
+		n, _ := storetest.Enrolled(t, db, "gpu17", 1, 1)
 		id := "4f2a9c1be0d3" + "0123456789abcdef0123456789abcdef0123456789abcdef0123"
-		r := wire.UsageRecord{GPUUUID: realUUID(1, 0), Minute: at0, MemTotalMiB: 81920, Samples: 6, Users: []wire.UserUsage{
+		r := wire.UsageRecord{GPUUUID: storetest.RealUUID(1, 0), Minute: storetest.AgentAt0, MemTotalMiB: 81920, Samples: 6, Users: []wire.UserUsage{
 			{User: "root", UID: 0, MemoryMiB: 900, Processes: 2, Container: id},
 			{User: "ada", UID: 1001, MemoryMiB: 100, Processes: 1}}}
 		b := wire.UsageBatch{Node: "x", BatchID: "b", Records: []wire.UsageRecord{r}}
-		if _, err := db.IngestUsage(ctx, n, b, 400*24*time.Hour, at0.Add(time.Minute)); err != nil {
+		if _, err := telemetry.New(db).IngestUsage(ctx, n, b, 400*24*time.Hour, storetest.AgentAt0.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		in, err := db.LiveInputs(ctx, at0.Add(time.Minute))
+		in, err := telemetry.New(db).LiveInputs(ctx, storetest.AgentAt0.Add(time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,9 +159,9 @@ func TestIngestUsageContainer(t *testing.T) {
 		}
 		bad := b
 		bad.BatchID, bad.Records = "c", []wire.UsageRecord{r}
-		bad.Records[0].Minute = at0.Add(time.Minute)
+		bad.Records[0].Minute = storetest.AgentAt0.Add(time.Minute)
 		bad.Records[0].Users = []wire.UserUsage{{User: "eve", UID: 1005, Container: "abc\n12345678901"}}
-		if _, err := db.IngestUsage(ctx, n, bad, 400*24*time.Hour, at0.Add(2*time.Minute)); models.ErrorCode(err) != models.EINVALID {
+		if _, err := telemetry.New(db).IngestUsage(ctx, n, bad, 400*24*time.Hour, storetest.AgentAt0.Add(2*time.Minute)); models.ErrorCode(err) != models.EINVALID {
 			t.Errorf("container with a newline: err = %v, want EINVALID", err)
 		}
 		var count int64
@@ -179,60 +180,60 @@ func TestIngestUsageContainer(t *testing.T) {
 func TestIngestUsageEveryBatchSize(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		fixture(t, db, 1)
-		n1, _ := enrolled(t, db, "gpu31", 1, 8)
-		n2, _ := enrolled(t, db, "gpu32", 2, 1)
-		ret, now := 400*24*time.Hour, at0.Add(time.Hour)
+		storetest.Fixture(t, db, 1)
+		n1, _ := storetest.Enrolled(t, db, "gpu31", 1, 8)
+		n2, _ := storetest.Enrolled(t, db, "gpu32", 2, 1)
+		ret, now := 400*24*time.Hour, storetest.AgentAt0.Add(time.Hour)
 
-		minute := usageBatch(1, at0, 1, 8)
-		res, err := db.IngestUsage(ctx, n1, minute, ret, now)
+		minute := storetest.UsageBatch(1, storetest.AgentAt0, 1, 8)
+		res, err := telemetry.New(db).IngestUsage(ctx, n1, minute, ret, now)
 		if err != nil || res.Inserted != 8 || res.Duplicates != 0 {
 			t.Fatalf("a node's minute: %+v, %v; want 8 inserted", res, err)
 		}
-		if got := [2]int64{count(t, db, "gpu_usage_minutes"), count(t, db, "gpu_user_usage_minutes")}; got != [2]int64{8, 2} {
+		if got := [2]int64{storetest.Count(t, db, "gpu_usage_minutes"), storetest.Count(t, db, "gpu_user_usage_minutes")}; got != [2]int64{8, 2} {
 			t.Errorf("after a minute: %v rows, want 8 minutes and 2 user rows", got)
 		}
-		res, err = db.IngestUsage(ctx, n1, minute, ret, now)
+		res, err = telemetry.New(db).IngestUsage(ctx, n1, minute, ret, now)
 		if err != nil || res.Inserted != 0 || res.Duplicates != 8 {
 			t.Errorf("the same minute again: %+v, %v; want 8 duplicates", res, err)
 		}
 
-		more := usageBatch(1, at0, 1, 8)
+		more := storetest.UsageBatch(1, storetest.AgentAt0, 1, 8)
 		more.Records[0].Users = append(more.Records[0].Users, wire.UserUsage{User: "eve", UID: 1003, MemoryMiB: 5000, Processes: 1})
-		if res, err := db.IngestUsage(ctx, n1, more, ret, now); err != nil || res.Inserted != 0 || res.Duplicates != 8 {
+		if res, err := telemetry.New(db).IngestUsage(ctx, n1, more, ret, now); err != nil || res.Inserted != 0 || res.Duplicates != 8 {
 			t.Errorf("a resend with a new user row: %+v, %v; want 8 duplicates", res, err)
 		}
 		var top int64
 		if err := db.Gorm.Raw("SELECT top_mem_mib FROM gpu_usage_minutes WHERE minute = ? AND gpu_id = (SELECT id FROM gpus WHERE uuid = ?)",
-			at0, realUUID(1, 0)).Scan(&top).Error; err != nil || top != 5000 {
+			storetest.AgentAt0, storetest.RealUUID(1, 0)).Scan(&top).Error; err != nil || top != 5000 {
 			t.Errorf("the resent minute's top memory = %d (%v), want eve's 5000: restamped", top, err)
 		}
 
-		wide := usageBatch(1, at0.Add(time.Minute), 1, 1)
+		wide := storetest.UsageBatch(1, storetest.AgentAt0.Add(time.Minute), 1, 1)
 		wide.Records[0].Users = nil
 		for u := range wire.MaxUsersPerRecord {
 			// Backslashes double in the piece's JSON: 64 rows of about 600 bytes.
 			wide.Records[0].Users = append(wide.Records[0].Users, wire.UserUsage{User: fmt.Sprintf("%03d%s", u, strings.Repeat(`\`, 250)),
 				UID: 2000 + u, MemoryMiB: 10, Processes: 1, Container: strings.Repeat("c", 64)})
 		}
-		if res, err := db.IngestUsage(ctx, n1, wide, ret, now); err != nil || res.Inserted != 1 {
+		if res, err := telemetry.New(db).IngestUsage(ctx, n1, wide, ret, now); err != nil || res.Inserted != 1 {
 			t.Errorf("64 user rows of 600 bytes: %+v, %v; want 1 inserted", res, err)
 		}
-		if got := [2]int64{count(t, db, "gpu_usage_minutes"), count(t, db, "gpu_user_usage_minutes")}; got != [2]int64{9, 67} {
+		if got := [2]int64{storetest.Count(t, db, "gpu_usage_minutes"), storetest.Count(t, db, "gpu_user_usage_minutes")}; got != [2]int64{9, 67} {
 			t.Errorf("after the resend and the wide minute: %v rows, want 9 minutes and 2 + 1 + 64 user rows", got)
 		}
 
-		if _, err := db.IngestUsage(ctx, n1, usageBatch(2, at0, 1, 1), ret, now); models.ErrorCode(err) != models.EFORBIDDEN {
+		if _, err := telemetry.New(db).IngestUsage(ctx, n1, storetest.UsageBatch(2, storetest.AgentAt0, 1, 1), ret, now); models.ErrorCode(err) != models.EFORBIDDEN {
 			t.Errorf("node 2's GPU from node 1: %v, want forbidden", err)
 		}
-		if _, err := db.IngestUsage(ctx, n2, usageBatch(1, at0.Add(2*time.Minute), 1, 1), ret, now); models.ErrorCode(err) != models.EFORBIDDEN {
+		if _, err := telemetry.New(db).IngestUsage(ctx, n2, storetest.UsageBatch(1, storetest.AgentAt0.Add(2*time.Minute), 1, 1), ret, now); models.ErrorCode(err) != models.EFORBIDDEN {
 			t.Errorf("node 1's GPU from node 2: %v, want forbidden", err)
 		}
-		unknown := usageBatch(9, at0, 1, 1)
-		if _, err := db.IngestUsage(ctx, n1, unknown, ret, now); models.ErrorCode(err) != models.ECONFLICT {
+		unknown := storetest.UsageBatch(9, storetest.AgentAt0, 1, 1)
+		if _, err := telemetry.New(db).IngestUsage(ctx, n1, unknown, ret, now); models.ErrorCode(err) != models.ECONFLICT {
 			t.Errorf("a GPU the cluster lacks: %v, want a conflict", err)
 		}
-		if got := [2]int64{count(t, db, "gpu_usage_minutes"), count(t, db, "gpu_user_usage_minutes")}; got != [2]int64{9, 67} {
+		if got := [2]int64{storetest.Count(t, db, "gpu_usage_minutes"), storetest.Count(t, db, "gpu_user_usage_minutes")}; got != [2]int64{9, 67} {
 			t.Errorf("after the refusals: %v rows, want 9 and 67 still", got)
 		}
 	})

@@ -1,4 +1,4 @@
-package store_test
+package telemetry_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -19,14 +20,14 @@ import (
 func TestAgentRowsTextAndPieces(t *testing.T) {
 	names := []string{`a\b`, `"quoted"`, `it's`, `\N`, `\t not a tab`, `ends with \`, "€ and 漢字", strings.Repeat(`\`, 256)}
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		n1, _ := enrolled(t, db, "gpu31", 1, 2)
+		n1, _ := storetest.Enrolled(t, db, "gpu31", 1, 2)
 		var batch []wire.Violation
 		for i := range wire.MaxViolationsPerBatch {
 			batch = append(batch, wire.Violation{ID: fmt.Sprintf("%04d:%s", i, strings.Repeat("k", 250)), Kind: wire.ViolationUnbooked,
-				GPUUUID: realUUID(1, i%2), User: names[i%len(names)], UID: 1001, PID: 1 + i, MemoryMiB: int64(i),
-				FirstSeen: at0, LastSeen: at0, Action: wire.ActionWarned})
+				GPUUUID: storetest.RealUUID(1, i%2), User: names[i%len(names)], UID: 1001, PID: 1 + i, MemoryMiB: int64(i),
+				FirstSeen: storetest.AgentAt0, LastSeen: storetest.AgentAt0, Action: wire.ActionWarned})
 		}
-		if err := db.RecordViolations(ctx, n1, wire.ViolationBatch{Violations: batch}, at0); err != nil {
+		if err := telemetry.New(db).RecordViolations(ctx, n1, wire.ViolationBatch{Violations: batch}, storetest.AgentAt0); err != nil {
 			t.Fatal(err)
 		}
 		var rows []struct {

@@ -1,17 +1,16 @@
-package store
+package telemetry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
 )
 
 // On PostgreSQL the per-minute usage tables are partitioned by UTC day
@@ -77,8 +76,8 @@ func usagePartitions(tx *gorm.DB, table string) ([]usagePartition, error) {
 }
 
 // inUTC runs fn in a transaction whose TimeZone is UTC (for the bounds).
-func (db *DB) inUTC(ctx context.Context, fn func(tx *gorm.DB) error) error {
-	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+func (db *Store) inUTC(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return db.st.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("SET LOCAL TimeZone = 'UTC'").Error; err != nil {
 			return err
 		}
@@ -91,8 +90,8 @@ func (db *DB) inUTC(ctx context.Context, fn func(tx *gorm.DB) error) error {
 // after it, each day in its own transaction. Minutes of that day that the
 // default partition holds meanwhile (a job that fell behind) move into it.
 // It returns how many partitions it created; on SQLite, none.
-func (db *DB) EnsureUsagePartitions(ctx context.Context, now time.Time) (int, error) {
-	if db.Dialect != Postgres {
+func (db *Store) EnsureUsagePartitions(ctx context.Context, now time.Time) (int, error) {
+	if db.st.Dialect != store.Postgres {
 		return 0, nil
 	}
 	created := 0
@@ -114,7 +113,7 @@ func (db *DB) EnsureUsagePartitions(ctx context.Context, now time.Time) (int, er
 				continue
 			}
 			if err := db.inUTC(ctx, func(tx *gorm.DB) error { return createDayPartition(tx, table, day) }); err != nil {
-				return created, asLockBusy(err)
+				return created, store.AsLockBusy(err)
 			}
 			created++
 		}
@@ -131,7 +130,7 @@ func createDayPartition(tx *gorm.DB, table string, day time.Time) error {
 		// The attach locks the default partition exclusively: take that
 		// lock first, NOWAIT, rather than queue with ingest behind us (see
 		// prunePartitioned); the job tries again 30 s later.
-		fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", partitionLockWait.Milliseconds()),
+		fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", store.PartitionLockWait.Milliseconds()),
 		fmt.Sprintf("LOCK TABLE %s_default IN ACCESS EXCLUSIVE MODE NOWAIT", table),
 		fmt.Sprintf("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)", name, table),
 		fmt.Sprintf("WITH moved AS (DELETE FROM %s_default WHERE minute >= @from AND minute < @to RETURNING *) INSERT INTO %s SELECT * FROM moved", table, name),
@@ -166,7 +165,7 @@ func prunePartitions(tx *gorm.DB, table string, before time.Time) (dropped []str
 			}
 			dropped = append(dropped, p.Name)
 		case p.Default || p.From.IsZero():
-			r := tx.Exec("DELETE FROM "+p.Name+" WHERE minute < ?", utc(before))
+			r := tx.Exec("DELETE FROM "+p.Name+" WHERE minute < ?", store.UTC(before))
 			if r.Error != nil {
 				return dropped, deleted, fmt.Errorf("store: prune usage partition %s: %w", p.Name, r.Error)
 			}
@@ -182,64 +181,43 @@ func prunePartitions(tx *gorm.DB, table string, before time.Time) (dropped []str
 //
 // Dropping a partition locks its parent exclusively. The prune takes both
 // parents at once, in the writers' order, and waits for them at most
-// partitionLockWait: an ingest that holds the GPU table and waits for the
-// roll job (usage_hours.go), which waits for a lock queued behind this
+// store.PartitionLockWait: an ingest that holds the GPU table and waits for the
+// roll job (the store's usage_hours.go), which waits for a lock queued behind this
 // one, is a cycle that PostgreSQL would break after deadlock_timeout (1 s)
 // by aborting one of them, possibly the ingest. Giving up first, and trying
 // again a moment later, keeps the victim the prune.
-func (db *DB) prunePartitioned(ctx context.Context, before time.Time) (int64, error) {
+func (db *Store) prunePartitioned(ctx context.Context, before time.Time) (int64, error) {
 	var err error
 	for try := range partitionLockTries {
 		var n int64
-		if n, err = db.prunePartitionedOnce(ctx, before, try == partitionLockTries-1); !isLockTimeout(err) {
+		if n, err = db.prunePartitionedOnce(ctx, before, try == partitionLockTries-1); !store.IsLockTimeout(err) {
 			return n, err
 		}
 		select {
 		case <-ctx.Done():
 			return 0, ctx.Err()
-		case <-time.After(partitionLockWait):
+		case <-time.After(store.PartitionLockWait):
 		}
 	}
-	return 0, asLockBusy(err)
+	return 0, store.AsLockBusy(err)
 }
 
-const (
-	partitionLockWait  = 500 * time.Millisecond
-	partitionLockTries = 10
-	// lockQueueWait bounds the one queued try a job makes after its
-	// NOWAIT tries: writers that keep a lock held without a gap (ingest at
-	// a steady rate) would starve a job that never queues, and queueing
-	// this long is the most an ingest ever waits behind a job's request.
-	lockQueueWait = 100 * time.Millisecond
-)
+// partitionLockTries is how many times the prune tries for its locks,
+// store.PartitionLockWait apart, before it gives up (models.ErrLockBusy).
+const partitionLockTries = 10
 
-// isLockTimeout is PostgreSQL's lock_not_available: a lock_timeout or a NOWAIT.
-func isLockTimeout(err error) bool {
-	var pg *pgconn.PgError
-	return errors.As(err, &pg) && pg.Code == "55P03"
-}
-
-// asLockBusy marks a lock given up on as models.ErrLockBusy, which the job
-// runner retries within a minute instead of at the job's next interval.
-func asLockBusy(err error) error {
-	if isLockTimeout(err) && !errors.Is(err, models.ErrLockBusy) {
-		return fmt.Errorf("%w: %w", models.ErrLockBusy, err)
-	}
-	return err
-}
-
-func (db *DB) prunePartitionedOnce(ctx context.Context, before time.Time, queue bool) (int64, error) {
+func (db *Store) prunePartitionedOnce(ctx context.Context, before time.Time, queue bool) (int64, error) {
 	var n int64
 	err := db.inUTC(ctx, func(tx *gorm.DB) error {
 		// NOWAIT: a prune queued for the lock would queue every ingest
-		// behind it; it tries again partitionLockWait later instead, and
-		// queues for lockQueueWait only on its last try.
+		// behind it; it tries again store.PartitionLockWait later instead, and
+		// queues for store.LockQueueWait only on its last try.
 		lock := "LOCK TABLE " + strings.Join(usageTables, ", ") + " IN ACCESS EXCLUSIVE MODE NOWAIT"
 		if queue {
 			lock = strings.TrimSuffix(lock, " NOWAIT")
 		}
-		for _, q := range []string{fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", lockQueueWait.Milliseconds()), lock,
-			fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", partitionLockWait.Milliseconds())} {
+		for _, q := range []string{fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", store.LockQueueWait.Milliseconds()), lock,
+			fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", store.PartitionLockWait.Milliseconds())} {
 			if err := tx.Exec(q).Error; err != nil {
 				return err
 			}

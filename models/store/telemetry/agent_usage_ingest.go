@@ -1,4 +1,4 @@
-package store
+package telemetry
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
 // IngestUsage stores a usage batch held in memory (IngestUsageStream).
-func (db *DB) IngestUsage(ctx context.Context, nodeID int64, b wire.UsageBatch, retention time.Duration, now time.Time) (models.UsageResult, error) {
+func (db *Store) IngestUsage(ctx context.Context, nodeID int64, b wire.UsageBatch, retention time.Duration, now time.Time) (models.UsageResult, error) {
 	return db.IngestUsageStream(ctx, nodeID, b.Stream(), retention, now)
 }
 
@@ -72,7 +73,7 @@ func (s *usageScan) add(r *wire.UsageRecord) {
 // through a rowLoader (agent_rows.go): every batch, a node's minute or
 // an hour's backlog, the same way on both databases. Refused (an invalid
 // record, a foreign GPU) means nothing written.
-func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageStream, retention time.Duration, now time.Time) (models.UsageResult, error) {
+func (db *Store) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageStream, retention time.Duration, now time.Time) (models.UsageResult, error) {
 	scan, err := scanUsage(s, retention, now)
 	if err != nil {
 		return models.UsageResult{}, models.AgentError(err)
@@ -80,12 +81,12 @@ func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageS
 	var res models.UsageResult
 	err = db.bulkTx(ctx, func(tx *gorm.DB, l *rowLoader) error {
 		res = models.UsageResult{}
-		ids, err := db.nodeGPUIDs(tx, nodeID, scan.uuids)
+		ids, err := store.NodeGPUIDs(tx, nodeID, scan.uuids)
 		if err != nil {
 			return err
 		}
 		lo, hi := scan.lo, scan.hi.Add(time.Minute)
-		holders, err := usageHolders(tx, nodeID, scan.uuids, lo, hi)
+		holders, err := store.UsageHolders(tx, nodeID, scan.uuids, lo, hi)
 		if err != nil {
 			return err
 		}
@@ -111,12 +112,12 @@ func (db *DB) IngestUsageStream(ctx context.Context, nodeID int64, s wire.UsageS
 		if inserted < int64(w.rows) && usersInserted > 0 {
 			// A resend brought user rows for minutes stored before: their
 			// stamps were taken without them.
-			return restampUsage(tx, mapValues(ids), lo, hi)
+			return store.RestampTx(tx, mapValues(ids), lo, hi)
 		}
 		return nil
 	})
 	if err != nil {
-		return models.UsageResult{}, mapErr(models.AgentError(err), "usage")
+		return models.UsageResult{}, store.MapErr(models.AgentError(err), "usage")
 	}
 	return res, nil
 }

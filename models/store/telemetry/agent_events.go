@@ -1,4 +1,4 @@
-package store
+package telemetry
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
 // RecordViolations stores a violation batch in one transaction; a GPU or
 // booking of another node refuses the whole batch.
-func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.ViolationBatch, now time.Time) error {
+func (db *Store) RecordViolations(ctx context.Context, nodeID int64, b wire.ViolationBatch, now time.Time) error {
 	if err := models.AgentError(b.Validate()); err != nil {
 		return err
 	}
@@ -29,16 +30,16 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 			users = append(users, v.User)
 		}
 	}
-	names, err := db.unixNames(ctx, users)
+	names, err := db.st.UnixNameIDs(ctx, users)
 	if err != nil {
 		return err
 	}
 	err = db.bulkTx(ctx, func(tx *gorm.DB, l *rowLoader) error {
-		ids, err := db.nodeGPUIDs(tx, nodeID, uuids)
+		ids, err := store.NodeGPUIDs(tx, nodeID, uuids)
 		if err != nil {
 			return err
 		}
-		if err := nodeBookings(tx, nodeID, violationBookings(b.Violations)); err != nil {
+		if err := store.NodeBookings(tx, nodeID, violationBookings(b.Violations)); err != nil {
 			return err
 		}
 		if !repeatedViolation(b.Violations) {
@@ -51,7 +52,7 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 		}
 		return nil
 	})
-	return mapErr(err, "violation")
+	return store.MapErr(err, "violation")
 }
 
 // RecordIdle stores idle reports and returns, per booking, the batch's
@@ -59,7 +60,7 @@ func (db *DB) RecordViolations(ctx context.Context, nodeID int64, b wire.Violati
 // every GPU must be the node's. Only the newest report of each booking is
 // read back in full: a batch names one booking hundreds of times at most,
 // and reading every report back cost more memory than the batch itself.
-func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, now time.Time) ([]models.IdleToWarn, error) {
+func (db *Store) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, now time.Time) ([]models.IdleToWarn, error) {
 	if err := models.AgentError(b.Validate()); err != nil {
 		return nil, err
 	}
@@ -76,11 +77,11 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 		bookings[i] = r.BookingID
 	}
 	order := idleKeyOrder(b.Reports)
-	store := func(tx *gorm.DB, l *rowLoader) error {
-		if _, err := db.nodeGPUIDs(tx, nodeID, uuids); err != nil {
+	write := func(tx *gorm.DB, l *rowLoader) error {
+		if _, err := store.NodeGPUIDs(tx, nodeID, uuids); err != nil {
 			return err
 		}
-		if err := nodeBookings(tx, nodeID, bookings); err != nil {
+		if err := store.NodeBookings(tx, nodeID, bookings); err != nil {
 			return err
 		}
 		if !repeatedIdle(b.Reports) {
@@ -94,9 +95,9 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 		return nil
 	}
 	// Rows are locked in key order; what PostgreSQL may still find is run again.
-	err := retryDeadlock(func() error { return db.bulkTx(ctx, store) })
+	err := store.RetryDeadlock(func() error { return db.bulkTx(ctx, write) })
 	if err != nil {
-		return nil, mapErr(err, "idle report")
+		return nil, store.MapErr(err, "idle report")
 	}
 	return db.idleToWarn(ctx, nodeID, slices.Compact(slices.Sorted(slices.Values(bookings))))
 }
@@ -107,8 +108,8 @@ func (db *DB) RecordIdle(ctx context.Context, nodeID int64, b wire.IdleBatch, no
 // 500 texts of 256 bytes, which PostgreSQL's driver encoded again as
 // parameters; a report of an earlier batch the owner was not warned of
 // yet is marked with the rest.
-func (db *DB) idleToWarn(ctx context.Context, nodeID int64, bookings []int64) ([]models.IdleToWarn, error) {
-	rows, err := db.Gorm.WithContext(ctx).Table("agent_idle_reports").Select("id, booking_id").
+func (db *Store) idleToWarn(ctx context.Context, nodeID int64, bookings []int64) ([]models.IdleToWarn, error) {
+	rows, err := db.st.Gorm.WithContext(ctx).Table("agent_idle_reports").Select("id, booking_id").
 		Where("node_id = ? AND warned_at IS NULL AND released_at IS NULL AND booking_id IN ?", nodeID, bookings).
 		Order("reported_at DESC, id DESC").Rows()
 	if err != nil {
@@ -154,7 +155,7 @@ func (db *DB) idleToWarn(ctx context.Context, nodeID int64, bookings []int64) ([
 }
 
 // MarkIdle records that the owner was warned and/or the booking released.
-func (db *DB) MarkIdle(ctx context.Context, reportID int64, warned, released bool, now time.Time) error {
+func (db *Store) MarkIdle(ctx context.Context, reportID int64, warned, released bool, now time.Time) error {
 	return db.MarkIdleReports(ctx, []int64{reportID}, warned, released, now)
 }
 
@@ -162,7 +163,7 @@ func (db *DB) MarkIdle(ctx context.Context, reportID int64, warned, released boo
 // The IDs (up to a batch's 500) are bound as one list (an array, or JSON
 // on SQLite), not one parameter each, which cost the heap about 250
 // bytes per ID.
-func (db *DB) MarkIdleReports(ctx context.Context, reportIDs []int64, warned, released bool, now time.Time) error {
+func (db *Store) MarkIdleReports(ctx context.Context, reportIDs []int64, warned, released bool, now time.Time) error {
 	var set []string
 	if warned {
 		set = append(set, "warned_at = @now")
@@ -173,33 +174,33 @@ func (db *DB) MarkIdleReports(ctx context.Context, reportIDs []int64, warned, re
 	if len(set) == 0 || len(reportIDs) == 0 {
 		return nil
 	}
-	ids := pgIDArray(reportIDs)
+	ids := store.PGIDArray(reportIDs)
 	// The rows are locked first, in the order RecordIdle stores them in
 	// (idleKeyOrder), so that marking and storing the reports of one
 	// booking at once queue instead of deadlocking; the planner looks
 	// each ID up in the primary key.
 	in := `id IN (SELECT id FROM agent_idle_reports WHERE id = ANY(CAST(@ids AS bigint[]))
-ORDER BY node_id, agent_key COLLATE "C" ` + writerLock + ")"
-	if db.Dialect != Postgres {
+ORDER BY node_id, agent_key COLLATE "C" ` + store.WriterLock + ")"
+	if db.st.Dialect != store.Postgres {
 		// SQLite has no arrays: the same list as JSON.
 		ids = "[" + ids[1:len(ids)-1] + "]"
 		in = "id IN (SELECT value FROM json_each(@ids))"
 	}
-	err := retryDeadlock(func() error {
-		return db.Gorm.WithContext(ctx).Exec("UPDATE agent_idle_reports SET "+strings.Join(set, ", ")+" WHERE "+in,
-			sql.Named("now", utc(now)), sql.Named("ids", ids)).Error
+	err := store.RetryDeadlock(func() error {
+		return db.st.Gorm.WithContext(ctx).Exec("UPDATE agent_idle_reports SET "+strings.Join(set, ", ")+" WHERE "+in,
+			sql.Named("now", store.UTC(now)), sql.Named("ids", ids)).Error
 	})
-	return mapErr(err, "idle report")
+	return store.MapErr(err, "idle report")
 }
 
 // IdleReleaseDue applies models.IdleReleaseDue to the node's open reports,
 // reading the stored minutes of their GPUs since the earliest report.
-func (db *DB) IdleReleaseDue(ctx context.Context, nodeID int64, pol models.IdlePolicy, now time.Time) ([]models.IdleReport, error) {
+func (db *Store) IdleReleaseDue(ctx context.Context, nodeID int64, pol models.IdlePolicy, now time.Time) ([]models.IdleReport, error) {
 	if !pol.AutoRelease {
 		return nil, nil
 	}
 	open, err := db.idleReports(ctx, func(q *gorm.DB) *gorm.DB {
-		return q.Where("i.node_id = ? AND i.released_at IS NULL AND b.ends_at > ? AND b.status = ?", nodeID, utc(now), models.StatusConfirmed)
+		return q.Where("i.node_id = ? AND i.released_at IS NULL AND b.ends_at > ? AND b.status = ?", nodeID, store.UTC(now), models.StatusConfirmed)
 	})
 	if err != nil || len(open) == 0 {
 		return nil, err
@@ -208,7 +209,9 @@ func (db *DB) IdleReleaseDue(ctx context.Context, nodeID int64, pol models.IdleP
 	since := now
 	for _, r := range open {
 		gpuIDs = append(gpuIDs, r.GPUIDs...)
-		since = minTime(since, r.ReportedAt.Truncate(time.Minute))
+		if m := r.ReportedAt.Truncate(time.Minute); m.Before(since) {
+			since = m
+		}
 	}
 	idle, err := db.idleMinutes(ctx, gpuIDs, since, pol)
 	if err != nil {
@@ -224,7 +227,7 @@ func (db *DB) IdleReleaseDue(ctx context.Context, nodeID int64, pol models.IdleP
 }
 
 // idleMinutes maps GPU → minute → idle for the stored minutes since since.
-func (db *DB) idleMinutes(ctx context.Context, gpuIDs []int64, since time.Time, pol models.IdlePolicy) (map[int64]map[time.Time]bool, error) {
+func (db *Store) idleMinutes(ctx context.Context, gpuIDs []int64, since time.Time, pol models.IdlePolicy) (map[int64]map[time.Time]bool, error) {
 	usage, err := db.usageSince(ctx, gpuIDs, since)
 	if err != nil {
 		return nil, err
@@ -251,11 +254,4 @@ func (db *DB) idleMinutes(ctx context.Context, gpuIDs []int64, since time.Time, 
 		out[u.GPUID][u.Minute] = models.IdleMinuteOf(u, busy[key{u.GPUID, u.Minute}], pol)
 	}
 	return out, nil
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }

@@ -1,4 +1,4 @@
-package store
+package telemetry
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -53,13 +54,13 @@ func upsertIdleReports(l *rowLoader, nodeID int64, rs []wire.IdleReport, order [
 	for _, i := range order {
 		r := &rs[i]
 		l.Int(nodeID)
-		l.Str(clip(r.ID, 256))
+		l.Str(store.Clip(r.ID, 256))
 		l.Int(r.BookingID)
-		l.Str(clip(r.User, 256))
+		l.Str(store.Clip(r.User, 256))
 		l.StrJoin(r.GPUUUIDs, ',')
-		l.Time(utc(r.IdleSince))
-		l.Time(utc(r.ReportedAt))
-		l.Time(utc(now))
+		l.Time(store.UTC(r.IdleSince))
+		l.Time(store.UTC(r.ReportedAt))
+		l.Time(store.UTC(now))
 		if err := l.end(); err != nil {
 			return fmt.Errorf("store: idle reports: %w", err)
 		}

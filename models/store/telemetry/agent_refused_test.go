@@ -1,4 +1,4 @@
-package store_test
+package telemetry_test
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -16,23 +17,23 @@ import (
 func TestAgentRefusedOpens(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		u, _ := fixture(t, db, 1)
-		n1, _ := enrolled(t, db, "gpu21", 1, 2)
-		v := wire.Violation{ID: "gpu21:refused_open:x:1001:1", Kind: wire.ViolationRefused, GPUUUID: realUUID(1, 1), User: "ada", UID: 1001,
-			FirstSeen: at0, LastSeen: at0, Action: wire.ActionNone}
+		u, _ := storetest.Fixture(t, db, 1)
+		n1, _ := storetest.Enrolled(t, db, "gpu21", 1, 2)
+		v := wire.Violation{ID: "gpu21:refused_open:x:1001:1", Kind: wire.ViolationRefused, GPUUUID: storetest.RealUUID(1, 1), User: "ada", UID: 1001,
+			FirstSeen: storetest.AgentAt0, LastSeen: storetest.AgentAt0, Action: wire.ActionNone}
 		later := v
-		later.LastSeen = at0.Add(3 * time.Minute)
+		later.LastSeen = storetest.AgentAt0.Add(3 * time.Minute)
 		for _, batch := range [][]wire.Violation{{v}, {later}, {v}} { // the last is a delayed resend
-			if err := db.RecordViolations(ctx, n1, wire.ViolationBatch{Violations: batch}, at0.Add(5*time.Minute)); err != nil {
+			if err := telemetry.New(db).RecordViolations(ctx, n1, wire.ViolationBatch{Violations: batch}, storetest.AgentAt0.Add(5*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got, err := db.Violations(ctx, models.ViolationFilter{UserID: u.ID})
+		got, err := telemetry.New(db).Violations(ctx, models.ViolationFilter{UserID: u.ID})
 		if err != nil || len(got) != 1 {
 			t.Fatalf("violations = %+v, %v", got, err)
 		}
 		g := got[0]
-		if g.Kind != wire.ViolationRefused || g.Action != wire.ActionNone || !g.FirstSeen.Equal(at0) || !g.LastSeen.Equal(later.LastSeen) ||
+		if g.Kind != wire.ViolationRefused || g.Action != wire.ActionNone || !g.FirstSeen.Equal(storetest.AgentAt0) || !g.LastSeen.Equal(later.LastSeen) ||
 			g.UserName != "ada" || g.UserID != u.ID || g.PID != 0 || g.UID != 1001 || g.MemoryMiB != 0 || g.GPUIndex != 1 ||
 			g.NodeName != "gpu21" || g.AgentKey != v.ID || g.BookingID != 0 || g.Container != "" {
 			t.Errorf("violation = %+v", g)

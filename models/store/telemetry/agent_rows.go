@@ -1,4 +1,4 @@
-package store
+package telemetry
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
+
+	"github.com/gpubook/gpubook/models/store"
 )
 
 // The rows an agent sends (usage minutes and their users, violations,
@@ -117,13 +119,13 @@ type rowLoader struct {
 // bulkTx runs fn in a transaction with a rowLoader for it. On PostgreSQL
 // the transaction runs on a connection of its own (gorm's Connection), so
 // that the loader can reach the driver's connection for COPY.
-func (db *DB) bulkTx(ctx context.Context, fn func(tx *gorm.DB, l *rowLoader) error) error {
-	if db.Dialect != Postgres {
-		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+func (db *Store) bulkTx(ctx context.Context, fn func(tx *gorm.DB, l *rowLoader) error) error {
+	if db.st.Dialect != store.Postgres {
+		return db.st.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			return fn(tx, &rowLoader{tx: tx, ctx: ctx})
 		})
 	}
-	return db.Gorm.WithContext(ctx).Connection(func(c *gorm.DB) error {
+	return db.st.Gorm.WithContext(ctx).Connection(func(c *gorm.DB) error {
 		conn, ok := c.Statement.ConnPool.(*sql.Conn)
 		if !ok {
 			return fmt.Errorf("store: bulk load: no connection of its own (%T)", c.Statement.ConnPool)

@@ -1,4 +1,4 @@
-package store_test
+package telemetry_test
 
 import (
 	"slices"
@@ -9,6 +9,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 )
 
 func partitionExists(t *testing.T, db *store.DB, name string) bool {
@@ -37,12 +38,12 @@ func countWhere(t *testing.T, db *store.DB, table, where string, args ...any) in
 func TestUsagePartitionsUnderIngest(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, store.Postgres)
-	fixture(t, db, 1)
-	node, _ := enrolled(t, db, "gpu11", 1, 4)
+	storetest.Fixture(t, db, 1)
+	node, _ := storetest.Enrolled(t, db, "gpu11", 1, 4)
 	ret := 400 * 24 * time.Hour
 	day := func(d int) time.Time { return time.Date(2030, 1, d, 0, 0, 0, 0, time.UTC) }
 
-	n, err := db.EnsureUsagePartitions(ctx, day(1).Add(12*time.Hour))
+	n, err := telemetry.New(db).EnsureUsagePartitions(ctx, day(1).Add(12*time.Hour))
 	if want := 2 * (models.PartitionDaysBack + models.PartitionDaysAhead + 1); err != nil || n != want {
 		t.Fatalf("ensure = %d, %v; want %d partitions", n, err, want)
 	}
@@ -51,10 +52,10 @@ func TestUsagePartitionsUnderIngest(t *testing.T) {
 			t.Errorf("partition %s missing", name)
 		}
 	}
-	if n, err := db.EnsureUsagePartitions(ctx, day(1).Add(13*time.Hour)); err != nil || n != 0 {
+	if n, err := telemetry.New(db).EnsureUsagePartitions(ctx, day(1).Add(13*time.Hour)); err != nil || n != 0 {
 		t.Errorf("second ensure = %d, %v; want nothing to create", n, err)
 	}
-	if _, err := db.IngestUsage(ctx, node, usageBatch(1, day(1).Add(10*time.Hour), 30, 4), ret, day(1).Add(11*time.Hour)); err != nil {
+	if _, err := telemetry.New(db).IngestUsage(ctx, node, storetest.UsageBatch(1, day(1).Add(10*time.Hour), 30, 4), ret, day(1).Add(11*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -78,18 +79,18 @@ func TestUsagePartitionsUnderIngest(t *testing.T) {
 				return
 			}
 			m := day(2).Add(time.Duration(k) * time.Minute)
-			if _, err := db.IngestUsage(ctx, node, usageBatch(1, m, 1, 4), ret, m.Add(time.Minute)); err != nil {
+			if _, err := telemetry.New(db).IngestUsage(ctx, node, storetest.UsageBatch(1, m, 1, 4), ret, m.Add(time.Minute)); err != nil {
 				ingestErr = err
 				return
 			}
 			sent++
 		}
 	}()
-	created, err := db.EnsureUsagePartitions(ctx, day(5))
+	created, err := telemetry.New(db).EnsureUsagePartitions(ctx, day(5))
 	if err != nil || created != 2*4 {
 		t.Errorf("ensure on 5 January = %d, %v; want 9–12 January for both tables", created, err)
 	}
-	if _, err := db.PruneUsage(ctx, day(2)); err != nil {
+	if _, err := telemetry.New(db).PruneUsage(ctx, day(2)); err != nil {
 		t.Errorf("prune: %v", err)
 	}
 	time.Sleep(200 * time.Millisecond) // let some minutes arrive after the drop
@@ -122,13 +123,13 @@ func TestUsagePartitionsUnderIngest(t *testing.T) {
 	// A minute for a day without its partition lands in the default one
 	// and moves into its day when the job creates it.
 	far := day(20).Add(3 * time.Hour)
-	if _, err := db.IngestUsage(ctx, node, usageBatch(1, far, 2, 4), ret, far.Add(time.Hour)); err != nil {
+	if _, err := telemetry.New(db).IngestUsage(ctx, node, storetest.UsageBatch(1, far, 2, 4), ret, far.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if got := countWhere(t, db, "gpu_usage_minutes_default", "1 = 1"); got != 8 {
 		t.Fatalf("default partition holds %d rows, want 8", got)
 	}
-	if _, err := db.EnsureUsagePartitions(ctx, day(19)); err != nil {
+	if _, err := telemetry.New(db).EnsureUsagePartitions(ctx, day(19)); err != nil {
 		t.Fatal(err)
 	}
 	if got := countWhere(t, db, "gpu_usage_minutes_default", "1 = 1"); got != 0 {
@@ -147,16 +148,16 @@ func TestUsagePartitionsUnderIngest(t *testing.T) {
 func TestUsagePartitionsSQLite(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, store.SQLite)
-	fixture(t, db, 1)
-	node, _ := enrolled(t, db, "gpu11", 1, 4)
+	storetest.Fixture(t, db, 1)
+	node, _ := storetest.Enrolled(t, db, "gpu11", 1, 4)
 	at := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
-	if n, err := db.EnsureUsagePartitions(ctx, at); err != nil || n != 0 {
+	if n, err := telemetry.New(db).EnsureUsagePartitions(ctx, at); err != nil || n != 0 {
 		t.Errorf("ensure on SQLite = %d, %v; want nothing", n, err)
 	}
-	if _, err := db.IngestUsage(ctx, node, usageBatch(1, at, 10, 4), 400*24*time.Hour, at.Add(time.Hour)); err != nil {
+	if _, err := telemetry.New(db).IngestUsage(ctx, node, storetest.UsageBatch(1, at, 10, 4), 400*24*time.Hour, at.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := db.PruneUsage(ctx, at.Add(5*time.Minute)); err != nil || n != 20 {
+	if n, err := telemetry.New(db).PruneUsage(ctx, at.Add(5*time.Minute)); err != nil || n != 20 {
 		t.Errorf("prune = %d, %v; want 20", n, err)
 	}
 }
@@ -168,8 +169,8 @@ func TestUsagePartitionsSQLite(t *testing.T) {
 func TestUsagePartitionMigrationKeepsData(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, store.Postgres)
-	fixture(t, db, 1)
-	node, _ := enrolled(t, db, "gpu11", 1, 4)
+	storetest.Fixture(t, db, 1)
+	node, _ := storetest.Enrolled(t, db, "gpu11", 1, 4)
 	// Back to just before 00018 (every later migration rolled back over
 	// the fixture's rows), and minutes stored as the old schema held them:
 	// 4 GPUs × 30 minutes, and a user's row on 2 of them.
@@ -212,14 +213,14 @@ func TestUsagePartitionMigrationKeepsData(t *testing.T) {
 		t.Errorf("legacy partition holds %d user rows, want 60", got)
 	}
 	later := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := db.IngestUsage(ctx, node, usageBatch(1, later, 10, 4), 4000*24*time.Hour, later.Add(time.Hour)); err != nil {
+	if _, err := telemetry.New(db).IngestUsage(ctx, node, storetest.UsageBatch(1, later, 10, 4), 4000*24*time.Hour, later.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	downTo17()
-	if got := count(t, db, "gpu_usage_minutes"); got != 160 {
+	if got := storetest.Count(t, db, "gpu_usage_minutes"); got != 160 {
 		t.Errorf("after down: %d GPU-minutes, want 160", got)
 	}
-	if got := count(t, db, "gpu_user_usage_minutes"); got != 80 {
+	if got := storetest.Count(t, db, "gpu_user_usage_minutes"); got != 80 {
 		t.Errorf("after down: %d user rows, want 80", got)
 	}
 }

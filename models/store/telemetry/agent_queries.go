@@ -1,4 +1,4 @@
-package store
+package telemetry
 
 import (
 	"context"
@@ -10,35 +10,36 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
 )
 
 type violationRow struct {
-	ID         int64     `gorm:"column:id"`
-	NodeID     int64     `gorm:"column:node_id"`
-	NodeName   string    `gorm:"column:node_name"`
-	AgentKey   string    `gorm:"column:agent_key"`
-	Kind       string    `gorm:"column:kind"`
-	GPUID      int64     `gorm:"column:gpu_id"`
-	GPUIndex   int       `gorm:"column:gpu_index"`
-	GPUUUID    string    `gorm:"column:gpu_uuid"`
-	UserName   string    `gorm:"column:user_name"`
-	UserID     *int64    `gorm:"column:user_id"`
-	UID        int       `gorm:"column:uid"`
-	PID        int       `gorm:"column:pid"`
-	MemoryMiB  int64     `gorm:"column:memory_mib"`
-	BookingID  *int64    `gorm:"column:booking_id"`
-	Action     string    `gorm:"column:action"`
-	FirstSeen  time.Time `gorm:"column:first_seen"`
-	LastSeen   time.Time `gorm:"column:last_seen"`
-	ReceivedAt time.Time `gorm:"column:received_at"`
-	Container  string    `gorm:"column:container"`
-	PersonName string    `gorm:"column:person_name"`
-	Unit       unitCols  `gorm:"embedded"`
+	ID         int64          `gorm:"column:id"`
+	NodeID     int64          `gorm:"column:node_id"`
+	NodeName   string         `gorm:"column:node_name"`
+	AgentKey   string         `gorm:"column:agent_key"`
+	Kind       string         `gorm:"column:kind"`
+	GPUID      int64          `gorm:"column:gpu_id"`
+	GPUIndex   int            `gorm:"column:gpu_index"`
+	GPUUUID    string         `gorm:"column:gpu_uuid"`
+	UserName   string         `gorm:"column:user_name"`
+	UserID     *int64         `gorm:"column:user_id"`
+	UID        int            `gorm:"column:uid"`
+	PID        int            `gorm:"column:pid"`
+	MemoryMiB  int64          `gorm:"column:memory_mib"`
+	BookingID  *int64         `gorm:"column:booking_id"`
+	Action     string         `gorm:"column:action"`
+	FirstSeen  time.Time      `gorm:"column:first_seen"`
+	LastSeen   time.Time      `gorm:"column:last_seen"`
+	ReceivedAt time.Time      `gorm:"column:received_at"`
+	Container  string         `gorm:"column:container"`
+	PersonName string         `gorm:"column:person_name"`
+	Unit       store.UnitCols `gorm:"embedded"`
 }
 
 func (r violationRow) model() models.Violation {
 	v := models.Violation{ID: r.ID, NodeID: r.NodeID, NodeName: r.NodeName, AgentKey: r.AgentKey, Kind: r.Kind, GPUID: r.GPUID,
-		GPUIndex: r.GPUIndex, GPUName: r.Unit.name(), GPUUUID: r.GPUUUID, UserName: r.UserName, UID: r.UID, PID: r.PID, MemoryMiB: r.MemoryMiB,
+		GPUIndex: r.GPUIndex, GPUName: r.Unit.Name(), GPUUUID: r.GPUUUID, UserName: r.UserName, UID: r.UID, PID: r.PID, MemoryMiB: r.MemoryMiB,
 		Action: r.Action, FirstSeen: r.FirstSeen.UTC(), LastSeen: r.LastSeen.UTC(), ReceivedAt: r.ReceivedAt.UTC(), Container: r.Container,
 		PersonName: r.PersonName}
 	if r.UserID != nil {
@@ -51,9 +52,9 @@ func (r violationRow) model() models.Violation {
 }
 
 // Violations returns violations matching f, most recently seen first (at most 500).
-func (db *DB) Violations(ctx context.Context, f models.ViolationFilter) ([]models.Violation, error) {
-	q := db.Gorm.WithContext(ctx).Table("agent_violations v").
-		Select("v.*, n.name AS node_name, g.idx AS gpu_index, g.uuid AS gpu_uuid, COALESCE(u.name, '') AS person_name, " + unitSQL).
+func (db *Store) Violations(ctx context.Context, f models.ViolationFilter) ([]models.Violation, error) {
+	q := db.st.Gorm.WithContext(ctx).Table("agent_violations v").
+		Select("v.*, n.name AS node_name, g.idx AS gpu_index, g.uuid AS gpu_uuid, COALESCE(u.name, '') AS person_name, " + store.UnitSQL).
 		Joins("JOIN nodes n ON n.id = v.node_id").Joins("JOIN gpus g ON g.id = v.gpu_id").Joins("LEFT JOIN gpus p ON p.id = g.parent_id").Joins("LEFT JOIN users u ON u.id = v.user_id")
 	switch {
 	case f.UserID != 0 && len(f.UserNames) > 0:
@@ -64,7 +65,7 @@ func (db *DB) Violations(ctx context.Context, f models.ViolationFilter) ([]model
 		q = q.Where("v.user_name IN ?", f.UserNames)
 	}
 	if !f.Since.IsZero() {
-		q = q.Where("v.last_seen >= ?", utc(f.Since))
+		q = q.Where("v.last_seen >= ?", store.UTC(f.Since))
 	}
 	var rows []violationRow
 	if err := q.Order("v.last_seen DESC, v.id DESC").Limit(limitOr(f.Limit, 100, 500)).Scan(&rows).Error; err != nil {
@@ -125,8 +126,8 @@ func scanIdleRows(q *gorm.DB) ([]idleRow, error) {
 
 // idleReports reads idle reports with their booking's owner and end and the
 // IDs of their GPUs, newest first.
-func (db *DB) idleReports(ctx context.Context, scope func(*gorm.DB) *gorm.DB) ([]models.IdleReport, error) {
-	rows, err := scanIdleRows(db.Gorm.WithContext(ctx).Table("agent_idle_reports i").
+func (db *Store) idleReports(ctx context.Context, scope func(*gorm.DB) *gorm.DB) ([]models.IdleReport, error) {
+	rows, err := scanIdleRows(db.st.Gorm.WithContext(ctx).Table("agent_idle_reports i").
 		Select("i.id, i.node_id, n.name, i.agent_key, i.booking_id, b.user_id, i.user_name, i.gpu_uuids, i.idle_since, " +
 			"i.reported_at, i.received_at, i.warned_at, i.released_at, b.ends_at").
 		Joins("JOIN nodes n ON n.id = i.node_id").Joins("JOIN bookings b ON b.id = i.booking_id").
@@ -146,8 +147,11 @@ func (db *DB) idleReports(ctx context.Context, scope func(*gorm.DB) *gorm.DB) ([
 	}
 	ids := map[string]int64{}
 	if len(uuids) > 0 {
-		var gs []gpuRow
-		if err := db.Gorm.WithContext(ctx).Model(&gpuRow{}).Select("id, uuid").Where("uuid IN ?", uuids).Find(&gs).Error; err != nil {
+		var gs []struct {
+			ID   int64  `gorm:"column:id"`
+			UUID string `gorm:"column:uuid"`
+		}
+		if err := db.st.Gorm.WithContext(ctx).Table("gpus").Select("id, uuid").Where("uuid IN ?", uuids).Find(&gs).Error; err != nil {
 			return nil, fmt.Errorf("store: idle gpus: %w", err)
 		}
 		for _, g := range gs {
@@ -158,8 +162,8 @@ func (db *DB) idleReports(ctx context.Context, scope func(*gorm.DB) *gorm.DB) ([
 	for i, r := range rows {
 		out[i] = models.IdleReport{ID: r.ID, NodeID: r.NodeID, NodeName: r.NodeName, AgentKey: r.AgentKey, BookingID: r.BookingID,
 			UserID: r.UserID, UserName: r.UserName, GPUUUIDs: strings.Split(r.GPUUUIDs, ","), IdleSince: r.IdleSince.UTC(),
-			ReportedAt: r.ReportedAt.UTC(), ReceivedAt: r.ReceivedAt.UTC(), WarnedAt: utcPtr(r.WarnedAt),
-			ReleasedAt: utcPtr(r.ReleasedAt), BookingEndsAt: r.BookingEndsAt.UTC()}
+			ReportedAt: r.ReportedAt.UTC(), ReceivedAt: r.ReceivedAt.UTC(), WarnedAt: store.UTCPtr(r.WarnedAt),
+			ReleasedAt: store.UTCPtr(r.ReleasedAt), BookingEndsAt: r.BookingEndsAt.UTC()}
 		for _, u := range out[i].GPUUUIDs {
 			if id, ok := ids[u]; ok {
 				out[i].GPUIDs = append(out[i].GPUIDs, id)
@@ -170,16 +174,16 @@ func (db *DB) idleReports(ctx context.Context, scope func(*gorm.DB) *gorm.DB) ([
 }
 
 // IdleReports returns idle reports matching f, newest first.
-func (db *DB) IdleReports(ctx context.Context, f models.IdleFilter) ([]models.IdleReport, error) {
+func (db *Store) IdleReports(ctx context.Context, f models.IdleFilter) ([]models.IdleReport, error) {
 	out, err := db.idleReports(ctx, func(q *gorm.DB) *gorm.DB {
 		if f.UserID != 0 {
 			q = q.Where("b.user_id = ?", f.UserID)
 		}
 		if f.OpenOnly {
-			q = q.Where("i.released_at IS NULL AND b.ends_at > ? AND b.status = ?", utc(f.Now), models.StatusConfirmed)
+			q = q.Where("i.released_at IS NULL AND b.ends_at > ? AND b.status = ?", store.UTC(f.Now), models.StatusConfirmed)
 		}
 		if !f.Since.IsZero() {
-			q = q.Where("i.reported_at >= ?", utc(f.Since))
+			q = q.Where("i.reported_at >= ?", store.UTC(f.Since))
 		}
 		return q
 	})
@@ -195,16 +199,16 @@ func (db *DB) IdleReports(ctx context.Context, f models.IdleFilter) ([]models.Id
 // LiveInputs reads what the live status page shows: every GPU and node,
 // the bookings running now, the last hour of usage, the latest users,
 // recent violations and open idle reports.
-func (db *DB) LiveInputs(ctx context.Context, now time.Time) (models.LiveInputs, error) {
+func (db *Store) LiveInputs(ctx context.Context, now time.Time) (models.LiveInputs, error) {
 	var in models.LiveInputs
 	var err error
-	if in.GPUs, err = db.GPUs(ctx); err != nil {
+	if in.GPUs, err = db.st.GPUs(ctx); err != nil {
 		return in, err
 	}
-	if in.Nodes, err = db.AgentNodes(ctx); err != nil {
+	if in.Nodes, err = db.st.AgentNodes(ctx); err != nil {
 		return in, err
 	}
-	if in.Bookings, err = db.Bookings(ctx, models.BookingFilter{From: now, To: now.Add(time.Second)}); err != nil {
+	if in.Bookings, err = db.st.Bookings(ctx, models.BookingFilter{From: now, To: now.Add(time.Second)}); err != nil {
 		return in, err
 	}
 	hour := now.UTC().Truncate(time.Minute).Add(-models.SparkMinutes * time.Minute)

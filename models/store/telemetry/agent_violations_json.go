@@ -1,13 +1,10 @@
-package store
+package telemetry
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
-	"gorm.io/gorm"
-
-	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -46,30 +43,6 @@ func violationBookings(vs []wire.Violation) []int64 {
 	return ids
 }
 
-// nodeBookings checks with one query that every booking in ids (0: none)
-// is one of the node's, and names the first that is not.
-func nodeBookings(tx *gorm.DB, nodeID int64, ids []int64) error {
-	var want []int64
-	for _, id := range ids {
-		if id != 0 && !slices.Contains(want, id) {
-			want = append(want, id)
-		}
-	}
-	if len(want) == 0 {
-		return nil
-	}
-	var have []int64
-	if err := tx.Model(&bookingRow{}).Where("node_id = ? AND id IN ?", nodeID, want).Pluck("id", &have).Error; err != nil {
-		return fmt.Errorf("store: violation bookings: %w", err)
-	}
-	for _, id := range want {
-		if !slices.Contains(have, id) {
-			return models.NewError(models.EFORBIDDEN, models.M("err.agent_foreign_booking", "ID", id))
-		}
-	}
-	return nil
-}
-
 // upsertViolations stores vs, whose agent keys differ.
 func upsertViolations(l *rowLoader, nodeID int64, vs []wire.Violation, gpus, names map[string]int64, now time.Time) error {
 	l.table(violationTable)
@@ -78,7 +51,7 @@ func upsertViolations(l *rowLoader, nodeID int64, vs []wire.Violation, gpus, nam
 		l.Str(v.ID)
 		l.Str(v.Kind)
 		l.Int(gpus[v.GPUUUID])
-		l.Str(clip(v.User, 256))
+		l.Str(store.Clip(v.User, 256))
 		if v.User != "" {
 			l.IntOrNull(names[v.User])
 		} else {
@@ -89,9 +62,9 @@ func upsertViolations(l *rowLoader, nodeID int64, vs []wire.Violation, gpus, nam
 		l.Int(v.MemoryMiB)
 		l.IntOrNull(v.BookingID)
 		l.Str(v.Action)
-		l.Time(utc(v.FirstSeen))
-		l.Time(utc(v.LastSeen))
-		l.Time(utc(now))
+		l.Time(store.UTC(v.FirstSeen))
+		l.Time(store.UTC(v.LastSeen))
+		l.Time(store.UTC(now))
 		l.Str(v.Container)
 		if err := l.end(); err != nil {
 			return fmt.Errorf("store: violations: %w", err)

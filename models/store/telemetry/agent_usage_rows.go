@@ -1,4 +1,4 @@
-package store
+package telemetry
 
 import (
 	"maps"
@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -81,7 +82,7 @@ func newUsageWriter(l *rowLoader, ids map[string]int64, holders []models.UsageHo
 // add gathers one record (copied: the stream reuses it) and writes the
 // chunk once it is full.
 func (w *usageWriter) add(r *wire.UsageRecord) error {
-	p := pendingMinute{gpuID: w.ids[r.GPUUUID], minute: utc(r.Minute), memUsed: r.MemUsedMiB, memTotal: r.MemTotalMiB,
+	p := pendingMinute{gpuID: w.ids[r.GPUUUID], minute: store.UTC(r.Minute), memUsed: r.MemUsedMiB, memTotal: r.MemTotalMiB,
 		samples: r.Samples, lo: len(w.users)}
 	if r.UtilAvgPct != nil && r.UtilMaxPct != nil {
 		p.avg, p.max, p.util = *r.UtilAvgPct, *r.UtilMaxPct, true
@@ -110,7 +111,7 @@ func (w *usageWriter) flush() error {
 		}
 	}
 	if len(w.names) > 0 {
-		found, err := unixNamesIn(rawTx(w.l.tx), w.names)
+		found, err := store.UnixNamesTx(w.l.tx, w.names)
 		if err != nil {
 			return err
 		}
@@ -188,7 +189,7 @@ func (w *usageWriter) writeUsers(i int) error {
 	for j, u := range w.users[p.lo:p.hi] {
 		l.Int(p.gpuID)
 		l.Time(p.minute)
-		l.Str(clip(u.User, 256))
+		l.Str(store.Clip(u.User, 256))
 		l.IntOrNull(w.stamped[j].UserID)
 		l.Int(int64(u.UID))
 		l.Int(u.MemoryMiB)

@@ -1,4 +1,4 @@
-package store_test
+package telemetry_test
 
 import (
 	"bytes"
@@ -18,13 +18,14 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
 // benchBatch is one hour of 8 GPUs, one user each: what an agent delivers
 // after a one-hour outage (480 GPU-minutes, 480 user-minutes).
 func benchBatch(nodeNo int, from time.Time, minutes int) wire.UsageBatch {
-	b := usageBatch(nodeNo, from, minutes, 8)
+	b := storetest.UsageBatch(nodeNo, from, minutes, 8)
 	for i := range b.Records {
 		b.Records[i].Users = []wire.UserUsage{{User: "ada", UID: 1001, MemoryMiB: 1000, Processes: 1, Busy: true}}
 	}
@@ -116,7 +117,7 @@ func newIngestBench(b *testing.B, dialect string) *ingestBench {
 	if err := db.CreateNode(ctx, node, gpus, models.CLIActor); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := db.ApplyInventory(ctx, node.ID, inventory(9, 8), at0); err != nil {
+	if _, err := db.ApplyInventory(ctx, node.ID, storetest.Inventory(9, 8), storetest.AgentAt0); err != nil {
 		b.Fatal(err)
 	}
 	u := &models.User{Email: "ada@example.org", Name: "Ada"}
@@ -132,7 +133,7 @@ func newIngestBench(b *testing.B, dialect string) *ingestBench {
 
 func (f *ingestBench) next() time.Time {
 	f.minute += 60
-	return at0.Add(time.Duration(f.minute) * time.Minute)
+	return storetest.AgentAt0.Add(time.Duration(f.minute) * time.Minute)
 }
 
 // portal ingests one batch per iteration through the store, and reports
@@ -145,7 +146,7 @@ func (f *ingestBench) portal(b *testing.B) {
 	server0, cpu0 := server(), cpuTime()
 	for range b.N {
 		batch := benchBatch(9, f.next(), f.mins)
-		res, err := f.db.IngestUsage(ctx, f.nodeID, batch, 0, at0.Add(1000*24*time.Hour))
+		res, err := telemetry.New(f.db).IngestUsage(ctx, f.nodeID, batch, 0, storetest.AgentAt0.Add(1000*24*time.Hour))
 		if err != nil || res.Inserted != len(batch.Records) {
 			b.Fatalf("%+v %v", res, err)
 		}
