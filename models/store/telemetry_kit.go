@@ -40,8 +40,8 @@ const WriterLock = writerLock
 // PGIDArray writes ids as a PostgreSQL array literal, one parameter.
 func PGIDArray(ids []int64) string { return pgIDArray(ids) }
 
-// UnixNameIDs maps the unix names an agent reported to gpubook user IDs
-// (0 for none; unix_names.go).
+// UnixNameIDs maps the unix names an agent reported to gpubook user IDs;
+// a name no user owns or assumes is absent (unix_names.go).
 func (db *DB) UnixNameIDs(ctx context.Context, names []string) (map[string]int64, error) {
 	return db.unixNames(ctx, names)
 }
