@@ -60,9 +60,9 @@ func (db *DB) reportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 		if err != nil {
 			return err
 		}
-		var frozen map[int]*models.WeekData
+		var frozen map[int]*models.TrendWeek
 		if snapshots {
-			if frozen, err = frozenTrend(g, w, rolledTo); err != nil {
+			if frozen, err = frozenTrend(g, db.trends, q.pg, w, rolledTo); err != nil {
 				return err
 			}
 		}
@@ -85,8 +85,8 @@ func (db *DB) reportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 			return err
 		}
 		d.Spans = spans
-		for i, f := range frozen {
-			d.FillTrendWeek(i, f)
+		for i, t := range frozen {
+			d.FillTrend(i, t)
 		}
 		return nil
 	})
@@ -161,7 +161,9 @@ func reportContext(g *gorm.DB, d *models.WeekData) error {
 		return fmt.Errorf("store: report pending requests: %w", err)
 	}
 	var gpus int64
-	if err := g.Table("gpus").Where("in_service").Count(&gpus).Error; err != nil {
+	// The capacity counts physical GPUs: a GPU split into MIG instances
+	// is one GPU-equivalent, its instances together (their weights).
+	if err := g.Table("gpus").Where("in_service AND parent_id IS NULL").Count(&gpus).Error; err != nil {
 		return fmt.Errorf("store: report gpus: %w", err)
 	}
 	d.GPUCount = int(gpus)
@@ -274,10 +276,14 @@ func minutesFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 	if err := g.Raw(q.minutesSQL(args, d.Spans), args).Scan(&rows).Error; err != nil {
 		return fmt.Errorf("store: report minutes: %w", err)
 	}
+	// The cluster's rows are unit-minutes per (span, UTC hour), rounded
+	// to GPU-minutes only once summed, not per hour.
+	hourUnits := map[int64]int64{}
+	spanUnits := make([]int64, len(d.Spans))
 	for _, r := range rows {
 		if r.Kind == "c" {
-			d.ClusterBusyMin[r.I] += r.A
-			d.HourBusyMin[r.H] += r.A
+			spanUnits[r.I] += r.A
+			hourUnits[r.H] += r.A
 			continue
 		}
 		figs, ok := d.ByUser[r.UID]
@@ -292,6 +298,12 @@ func minutesFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 		figs[r.I].UtilMin += r.E
 		figs[r.I].UtilTenths += r.F
 		figs[r.I].LowIntensity += r.G
+	}
+	for i, u := range spanUnits {
+		d.ClusterBusyMin[i] = unitsToGPUs(u)
+	}
+	for h, u := range hourUnits {
+		d.HourBusyMin[h] = unitsToGPUs(u)
 	}
 	return nil
 }

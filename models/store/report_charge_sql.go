@@ -65,7 +65,8 @@ func (q reportSQL) skippedHours(args map[string]any) string {
 // started, from the start up to the cancellation plus the lead (a), and
 // those bookings (b), counted in the span of their start. An admin's
 // cancel, a pre-emption and a GPU taken out of service are not the
-// owner's and charge nothing (cancelled_by, migration 00027).
+// owner's and charge nothing (cancelled_by, migration 00027). Weighed by
+// unit (report_weight_sql.go).
 func (q reportSQL) lateCancelSQL(args map[string]any, spans []models.Span) string {
 	lead := q.rules.LateCancelLead()
 	if lead <= 0 {
@@ -78,9 +79,9 @@ func (q reportSQL) lateCancelSQL(args map[string]any, spans []models.Span) strin
 	args["lc_lo"] = utc(lo.Add(-lead))
 	until := q.least(q.epoch("bg.ends_at"), q.epoch("b.cancelled_at")+" + @lc_lead")
 	cut := q.least(until, "k.ee") + " - " + q.greatest(q.epoch("bg.starts_at"), "k.se")
-	return "SELECT b.user_id AS uid, k.i AS i, SUM(" + cut + ") AS a," +
+	return "SELECT b.user_id AS uid, k.i AS i, " + weighed("SUM(("+cut+") * "+units("g")+")") + " AS a," +
 		" COUNT(DISTINCT CASE WHEN bg.starts_at >= k.s AND bg.starts_at < k.e THEN b.id END) AS b" +
-		" FROM bookings b JOIN booking_gpus bg ON bg.booking_id = b.id JOIN " + q.spans(spans, args) +
+		" FROM bookings b JOIN booking_gpus bg ON bg.booking_id = b.id JOIN gpus g ON g.id = bg.gpu_id JOIN " + q.spans(spans, args) +
 		" ON bg.starts_at < k.e AND " + until + " > k.se" +
 		" WHERE b.status = 'cancelled' AND b.ends_at > @lo AND b.starts_at < @hi AND b.cancelled_by = b.user_id" +
 		" AND b.cancelled_at >= @lc_lo AND b.cancelled_at < @hi" +

@@ -196,16 +196,17 @@ func bounds(spans []models.Span) (lo, hi time.Time) {
 
 const confirmed = "b.status = 'confirmed'"
 
-// bookedSQL: GPU-seconds of confirmed bookings, clipped to each span;
+// bookedSQL: GPU-seconds of confirmed bookings, clipped to each span and
+// weighed by unit (report_weight_sql.go);
 // only the booked GPUs that overlap the window are joined to the spans,
 // taken first (MATERIALIZED): PostgreSQL otherwise scanned every GPU's
 // bookings once per span (255 ms of a 600 ms usage page at 512 GPUs).
 func (q reportSQL) bookedSQL(args map[string]any, spans []models.Span) string {
 	clip := q.least(q.epoch("bg.ends_at"), "k.ee") + " - " + q.greatest(q.epoch("bg.starts_at"), "k.se")
 	window(spans, args)
-	return "WITH bg AS MATERIALIZED (SELECT booking_id, starts_at, ends_at FROM booking_gpus WHERE starts_at < @hi AND ends_at > @lo)" +
-		" SELECT b.user_id AS uid, k.i AS i, SUM(" + clip + ") AS a, 0 AS b FROM bg" +
-		" JOIN bookings b ON b.id = bg.booking_id JOIN " + q.spans(spans, args) +
+	return "WITH bg AS MATERIALIZED (SELECT booking_id, gpu_id, starts_at, ends_at FROM booking_gpus WHERE starts_at < @hi AND ends_at > @lo)" +
+		" SELECT b.user_id AS uid, k.i AS i, " + weighed("SUM(("+clip+") * "+units("g")+")") + " AS a, 0 AS b FROM bg" +
+		" JOIN gpus g ON g.id = bg.gpu_id JOIN bookings b ON b.id = bg.booking_id JOIN " + q.spans(spans, args) +
 		" ON bg.starts_at < k.e AND bg.ends_at > k.s WHERE " + confirmed + " GROUP BY b.user_id, k.i"
 }
 
@@ -221,6 +222,11 @@ func (q reportSQL) bookedSQL(args map[string]any, spans []models.Span) string {
 // busy minutes of the whole cluster (a), for the utilisation and the heat
 // map. Buckets are whole minutes since 1970 (unix_minute), as large as the
 // spans' bounds allow (an hour, unless a zone's midnight falls between hours).
+// The user rows' minutes (a, c, d) are weighed by unit, the cluster's a
+// is in unit-minutes, rounded by minutesFigures once per span and per
+// hour (report_weight_sql.go); busy and the utilisation sums
+// stay per unit for the no-show and low-intensity rules, which compare a
+// booking's minutes with its own time.
 func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
 	size := bucketMinutes(spans)
@@ -228,22 +234,26 @@ func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 	count := func(pred string) string { return "SUM(CASE WHEN " + pred + " THEN 1 ELSE 0 END)" }
 	per := "SELECT m.booking_id AS booking_id, m.unix_minute / @bucket AS q, " + count(q.busyMinute(args)) + " AS busy, " +
 		count(q.heldIdleMinute(args)) + " AS held, " + count(q.noUserDataMinute(args)) + " AS nodata, " +
-		count(q.clusterBusyMinute(args)) + " AS anyone, " + q.utilSums(args) + " FROM gpu_usage_minutes m WHERE " +
+		count(q.clusterBusyMinute(args)) + " AS anyone, " + q.utilSums(args) + ", " + weighedCount(q.busyMinute(args), "g") + " AS wbusy, " +
+		weighedCount(q.heldIdleMinute(args), "g") + " AS wheld, " + weighedCount(q.noUserDataMinute(args), "g") + " AS wnodata, " +
+		weighedCount(q.clusterBusyMinute(args), "g") + " AS wanyone FROM gpu_usage_minutes m JOIN gpus g ON g.id = m.gpu_id WHERE " +
 		q.minuteRanges("m.minute", args) + " AND (m.util_avg_pct >= @busy_util OR m.top_mem_mib > 0 OR m.booking_id IS NOT NULL) GROUP BY 1, 2"
 	if hours := q.hourRanges("h.unix_hour", args); hours != "" {
 		// The rolled hours: each lies in one span, so its first bucket
 		// stands for all of it.
 		per += " UNION ALL SELECT h.booking_id, h.unix_hour * 60 / @bucket, SUM(h.busy), SUM(h.held), SUM(h.nodata), SUM(h.anyone)," +
-			" SUM(h.util_n), SUM(h.util_sum), SUM(h.busy_util_n), SUM(h.busy_util_sum)" +
-			" FROM usage_hours h WHERE " + hours + " AND (h.counted > 0 OR h.util_n > 0) GROUP BY 1, 2"
+			" SUM(h.util_n), SUM(h.util_sum), SUM(h.busy_util_n), SUM(h.busy_util_sum), SUM(h.busy * " + units("g") + ")," +
+			" SUM(h.held * " + units("g") + "), SUM(h.nodata * " + units("g") + "), SUM(h.anyone * " + units("g") + ")" +
+			" FROM usage_hours h JOIN gpus g ON g.id = h.gpu_id WHERE " + hours + " AND (h.counted > 0 OR h.util_n > 0) GROUP BY 1, 2"
 	}
 	span := q.spanOfSeconds("per.q * @bucket * 60", spans, args)
-	users := "SELECT 'u' AS kind, b.user_id AS uid, " + span + " AS i, 0 AS h, SUM(per.busy) AS a, 0 AS b, SUM(per.held) AS c, SUM(per.nodata) AS d," +
+	users := "SELECT 'u' AS kind, b.user_id AS uid, " + span + " AS i, 0 AS h, " + weighed("SUM(per.wbusy)") + " AS a, 0 AS b, " +
+		weighed("SUM(per.wheld)") + " AS c, " + weighed("SUM(per.wnodata)") + " AS d," +
 		" SUM(per.util_n) AS e, SUM(per.util_sum) AS f, 0 AS g FROM per JOIN bookings b ON b.id = per.booking_id GROUP BY b.user_id, 3"
 	noShows := "SELECT 'u', b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 0, 1, 0, 0, 0, 0, 0 FROM " + q.noShowBookings() + " WHERE " + confirmed +
 		" AND b.ends_at > @lo AND b.ends_at <= @hi AND " + q.noShowStart(args) +
 		" AND " + q.noShowBusy(args)
-	cluster := "SELECT 'c', 0, " + span + ", per.q * @bucket / 60, SUM(per.anyone), 0, 0, 0, 0, 0, 0 FROM per GROUP BY 3, 4"
+	cluster := "SELECT 'c', 0, " + span + ", per.q * @bucket / 60, SUM(per.wanyone), 0, 0, 0, 0, 0, 0 FROM per GROUP BY 3, 4"
 	return "WITH per AS MATERIALIZED (" + per + ") SELECT kind, uid, i, h, SUM(a) AS a, SUM(b) AS b, SUM(c) AS c, SUM(d) AS d," +
 		" SUM(e) AS e, SUM(f) AS f, SUM(g) AS g FROM (" + users + " UNION ALL " + noShows + " UNION ALL " + cluster +
 		" UNION ALL " + q.lowIntensitySQL(args, spans, span) + ") x WHERE x.i IS NOT NULL GROUP BY kind, uid, i, h"
@@ -310,12 +320,13 @@ func (q reportSQL) spanOfSeconds(col string, spans []models.Span, args map[strin
 // they had no confirmed booking of at that minute (the row's booked stamp).
 func (q reportSQL) unbookedSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
-	sql := "SELECT u.user_id AS uid, " + q.spanOf("u.minute", spans, args, false) + " AS i, COUNT(*) AS a, 0 AS b" +
-		" FROM gpu_user_usage_minutes u WHERE " + q.minuteRanges("u.minute", args) + " AND u.user_id IS NOT NULL AND NOT u.booked" +
+	sql := "SELECT u.user_id AS uid, " + q.spanOf("u.minute", spans, args, false) + " AS i, " + weighed("SUM("+units("g")+")") + " AS a, 0 AS b" +
+		" FROM gpu_user_usage_minutes u JOIN gpus g ON g.id = u.gpu_id WHERE " + q.minuteRanges("u.minute", args) + " AND u.user_id IS NOT NULL AND NOT u.booked" +
 		" GROUP BY u.user_id, 2"
 	if hours := q.hourRanges("r.unix_hour", args); hours != "" {
 		sql = "SELECT uid, i, SUM(a) AS a, SUM(b) AS b FROM (" + sql + " UNION ALL SELECT r.user_id, " +
-			q.spanOfSeconds("r.unix_hour * 3600", spans, args) + ", SUM(r.unbooked), 0 FROM user_usage_hours r WHERE " + hours +
+			q.spanOfSeconds("r.unix_hour * 3600", spans, args) + ", " + weighed("SUM(r.unbooked * "+units("g")+")") +
+			", 0 FROM user_usage_hours r JOIN gpus g ON g.id = r.gpu_id WHERE " + hours +
 			" AND r.unbooked > 0 GROUP BY r.user_id, 2) x GROUP BY uid, i"
 	}
 	return sql
@@ -325,12 +336,12 @@ func (q reportSQL) unbookedSQL(args map[string]any, spans []models.Span) string 
 // processes ran without a booking of theirs, each (GPU, minute) once.
 func (q reportSQL) clusterUnbookedSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
-	sql := "SELECT 0 AS uid, " + q.spanOf("x.minute", spans, args, false) + " AS i, COUNT(*) AS a, 0 AS b FROM" +
+	sql := "SELECT 0 AS uid, " + q.spanOf("x.minute", spans, args, false) + " AS i, " + weighed("SUM("+units("g")+")") + " AS a, 0 AS b FROM" +
 		" (SELECT u.gpu_id, u.minute FROM gpu_user_usage_minutes u WHERE " + q.minuteRanges("u.minute", args) +
-		" AND u.user_id IS NOT NULL AND NOT u.booked GROUP BY u.gpu_id, u.minute) x GROUP BY 2"
+		" AND u.user_id IS NOT NULL AND NOT u.booked GROUP BY u.gpu_id, u.minute) x JOIN gpus g ON g.id = x.gpu_id GROUP BY 2"
 	if hours := q.hourRanges("h.unix_hour", args); hours != "" {
-		sql += " UNION ALL SELECT 0, " + q.spanOfSeconds("h.unix_hour * 3600", spans, args) + ", SUM(h.unbooked), 0" +
-			" FROM usage_hours h WHERE " + hours + " AND h.unbooked > 0 GROUP BY 2"
+		sql += " UNION ALL SELECT 0, " + q.spanOfSeconds("h.unix_hour * 3600", spans, args) + ", " + weighed("SUM(h.unbooked * "+units("g")+")") + ", 0" +
+			" FROM usage_hours h JOIN gpus g ON g.id = h.gpu_id WHERE " + hours + " AND h.unbooked > 0 GROUP BY 2"
 	}
 	return sql
 }
@@ -342,12 +353,13 @@ func (q reportSQL) clusterUnbookedSQL(args map[string]any, spans []models.Span) 
 // join the few unbooked user rows.
 func (q reportSQL) usedBySQL(args map[string]any, lo, hi time.Time) string {
 	args["lo"], args["hi"] = utc(lo), utc(hi)
-	sql := "SELECT b.user_id AS uid, 0 AS i, u.user_id AS a, COUNT(*) AS b FROM gpu_user_usage_minutes u" +
-		" JOIN gpu_usage_minutes m ON m.gpu_id = u.gpu_id AND m.minute = u.minute JOIN bookings b ON b.id = m.booking_id" +
+	sql := "SELECT b.user_id AS uid, 0 AS i, u.user_id AS a, " + weighed("SUM("+units("g")+")") + " AS b FROM gpu_user_usage_minutes u" +
+		" JOIN gpu_usage_minutes m ON m.gpu_id = u.gpu_id AND m.minute = u.minute JOIN bookings b ON b.id = m.booking_id JOIN gpus g ON g.id = u.gpu_id" +
 		" WHERE " + q.minuteRanges("u.minute", args) + " AND " + q.minuteRanges("m.minute", args) +
 		" AND u.user_id IS NOT NULL AND NOT u.booked GROUP BY b.user_id, u.user_id"
 	if hours := q.hourRanges("r.unix_hour", args); hours != "" {
-		sql += " UNION ALL SELECT b.user_id, 0, r.user_id, SUM(r.unbooked) FROM user_usage_hours r JOIN bookings b ON b.id = r.booking_id" +
+		sql += " UNION ALL SELECT b.user_id, 0, r.user_id, " + weighed("SUM(r.unbooked * "+units("g")+")") +
+			" FROM user_usage_hours r JOIN bookings b ON b.id = r.booking_id JOIN gpus g ON g.id = r.gpu_id" +
 			" WHERE " + hours + " AND r.unbooked > 0 GROUP BY b.user_id, r.user_id"
 	}
 	return "SELECT uid, i, a, SUM(b) AS b FROM (" + sql + ") x GROUP BY uid, i, a ORDER BY uid, a"
@@ -359,8 +371,9 @@ func (q reportSQL) usedBySQL(args map[string]any, lo, hi time.Time) string {
 func (q reportSQL) givenBackSQL(args map[string]any, spans []models.Span) string {
 	back := q.epoch("b.ends_before_release") + " - " + q.epoch("b.ends_at")
 	auto := "EXISTS (SELECT 1 FROM agent_idle_reports r WHERE r.booking_id = b.id AND r.released_at IS NOT NULL)"
-	return "SELECT b.user_id AS uid, k.i AS i, SUM(" + back + ") AS a, SUM(CASE WHEN " + auto + " THEN " + back +
-		" ELSE 0 END) AS b FROM bookings b JOIN booking_gpus bg ON bg.booking_id = b.id JOIN " + q.spans(spans, args) +
+	back = "(" + back + ") * " + units("g")
+	return "SELECT b.user_id AS uid, k.i AS i, " + weighed("SUM("+back+")") + " AS a, " + weighed("SUM(CASE WHEN "+auto+" THEN "+back+
+		" ELSE 0 END)") + " AS b FROM bookings b JOIN booking_gpus bg ON bg.booking_id = b.id JOIN gpus g ON g.id = bg.gpu_id JOIN " + q.spans(spans, args) +
 		" ON b.released_at >= k.s AND b.released_at < k.e WHERE " + confirmed +
 		" AND b.ends_before_release > b.ends_at GROUP BY b.user_id, k.i"
 }
