@@ -56,6 +56,11 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("cli: serve: %w", err)
 	}
 	logStart(log, cfg, db.Dialect)
+	stopPprof, err := startPprof(cfg.PprofListen, log)
+	if err != nil {
+		return fmt.Errorf("cli: serve: %w", err)
+	}
+	defer stopPprof()
 	if err := c.registerJobs(cfg, db, runner, log); err != nil {
 		return fmt.Errorf("cli: serve: %w", err)
 	}

@@ -44,6 +44,9 @@ type Config struct {
 	// MetricsListen is where Prometheus scrapes /metrics
 	// (GPUBOOK_METRICS_LISTEN); "" = metrics off, the default.
 	MetricsListen string
+	// PprofListen is a loopback address serving net/http/pprof
+	// (GPUBOOK_PPROF_LISTEN); "" = off, the default.
+	PprofListen string
 	// Import bounds the dates of imported bookings
 	// (GPUBOOK_IMPORT_YEARS_BACK, GPUBOOK_IMPORT_YEARS_AHEAD).
 	Import ImportSettings
@@ -134,7 +137,7 @@ func (cf *configFlags) resolve(getenv func(string) string) (Config, error) {
 	steps := []func(func(string) string, *Config) error{
 		cf.resolveDatabase, cf.resolveListen, cf.resolveMetricsListen, cf.resolveBaseURL, cf.resolveTimezone,
 		cf.resolveLogging, cf.resolveDevLogin, cf.resolveSlot, resolveSSO, resolveAgent, resolveSMTP, resolveReports,
-		resolveTrustedProxies, resolveImport,
+		resolveTrustedProxies, resolveImport, resolvePprof,
 	}
 	for _, step := range steps {
 		if err := step(getenv, &cfg); err != nil {
