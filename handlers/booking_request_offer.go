@@ -44,7 +44,10 @@ func (h *Bookings) requestOffer(c echo.Context, f views.BookingForm, model strin
 
 // slotsRequestOffer offers a priority request from find-a-slot when no
 // option starts when asked (none at all, or only later ones): the GPUs
-// asked for, from the time asked (or now) for the hours asked.
+// asked for, from the time asked (or now) for the hours asked. A search
+// for MIG slices (a profile) gets no offer but a note that says why:
+// a priority request asks for whole GPUs (models.GPUsToRequest), so the
+// request would be for something other than what was searched.
 func (h *Bookings) slotsRequestOffer(c echo.Context, v *views.SlotsView, q models.SlotQuery) error {
 	start := q.After
 	if now := h.Now().Truncate(time.Minute); start.Before(now) {
@@ -52,6 +55,10 @@ func (h *Bookings) slotsRequestOffer(c echo.Context, v *views.SlotsView, q model
 	}
 	if len(v.Results) > 0 && !v.Results[0].StartsAt.After(nextSlot(start, h.Limits.Slot)) {
 		return nil // the first option is when asked (or the next slot): there is room
+	}
+	if q.Profile != "" {
+		v.NoSliceRequest = true
+		return nil
 	}
 	loc := models.UserFromContext(c.Request().Context()).Location(h.Location)
 	f := views.BookingForm{Start: views.LocalInput(start, loc), Duration: v.Form.Hours}

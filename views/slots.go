@@ -28,6 +28,9 @@ type SlotsView struct {
 	// RequestURL offers a priority request when no option starts when
 	// asked.
 	RequestURL string
+	// NoSliceRequest says, in its place, that a search for MIG slices
+	// gets no priority request: requests ask for whole GPUs.
+	NoSliceRequest bool
 }
 
 // SlotGPUs names a result's GPUs: "GPU 0, GPU 3", or its MIG slices:
