@@ -254,7 +254,7 @@ func scheduleSQL(dialect string) string {
 	}
 	return `SELECT n.name AS node_name, g.uuid, b.id AS booking_id, b.user_id, b.starts_at, b.ends_at, b.kind,
 	u.email, u.unix_name, ` + local + ` AS assumed_name,
-	CASE WHEN u.unix_name IS NULL AND EXISTS (SELECT 1 FROM unix_names x WHERE x.name = ` + local + `) THEN 1 ELSE 0 END AS assumed_taken
+	CASE WHEN (u.unix_name IS NULL OR u.unix_name = '') AND EXISTS (SELECT 1 FROM unix_names x WHERE x.name = ` + local + `) THEN 1 ELSE 0 END AS assumed_taken
 FROM nodes n
 LEFT JOIN gpus g ON g.node_id = n.id
 LEFT JOIN booking_gpus bg ON bg.gpu_id = g.id AND bg.starts_at < ? AND bg.ends_at > ?
