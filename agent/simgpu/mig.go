@@ -1,7 +1,6 @@
 package simgpu
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"regexp"
 	"sort"
@@ -13,6 +12,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
 	"github.com/gpubook/gpubook/agent/nvmlgpu/migmock"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 // MIGSlices is the compute slices of a simulated GPU in MIG mode, as on
@@ -116,18 +116,12 @@ func migInstances(node string, i int, profiles []string, gpuMemMiB int64) ([]mig
 	for j, p := range profiles {
 		slices, m := profileSlicesMem(p)
 		mem += m
-		out[j] = migmock.Instance{UUID: stableMIGUUID(node, i, j+1), GI: j + 1, CI: 0, Profile: p, Slices: slices, MemoryMiB: m}
+		out[j] = migmock.Instance{UUID: wire.SimulatedMIGUUID(node, i, j+1), GI: j + 1, CI: 0, Profile: p, Slices: slices, MemoryMiB: m}
 	}
 	if mem > gpuMemMiB {
 		return nil, fmt.Errorf("agent: simgpu: MIG layout of GPU %d: the instances hold %d MiB, more than the GPU's %d (sim_memory_mib)", i, mem, gpuMemMiB)
 	}
 	return out, nil
-}
-
-// stableMIGUUID derives an instance's UUID, in NVML's "MIG-…" format.
-func stableMIGUUID(node string, i, gi int) string {
-	h := sha256.Sum256(fmt.Appendf(nil, "gpubook-sim/%s/%d/gi%d", node, i, gi))
-	return fmt.Sprintf("MIG-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }
 
 // scriptMIG puts device i in MIG mode with its instances: NVML lists them

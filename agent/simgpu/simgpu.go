@@ -11,7 +11,6 @@ package simgpu
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -111,7 +110,7 @@ func New(cfg Config) (*Sim, error) {
 	s.node.MIG = make([][]Slot, cfg.GPUs)
 	for i, d := range s.server.Devices {
 		dev := d.(*server.Device)
-		dev.UUID = stableUUID(cfg.Node, i)
+		dev.UUID = wire.SimulatedGPUUUID(cfg.Node, i)
 		s.node.UUIDs = append(s.node.UUIDs, dev.UUID)
 		s.script1(i, dev)
 	}
@@ -158,12 +157,6 @@ func (s *Sim) setMIG() error {
 
 // MIGUUID returns the UUID of GPU i's instance j (its place in the layout).
 func (s *Sim) MIGUUID(i, j int) string { return s.node.MIG[i][j].UUID }
-
-// stableUUID derives GPU i's UUID from the node name, in NVML's format.
-func stableUUID(node string, i int) string {
-	h := sha256.Sum256(fmt.Appendf(nil, "gpubook-sim/%s/%d", node, i))
-	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
-}
 
 // ProcRoot, Passwd and Group are what the agent's resolver must read.
 func (s *Sim) ProcRoot() string { return s.tree.root() }

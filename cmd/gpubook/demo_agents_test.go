@@ -25,7 +25,9 @@ import (
 // TestDemoAgents: `gpubook demo --agents` next to a running portal seeds
 // the demo, runs a real gpubook-agent per node on simulated GPUs (each
 // reports its heartbeat and its intruder's unbooked use), and on Ctrl-C
-// (the context's end) stops every agent process. As root, --lock makes the
+// (the context's end) stops every agent process. The MIG slices the demo
+// seeded are the ones the simulated agent reports, so its inventory
+// retires none of them. As root, --lock makes the
 // first node's agent lock its simulated GPUs (its heartbeat says lock v1).
 func TestDemoAgents(t *testing.T) {
 	t.Parallel()
@@ -60,6 +62,7 @@ func TestDemoAgents(t *testing.T) {
 			t.Fatalf("no heartbeat and violation from all 3 agents within 2 minutes\n%s\n%s", stdout, stderr)
 		}
 	}
+	checkDemoSlicesKept(t, db)
 	cancel()
 	select {
 	case err := <-errc:
@@ -128,5 +131,34 @@ func TestCheckDemoLock(t *testing.T) {
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("checkDemoLock(%q, euid %d) = %v, want %q", tc.node, tc.euid, err, tc.want)
 		}
+	}
+}
+
+// checkDemoSlicesKept: after the agents' first inventories, the 7 slices
+// the demo seeded on gpu-a100-01 GPU 7 are still its instances, in
+// service, and no other instance appeared: the demo and the simulation
+// derive the same UUIDs (wire.SimulatedMIGUUID).
+func checkDemoSlicesKept(t *testing.T, db *store.DB) {
+	t.Helper()
+	gpus, err := db.GPUs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, g := range gpus {
+		if !g.IsMIGInstance() {
+			continue
+		}
+		switch {
+		case !g.InService:
+			t.Errorf("%s slice gi %d (%s) retired after the agent's inventory: %q", g.NodeName, g.MIGGI, g.UUID, g.OutOfServiceReason)
+		case g.NodeName != "gpu-a100-01" || g.UUID != wire.SimulatedMIGUUID(g.NodeName, 7, g.MIGGI):
+			t.Errorf("instance %s of %s is not one the demo seeded", g.UUID, g.NodeName)
+		default:
+			kept++
+		}
+	}
+	if kept != 7 {
+		t.Errorf("seeded slices kept in service = %d, want 7", kept)
 	}
 }

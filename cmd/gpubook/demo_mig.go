@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"time"
 
@@ -33,19 +32,6 @@ func (m demoMIG) simMIG() string {
 	return s
 }
 
-// demoSimUUID and demoSimMIGUUID are the UUIDs agent/simgpu derives for a
-// simulated node's GPU i and its GPU instance gi (from 1, in layout
-// order); the portal cannot import the simulation (it needs cgo).
-func demoSimUUID(node string, i int) string {
-	h := sha256.Sum256(fmt.Appendf(nil, "gpubook-sim/%s/%d", node, i))
-	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
-}
-
-func demoSimMIGUUID(node string, i, gi int) string {
-	h := sha256.Sum256(fmt.Appendf(nil, "gpubook-sim/%s/%d/gi%d", node, i, gi))
-	return fmt.Sprintf("MIG-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
-}
-
 // demoMIGSlices is a profile's compute slices and memory: "1g.10gb" is one
 // slice of 10 GiB (the simulation's reading of the name).
 func demoMIGSlices(profile string) (int, int64) {
@@ -60,12 +46,12 @@ func demoMIGSlices(profile string) (int, int64) {
 func demoInventory(dn demoNode, now time.Time) wire.Inventory {
 	inv := wire.Inventory{Node: dn.Name, AgentVersion: "demo", ReportedAt: now}
 	for i := 0; i < dn.GPUs; i++ {
-		g := wire.GPU{UUID: demoSimUUID(dn.Name, i), Index: i, Minor: i, Model: dn.Model, MemoryMiB: dn.MemoryMiB}
+		g := wire.GPU{UUID: wire.SimulatedGPUUUID(dn.Name, i), Index: i, Minor: i, Model: dn.Model, MemoryMiB: dn.MemoryMiB}
 		if dn.MIG != nil && dn.MIG.GPU == i {
 			g.MIG, g.MIGSlices = true, 7
 			for j, p := range dn.MIG.Profiles {
 				slices, mem := demoMIGSlices(p)
-				g.Instances = append(g.Instances, wire.MIGInstance{UUID: demoSimMIGUUID(dn.Name, i, j+1), Profile: p,
+				g.Instances = append(g.Instances, wire.MIGInstance{UUID: wire.SimulatedMIGUUID(dn.Name, i, j+1), Profile: p,
 					GPUInstance: j + 1, ComputeInstance: 0, Slices: slices, MemoryMiB: mem})
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
+	"github.com/gpubook/gpubook/models/wire"
 )
 
 func TestDemoPlan(t *testing.T) {
@@ -161,7 +162,7 @@ func checkDemoDatabase(t *testing.T, db *store.DB, wantUsers int64) {
 		if !g.InService {
 			out++
 		}
-		if g.IsMIGInstance() && g.MIGProfile == "1g.10gb" && g.NodeName == "gpu-a100-01" && g.UUID == demoSimMIGUUID(g.NodeName, 7, g.MIGGI) {
+		if g.IsMIGInstance() && g.MIGProfile == "1g.10gb" && g.NodeName == "gpu-a100-01" && g.UUID == wire.SimulatedMIGUUID(g.NodeName, 7, g.MIGGI) {
 			slices++
 		}
 	}
