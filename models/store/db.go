@@ -44,6 +44,9 @@ type DB struct {
 	// live shares a week in progress among concurrent page views
 	// (report_live.go); nil shares nothing.
 	live *liveWeeks
+	// trends keeps frozen trend weeks decoded (report_trend_cache.go);
+	// nil keeps none.
+	trends *trendCache
 }
 
 // sqliteParams configures every SQLite connection: foreign keys on, WAL,
@@ -140,7 +143,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("store: gorm: %w", err)
 	}
-	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect, live: &liveWeeks{}}, nil
+	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect, live: &liveWeeks{}, trends: &trendCache{}}, nil
 }
 
 // ApplicationName is what every PostgreSQL connection of this process

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"gorm.io/gorm"
@@ -102,7 +101,7 @@ func (db *DB) frozenWeek(ctx context.Context, w models.Week) (*models.WeekData, 
 // minutes, restamps: models.TrendFromSnapshots); the report then reads
 // every week's usage, those hours from their minutes, so a week frozen
 // then is what a recomputation from complete data gives (issue 37).
-func frozenTrend(g *gorm.DB, w models.Week, rolledTo int64) (map[int]*models.WeekData, error) {
+func frozenTrend(g *gorm.DB, c *trendCache, pg bool, w models.Week, rolledTo int64) (map[int]*models.TrendWeek, error) {
 	dirty, err := readDirtyHours(g)
 	if err != nil {
 		return nil, err
@@ -110,32 +109,22 @@ func frozenTrend(g *gorm.DB, w models.Week, rolledTo int64) (map[int]*models.Wee
 	if !models.TrendFromSnapshots(w, dirty) {
 		return nil, nil
 	}
-	names := map[string]int{}
+	names, spans := map[string]models.Week{}, map[string]int{}
 	for k := 1; k < models.TrendWeeks; k++ {
 		if p := w.Prev(k); !models.HourStart(rolledTo).Before(p.End) {
-			names[p.String()] = k
+			names[p.String()], spans[p.String()] = p, models.TrendSpan(k)
 		}
 	}
 	if len(names) == 0 {
 		return nil, nil
 	}
-	keys := make([]string, 0, len(names))
-	for n := range names {
-		keys = append(keys, n)
-	}
-	var rows []reportWeekRow
-	if err := g.Where("week IN ?", keys).Find(&rows).Error; err != nil {
+	weeks, err := trendWeeks(g, c, pg, names)
+	if err != nil {
 		return nil, fmt.Errorf("store: frozen trend of %s: %w", w, err)
 	}
-	out := map[int]*models.WeekData{}
-	for _, r := range rows {
-		k := names[r.Week]
-		d, err := r.model().Thaw(w.Prev(k))
-		if err != nil {
-			slog.Warn("report: trend week computed from the usage: its snapshot cannot be read", "week", r.Week, "err", err)
-			continue
-		}
-		out[models.TrendSpan(k)] = d
+	out := map[int]*models.TrendWeek{}
+	for n, t := range weeks {
+		out[spans[n]] = t
 	}
 	return out, nil
 }

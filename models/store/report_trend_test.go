@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -119,6 +120,29 @@ func TestWeekInProgressWithUnreadableSnapshot(t *testing.T) {
 		sameReports(t, "W48 frozen, W49 unreadable", []*models.WeekData{page}, []*models.WeekData{want})
 		if computed.ByUser[ids.dave][models.TrendSpan(2)].BookedSec == want.ByUser[ids.dave][models.TrendSpan(2)].BookedSec {
 			t.Fatal("cancelling W48's bookings changed no computed figure: the test would prove nothing")
+		}
+	})
+}
+
+// TestWeekInProgressSeesRecomputedSnapshot: the trend weeks are kept
+// decoded (report_trend_cache.go); a recompute of a frozen week, even at
+// the same frozen_at, is what the next view shows.
+func TestWeekInProgressSeesRecomputedSnapshot(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		trendFixture(t, db)
+		freeze(t, db, "2026-W48", "2026-W49")
+		before, _ := pageAndComputed(t, db)
+		cancelInside(t, db, "2026-W49")
+		noDiff := func(_, _ *models.WeekData) []models.FigureChange { return nil }
+		_, _, _, err := db.RecomputeWeek(context.Background(), berlinWeek(t, "2026-W49"), rollNow, models.DefaultReportRules,
+			models.Actor{Label: "test"}, noDiff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, computed := pageAndComputed(t, db)
+		sameReports(t, "after W49's recompute", []*models.WeekData{page}, []*models.WeekData{computed})
+		if reflect.DeepEqual(page.ByUser, before.ByUser) {
+			t.Fatal("the recompute changed no figure of the page: the test would prove nothing")
 		}
 	})
 }
