@@ -259,3 +259,17 @@ func TestMIGRequests(t *testing.T) {
 		t.Errorf("approval on a whole GPU and a slice: %v", err)
 	}
 }
+
+// TestUnitName: a unit is named by its GPU's index, never an instance's
+// own (64 and up), in every language.
+func TestUnitName(t *testing.T) {
+	gpus := []models.GPU{{ID: 1, Index: 7, MIG: true, MIGSlices: 7}, {ID: 2, Index: 64, ParentID: 1, MIGProfile: "1g.10gb"},
+		{ID: 3, Index: 0}, {ID: 4, Index: 65, ParentID: 99, MIGProfile: "3g.40gb"}}
+	got := models.UnitNames(gpus)
+	want := map[int64]string{1: "GPU 7", 2: "GPU 7 · 1g.10gb", 3: "GPU 0", 4: "MIG 3g.40gb"}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("unit %d = %q, want %q", id, got[id], w)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package views
 import (
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/gpubook/gpubook/models"
 )
@@ -100,6 +101,15 @@ func UnitName(g models.GPU, byID map[int64]models.GPU) string {
 		return models.UnitName(g, -1)
 	}
 	return models.UnitName(g, parent.Index)
+}
+
+// unitNumber is the "#" column of a node's units: "3" for GPU 3, and
+// "3 · 1g.10gb" for an instance of it, never its own index (64 and up).
+func unitNumber(g models.GPU, nodeGPUs []models.GPU) string {
+	if !g.IsMIGInstance() {
+		return strconv.Itoa(g.Index)
+	}
+	return strings.TrimPrefix(UnitName(g, gpusByID(nodeGPUs)), "GPU ")
 }
 
 // SliceShare is an instance's share of its GPU, "1/7"; "" for a whole GPU

@@ -15,7 +15,8 @@ import (
 // TestMIGSliceNames: a booked MIG slice is named like its calendar row,
 // "GPU 7 · 1g.10gb", never by its own index (64 and up): on My bookings,
 // in a conflict line (in Chinese too), on the admin's out-of-service page,
-// in the notice its holder receives when it moves, and in the audit log.
+// in the notice its holder receives when it moves, in the audit log and
+// in the admin's list of the node's units.
 func TestMIGSliceNames(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
@@ -66,6 +67,9 @@ func testMIGSliceNames(t *testing.T, dialect string) {
 	}
 
 	alice := f.signedIn(f.alice)
+	if got := alice.Get("/admin/nodes").Doc.Find(testid("gpu-row-" + itoa(inst[0].ID)) + " td").First().Text(); got != "7 · 1g.10gb" {
+		t.Errorf("admin nodes # of the slice = %q, want 7 · 1g.10gb", got)
+	}
 	path := "/admin/gpus/" + itoa(inst[0].ID) + "/service"
 	form := url.Values{"in_service": {"false"}, "reason": {"ECC errors"}}
 	page := alice.Post(path, form)
