@@ -88,6 +88,7 @@ func nodeRow(n models.Node) []string {
 	seenModel, seenMem := map[string]bool{}, map[int64]bool{}
 	inService := 0
 	var out []string
+	names := models.UnitNames(n.GPUs) // a MIG slice is "GPU 7 · 1g.10gb", as on the pages
 	for _, g := range n.GPUs {
 		if !seenModel[g.Model] {
 			seenModel[g.Model] = true
@@ -100,7 +101,7 @@ func nodeRow(n models.Node) []string {
 		if g.InService {
 			inService++
 		} else {
-			out = append(out, fmt.Sprintf("GPU %d out: %s", g.Index, dash(g.OutOfServiceReason)))
+			out = append(out, names[g.ID]+" out: "+dash(g.OutOfServiceReason))
 		}
 	}
 	sort.Strings(modelList)
