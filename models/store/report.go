@@ -204,7 +204,6 @@ func comingBookings(g *gorm.DB, d *models.WeekData) error {
 // per booker, who else used their bookings in the week. Both read the
 // partial index of unbooked user rows, which are few.
 func unbookedFigures(g *gorm.DB, q reportSQL, days *models.UsageReadPlan, d *models.WeekData) error {
-	d.ClusterUnbookedMin = make([]int64, len(d.Spans))
 	d.UsedBy = map[int64][]models.UserMinutes{}
 	lo, hi := bounds(d.Spans)
 	if !lo.Before(hi) {
@@ -212,8 +211,12 @@ func unbookedFigures(g *gorm.DB, q reportSQL, days *models.UsageReadPlan, d *mod
 	}
 	args := map[string]any{}
 	var rows []spanRow
-	if err := g.Raw(q.clusterUnbookedSQL(args, d.Spans), args).Scan(&rows).Error; err != nil {
-		return fmt.Errorf("store: report cluster unbooked: %w", err)
+	// The rolled hours' part came with minutesFigures; the minutes' is
+	// read when the plan reads any.
+	if q.plan == nil || len(q.plan.Minutes) > 0 {
+		if err := g.Raw(q.clusterUnbookedSQL(args, d.Spans), args).Scan(&rows).Error; err != nil {
+			return fmt.Errorf("store: report cluster unbooked: %w", err)
+		}
 	}
 	for _, r := range rows {
 		d.ClusterUnbookedMin[r.I] += r.A
@@ -255,6 +258,7 @@ func figure(g *gorm.DB, q reportSQL, d *models.WeekData, fq figureQuery) error {
 // and no-shows, and the cluster's busy minutes per span and UTC hour.
 func minutesFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 	d.ClusterBusyMin = make([]int64, len(d.Spans))
+	d.ClusterUnbookedMin = make([]int64, len(d.Spans))
 	d.HourBusyMin = map[int64]int64{}
 	if lo, hi := bounds(d.Spans); !lo.Before(hi) {
 		return nil // nothing of the week has happened yet
@@ -281,9 +285,13 @@ func minutesFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 	hourUnits := map[int64]int64{}
 	spanUnits := make([]int64, len(d.Spans))
 	for _, r := range rows {
-		if r.Kind == "c" {
+		switch r.Kind {
+		case "c":
 			spanUnits[r.I] += r.A
 			hourUnits[r.H] += r.A
+			continue
+		case "n": // the rolled hours' unbooked minutes, rounded per span
+			d.ClusterUnbookedMin[r.I] += r.A
 			continue
 		}
 		figs, ok := d.ByUser[r.UID]

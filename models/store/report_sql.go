@@ -236,15 +236,19 @@ func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 		count(q.heldIdleMinute(args)) + " AS held, " + count(q.noUserDataMinute(args)) + " AS nodata, " +
 		count(q.clusterBusyMinute(args)) + " AS anyone, " + q.utilSums(args) + ", " + weighedCount(q.busyMinute(args), "g") + " AS wbusy, " +
 		weighedCount(q.heldIdleMinute(args), "g") + " AS wheld, " + weighedCount(q.noUserDataMinute(args), "g") + " AS wnodata, " +
-		weighedCount(q.clusterBusyMinute(args), "g") + " AS wanyone FROM gpu_usage_minutes m JOIN gpus g ON g.id = m.gpu_id WHERE " +
+		weighedCount(q.clusterBusyMinute(args), "g") + " AS wanyone, 0 AS wunbooked FROM gpu_usage_minutes m JOIN gpus g ON g.id = m.gpu_id WHERE " +
 		q.minuteRanges("m.minute", args) + " AND (m.util_avg_pct >= @busy_util OR m.top_mem_mib > 0 OR m.booking_id IS NOT NULL) GROUP BY 1, 2"
 	if hours := q.hourRanges("h.unix_hour", args); hours != "" {
 		// The rolled hours: each lies in one span, so its first bucket
-		// stands for all of it.
+		// stands for all of it. Their unbooked minutes are the cluster's
+		// (kind 'n'), read here rather than in a second scan of the same
+		// rows (clusterUnbookedSQL reads only the minutes): a row with
+		// unbooked use but nothing counted adds zeros to the other sums.
 		per += " UNION ALL SELECT h.booking_id, h.unix_hour * 60 / @bucket, SUM(h.busy), SUM(h.held), SUM(h.nodata), SUM(h.anyone)," +
 			" SUM(h.util_n), SUM(h.util_sum), SUM(h.busy_util_n), SUM(h.busy_util_sum), SUM(h.busy * " + units("g") + ")," +
-			" SUM(h.held * " + units("g") + "), SUM(h.nodata * " + units("g") + "), SUM(h.anyone * " + units("g") + ")" +
-			" FROM usage_hours h JOIN gpus g ON g.id = h.gpu_id WHERE " + hours + " AND (h.counted > 0 OR h.util_n > 0) GROUP BY 1, 2"
+			" SUM(h.held * " + units("g") + "), SUM(h.nodata * " + units("g") + "), SUM(h.anyone * " + units("g") + ")," +
+			" SUM(h.unbooked * " + units("g") + ") FROM usage_hours h JOIN gpus g ON g.id = h.gpu_id WHERE " + hours +
+			" AND (h.counted > 0 OR h.util_n > 0 OR h.unbooked > 0) GROUP BY 1, 2"
 	}
 	span := q.spanOfSeconds("per.q * @bucket * 60", spans, args)
 	users := "SELECT 'u' AS kind, b.user_id AS uid, " + span + " AS i, 0 AS h, " + weighed("SUM(per.wbusy)") + " AS a, 0 AS b, " +
@@ -254,9 +258,10 @@ func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 		" AND b.ends_at > @lo AND b.ends_at <= @hi AND " + q.noShowStart(args) +
 		" AND " + q.noShowBusy(args)
 	cluster := "SELECT 'c', 0, " + span + ", per.q * @bucket / 60, SUM(per.wanyone), 0, 0, 0, 0, 0, 0 FROM per GROUP BY 3, 4"
+	unbooked := "SELECT 'n', 0, " + span + ", 0, " + weighed("SUM(per.wunbooked)") + ", 0, 0, 0, 0, 0, 0 FROM per WHERE per.wunbooked > 0 GROUP BY 3"
 	return "WITH per AS MATERIALIZED (" + per + ") SELECT kind, uid, i, h, SUM(a) AS a, SUM(b) AS b, SUM(c) AS c, SUM(d) AS d," +
 		" SUM(e) AS e, SUM(f) AS f, SUM(g) AS g FROM (" + users + " UNION ALL " + noShows + " UNION ALL " + cluster +
-		" UNION ALL " + q.lowIntensitySQL(args, spans, span) + ") x WHERE x.i IS NOT NULL GROUP BY kind, uid, i, h"
+		" UNION ALL " + unbooked + " UNION ALL " + q.lowIntensitySQL(args, spans, span) + ") x WHERE x.i IS NOT NULL GROUP BY kind, uid, i, h"
 }
 
 // noShowStart is the no-shows' condition on the booking's start: inside
@@ -333,17 +338,13 @@ func (q reportSQL) unbookedSQL(args map[string]any, spans []models.Span) string 
 }
 
 // clusterUnbookedSQL: per span the GPU-minutes on which anyone's
-// processes ran without a booking of theirs, each (GPU, minute) once.
+// processes ran without a booking of theirs, each (GPU, minute) once, of
+// the minutes read; the rolled hours' come with minutesSQL (kind 'n').
 func (q reportSQL) clusterUnbookedSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
-	sql := "SELECT 0 AS uid, " + q.spanOf("x.minute", spans, args, false) + " AS i, " + weighed("SUM("+units("g")+")") + " AS a, 0 AS b FROM" +
+	return "SELECT 0 AS uid, " + q.spanOf("x.minute", spans, args, false) + " AS i, " + weighed("SUM("+units("g")+")") + " AS a, 0 AS b FROM" +
 		" (SELECT u.gpu_id, u.minute FROM gpu_user_usage_minutes u WHERE " + q.minuteRanges("u.minute", args) +
 		" AND u.user_id IS NOT NULL AND NOT u.booked GROUP BY u.gpu_id, u.minute) x JOIN gpus g ON g.id = x.gpu_id GROUP BY 2"
-	if hours := q.hourRanges("h.unix_hour", args); hours != "" {
-		sql += " UNION ALL SELECT 0, " + q.spanOfSeconds("h.unix_hour * 3600", spans, args) + ", " + weighed("SUM(h.unbooked * "+units("g")+")") + ", 0" +
-			" FROM usage_hours h JOIN gpus g ON g.id = h.gpu_id WHERE " + hours + " AND h.unbooked > 0 GROUP BY 2"
-	}
-	return sql
 }
 
 // usedBySQL: per booker (uid) and other user (a) the minutes the other
