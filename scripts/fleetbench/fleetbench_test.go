@@ -27,7 +27,11 @@ func TestTinyFleet(t *testing.T) {
 		t.Fatalf("the agent's default intervals: %v", err)
 	}
 	o, err := parse([]string{"fleetbench", "-max-gpus", "128", "-start-gpus", "128", "-users", "2", "-people", "20", "-replicas", "2",
-		"-step-seconds", "8", "-warmup", "2s", "-think", "500ms"})
+		"-step-seconds", "8", "-warmup", "2s", "-think", "500ms",
+		// The test checks the machinery, not this machine's speed (a
+		// loaded CI box may well miss 250 ms): the level is judged on
+		// errors and ingest keeping up; the real runs judge latency.
+		"-p99", "1m"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ import (
 
 type options struct {
 	maxGPUs, startGPUs, users, people, replicas, enrolWorkers int
-	step, warmup, think                                       time.Duration
+	step, warmup, think, p99                                  time.Duration
 	precision                                                 float64
 	pgAdmin                                                   string
 	cad                                                       *cadence // nil: the agent's defaults
@@ -75,6 +75,7 @@ func parse(args []string) (*options, error) {
 	fs.IntVar(&o.enrolWorkers, "enrol-workers", 8, "nodes created and enrolled at once between levels")
 	fs.DurationVar(&o.think, "think", 20*time.Second, "a browser user's mean pause between clicks")
 	fs.DurationVar(&o.warmup, "warmup", 0, "how long new nodes take to start before a level is measured (0: the agent's heartbeat interval)")
+	fs.DurationVar(&o.p99, "p99", p99Limit, "the service level: the most an agent request kind's p99 may take")
 	fs.BoolVar(&o.kinds, "kinds", false, "print every level's latencies by request kind, not only the largest held's")
 	steps := fs.Int("step-seconds", 90, "how long each level is measured")
 	fs.Float64Var(&o.precision, "precision", 0.125, "bisect until the fleet that broke is within this fraction of the one held")

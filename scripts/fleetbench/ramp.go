@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// p99Limit is the service level of an agent request (the issue's).
+// p99Limit is the service level of an agent request (the issue's), the
+// default of -p99.
 const p99Limit = 250 * time.Millisecond
 
 // step is what one level of the ramp measured over its window.
@@ -82,17 +83,17 @@ func (r *ramp) measure(ctx context.Context, gpus int) (step, error) {
 	s.portal, s.pg, s.self, s.pgKnown = p1-p0, g1-g0, s1-s0, known
 	s.made, s.taken = r.f.tally.made.Load()-made0, r.f.tally.taken.Load()-taken0
 	s.lat, s.errors, s.lastError = r.f.rec.take()
-	s.judge(r.lagLimit)
+	s.judge(r.o.p99, r.lagLimit)
 	return s, nil
 }
 
 // judge decides whether the step held the service levels: every agent
-// request kind's p99 within p99Limit, no failure of any request, and
+// request kind's p99 within p99, no failure of any request, and
 // ingest keeping up (no usage minute waiting longer than lagLimit).
-func (s *step) judge(lagLimit time.Duration) {
+func (s *step) judge(p99, lagLimit time.Duration) {
 	var why []string
 	for _, k := range sortedKinds(s.lat) {
-		if p := quantile(s.lat[k], 0.99); !strings.HasPrefix(k, "page") && p > p99Limit {
+		if p := quantile(s.lat[k], 0.99); !strings.HasPrefix(k, "page") && p > p99 {
 			why = append(why, fmt.Sprintf("%s p99 %.0f ms", k, ms(p)))
 		}
 		if s.errors[k] > 0 {
