@@ -206,7 +206,7 @@ func TestLendingLedger(t *testing.T) {
 	if got := erin.Get("/limits").Doc.Find(testid("week-left")).Text(); !strings.Contains(got, "/ 14.5 GPU 小时") {
 		t.Errorf("Erin's week = %q", got)
 	}
-	if got := bob.Get("/limits").Doc.Find(testid("week-left")).Text(); !strings.Contains(got, "of 5 GPU-hours") {
+	if got := bob.Get("/limits").Doc.Find(testid("week-left")).Text(); !strings.Contains(got, "of your 5 GPU-hour limit") {
 		t.Errorf("Bob's week = %q", got)
 	}
 }
