@@ -24,7 +24,10 @@ func TestE2EWeekFitsAndDragStopsAtTaken(t *testing.T) {
 	t.Parallel() // its own server, fixture and browser context
 	ctx, f, srv := startE2ECalendar(t)
 	a0, a1 := f.gpu(t, "node-a", 0), f.gpu(t, "node-a", 1)
-	hour := time.Now().Truncate(time.Hour)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatal(err)
+	}
+	week, hour := roomyWeek(t, ctx, srv.URL, 5) // the wall below ends 5 h on
 	taken := func(gpu int64, from, to int) *models.Booking {
 		b, err := f.env.DB.CreateBooking(context.Background(), models.NewBooking{UserID: f.bob.ID, GPUIDs: []int64{gpu},
 			StartsAt: hour.Add(time.Duration(from) * time.Hour), EndsAt: hour.Add(time.Duration(to) * time.Hour), Note: "taken"},
@@ -36,7 +39,7 @@ func TestE2EWeekFitsAndDragStopsAtTaken(t *testing.T) {
 	}
 	wall := taken(a0, 3, 5) // along GPU 0, three columns after now's
 	taken(a1, 1, 2)         // on GPU 1, right after now's column
-	err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(srv.URL+"/calendar"),
+	err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+week),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="cal-grid"]`)))
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +87,7 @@ func TestE2EWeekFitsAndDragStopsAtTaken(t *testing.T) {
 	}
 
 	// Down onto GPU 1, whose next hour is taken: red, and no form.
-	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/calendar"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="cal-grid"]`)))
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+week), chromedp.WaitVisible(chromedp.CSS(`[data-testid="cal-grid"]`)))
 	if err != nil {
 		t.Fatal(err)
 	}
