@@ -67,7 +67,7 @@ func testMIGSliceNames(t *testing.T, dialect string) {
 	}
 
 	alice := f.signedIn(f.alice)
-	if got := alice.Get("/admin/nodes").Doc.Find(testid("gpu-row-" + itoa(inst[0].ID)) + " td").First().Text(); got != "7 · 1g.10gb" {
+	if got := alice.Get("/admin/nodes").Doc.Find(testid("gpu-row-"+itoa(inst[0].ID)) + " td").First().Text(); got != "7 · 1g.10gb" {
 		t.Errorf("admin nodes # of the slice = %q, want 7 · 1g.10gb", got)
 	}
 	path := "/admin/gpus/" + itoa(inst[0].ID) + "/service"
