@@ -17,7 +17,8 @@ import (
 // split GPU and its instances under it; the split GPU is refused whole
 // with the pages' message; GET /slots finds instances only with a
 // profile and whole GPUs only without; an instance is booked by its id
-// like a GPU, and its booking carries its MIG UUID.
+// like a GPU, and its booking carries its MIG UUID; a conflict on an
+// instance names it by its GPU and profile in gpu_name.
 func TestAPIMIG(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects {
@@ -134,6 +135,19 @@ func testAPIMIG(t *testing.T, dialect string) {
 		res.Decode(&bl)
 		if len(bl.Bookings) != 1 || bl.Bookings[0].ID != b.ID {
 			t.Errorf("bookings of instance %d = %+v, want #%d", two[0], bl.Bookings, b.ID)
+		}
+	})
+
+	t.Run("a conflict on an instance names it", func(t *testing.T) {
+		res := f.bobAPI.Post("/api/v1/bookings", map[string]any{"gpu_ids": []int64{two[1]}, "starts_at": at(1), "ends_at": at(3)})
+		doc.checkResponse(t, http.MethodPost, api.PathBookings, res.Code, res.Body.Bytes())
+		var e api.Error
+		res.Decode(&e)
+		if res.Code != http.StatusConflict || len(e.Error.Conflicts) != 1 {
+			t.Fatalf("booking a booked instance = %d %s, want one conflict", res.Code, res.Body.String())
+		}
+		if c := e.Error.Conflicts[0]; c.GPUID != two[1] || c.GPUIndex != 65 || c.GPUName != "GPU 0 · 1g.10gb" || c.UserName != "Ada" {
+			t.Errorf("conflict = %+v, want instance %d named \"GPU 0 · 1g.10gb\", held by Ada", c, two[1])
 		}
 	})
 }

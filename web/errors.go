@@ -58,7 +58,7 @@ func fromEcho(he *echo.HTTPError) *models.Error {
 func apiConflicts(cs []models.Conflict) []api.Conflict {
 	out := make([]api.Conflict, len(cs))
 	for i, c := range cs {
-		out[i] = api.Conflict{GPUID: c.GPUID, GPUIndex: c.GPUIndex, BookingID: c.BookingID, UserName: c.UserName,
+		out[i] = api.Conflict{GPUID: c.GPUID, GPUIndex: c.GPUIndex, GPUName: c.GPUName, BookingID: c.BookingID, UserName: c.UserName,
 			StartsAt: c.StartsAt.UTC(), EndsAt: c.EndsAt.UTC()}
 	}
 	return out

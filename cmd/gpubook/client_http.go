@@ -58,7 +58,13 @@ func (e *apiError) Error() string {
 		zone = time.UTC
 	}
 	for _, c := range e.Conflicts {
-		fmt.Fprintf(&b, " [GPU %d held by %s %s – %s]", c.GPUIndex, show(c.UserName), showTime(c.StartsAt, zone), showTime(c.EndsAt, zone))
+		// gpu_name names a MIG slice by its GPU and profile; a portal
+		// older than it sends only the index.
+		name := c.GPUName
+		if name == "" {
+			name = fmt.Sprintf("GPU %d", c.GPUIndex)
+		}
+		fmt.Fprintf(&b, " [%s held by %s %s – %s]", line(name), show(c.UserName), showTime(c.StartsAt, zone), showTime(c.EndsAt, zone))
 	}
 	if e.Status == http.StatusUnauthorized {
 		b.WriteString(" Your token is revoked, expired or wrong: run 'gpubook login' with a new one (Profile → API tokens).")

@@ -20,7 +20,8 @@ import (
 // and share; book --mig books instances of a profile (and refuses one the
 // portal has not, listing those it has, booking nothing); ls names them
 // the same way; without --mig only whole GPUs are booked; and a limit of
-// 1 GPU at once holds seven 1g.10gb slices and refuses the eighth.
+// 1 GPU at once holds seven 1g.10gb slices and refuses the eighth; a
+// refusal for someone else's booking of a slice names the slice.
 func TestClientMIG(t *testing.T) {
 	t.Parallel()
 	for _, d := range []string{store.SQLite, store.Postgres} {
@@ -122,6 +123,21 @@ func testClientMIG(t *testing.T, dialect string) {
 		if out := ce.must(t, "release", m[1]); !strings.HasPrefix(out, "Released #"+m[1]+": GPU 0 · 1g.10gb · 1/7 on node-a") {
 			t.Errorf("release printed %q", out)
 		}
+	})
+
+	t.Run("a conflict on a slice names it", func(t *testing.T) {
+		var b clientBooking
+		ce.mustJSON(t, &b, "book", "--mig", "1g.10gb", "--for", "1h")
+		bob := ce.env.AddUser("bob-mig@example.org", "Bob", false)
+		if _, err := ce.env.DB.CreateBooking(ctx, models.NewBooking{UserID: bob.ID, GPUIDs: b.GPUIDs, StartsAt: b.EndsAt.Add(time.Hour), EndsAt: b.EndsAt.Add(3 * time.Hour)},
+			models.DefaultBookingLimits, time.Now(), models.CLIActor); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := ce.run("extend", fmt.Sprint(b.ID), "--by", "2h")
+		if err == nil || !strings.Contains(err.Error(), "[GPU 0 · 1g.10gb held by Bob ") || strings.Contains(err.Error(), "GPU 6") {
+			t.Errorf("extend refusal %v, want the conflict on \"GPU 0 · 1g.10gb\", not on the instance's index", err)
+		}
+		ce.must(t, "release", fmt.Sprint(b.ID))
 	})
 
 	t.Run("book --short exports MIG UUIDs", func(t *testing.T) {

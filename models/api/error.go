@@ -22,6 +22,7 @@ type ErrorDetail struct {
 type Conflict struct {
 	GPUID     int64     `json:"gpu_id"`
 	GPUIndex  int       `json:"gpu_index"`
+	GPUName   string    `json:"gpu_name" doc:"how people know the unit: \"GPU 1\", or \"GPU 7 · 1g.10gb\" for a MIG instance (whose gpu_index is 64 and up)"`
 	BookingID int64     `json:"booking_id"`
 	UserName  string    `json:"user_name"`
 	StartsAt  time.Time `json:"starts_at"`
