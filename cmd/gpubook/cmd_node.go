@@ -81,15 +81,42 @@ func (c *cli) nodeList(ctx context.Context, args []string) error {
 	return table(c.stdout, []string{"NODE", "GPUS", "MODEL", "MEMORY", "IN SERVICE"}, rows)
 }
 
-// nodeRow summarises a node on one line; mixed models and memory sizes are
-// all listed, and out-of-service GPUs are named with their reason.
+// nodeRow summarises a node on one line. GPUS and IN SERVICE count whole
+// GPUs only: a GPU split into MIG instances counts once, its slices are
+// told beside it ("8 (1 split into 7 slices)"). Mixed models and memory
+// sizes of the GPUs are all listed, and units out of service, slices
+// included, are named with their reason.
 func nodeRow(n models.Node) []string {
 	var modelList, memList []string
 	seenModel, seenMem := map[string]bool{}, map[int64]bool{}
-	inService := 0
+	whole, inService, split, parts := 0, 0, 0, 0
+	splitIDs := map[int64]bool{}
+	for _, g := range n.GPUs {
+		if g.IsMIGParent() {
+			splitIDs[g.ID] = true
+		}
+	}
 	var out []string
 	names := models.UnitNames(n.GPUs) // a MIG slice is "GPU 7 · 1g.10gb", as on the pages
 	for _, g := range n.GPUs {
+		if !g.InService {
+			out = append(out, names[g.ID]+" out: "+dash(g.OutOfServiceReason))
+		}
+		if g.IsMIGInstance() {
+			// A slice of the GPU's current layout; one its agent no
+			// longer lists only keeps its history.
+			if splitIDs[g.ParentID] && g.OutOfServiceReason != models.MIGGoneReason {
+				parts++
+			}
+			continue
+		}
+		whole++
+		if g.InService {
+			inService++
+		}
+		if splitIDs[g.ID] {
+			split++
+		}
 		if !seenModel[g.Model] {
 			seenModel[g.Model] = true
 			modelList = append(modelList, g.Model)
@@ -98,16 +125,19 @@ func nodeRow(n models.Node) []string {
 			seenMem[g.MemoryMiB] = true
 			memList = append(memList, strconv.FormatInt(g.MemoryMiB, 10)+" MiB")
 		}
-		if g.InService {
-			inService++
-		} else {
-			out = append(out, names[g.ID]+" out: "+dash(g.OutOfServiceReason))
-		}
 	}
 	sort.Strings(modelList)
-	service := fmt.Sprintf("%d/%d", inService, len(n.GPUs))
+	gpus := strconv.Itoa(whole)
+	if split > 0 {
+		word := "slices"
+		if parts == 1 {
+			word = "slice"
+		}
+		gpus += fmt.Sprintf(" (%d split into %d %s)", split, parts, word)
+	}
+	service := fmt.Sprintf("%d/%d", inService, whole)
 	if len(out) > 0 {
 		service += " (" + strings.Join(out, "; ") + ")"
 	}
-	return []string{n.Name, strconv.Itoa(len(n.GPUs)), dash(strings.Join(modelList, ", ")), dash(strings.Join(memList, ", ")), service}
+	return []string{n.Name, gpus, dash(strings.Join(modelList, ", ")), dash(strings.Join(memList, ", ")), service}
 }
