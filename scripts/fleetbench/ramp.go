@@ -89,7 +89,8 @@ func (r *ramp) measure(ctx context.Context, gpus int) (step, error) {
 
 // judge decides whether the step held the service levels: every agent
 // request kind's p99 within p99, no failure of any request, and
-// ingest keeping up (no usage minute waiting longer than lagLimit).
+// ingest measured and keeping up (no usage minute waiting longer than
+// lagLimit).
 func (s *step) judge(p99, lagLimit time.Duration) {
 	var why []string
 	for _, k := range sortedKinds(s.lat) {
@@ -102,6 +103,11 @@ func (s *step) judge(p99, lagLimit time.Duration) {
 	}
 	if s.lag > lagLimit {
 		why = append(why, fmt.Sprintf("ingest %.0f s behind", s.lag.Seconds()))
+	}
+	// A window that saw no usage delivery measured no ingest at all: it
+	// holds nothing (a -step-seconds shorter than the agents' minute).
+	if len(s.lat["usage"]) == 0 {
+		why = append(why, "no usage batch delivered in the window: ingest not measured (use -step-seconds ≥ 60)")
 	}
 	s.held, s.why = len(why) == 0, strings.Join(why, "; ")
 }
