@@ -62,7 +62,7 @@ func post(ctx context.Context, s *server, cred, path string, bodies [][]byte, o 
 }
 
 func send(ctx context.Context, s *server, cred, path string, body []byte) int {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.Base+path, bytes.NewReader(body))
 	if err != nil {
 		return -1
 	}

@@ -6,10 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -17,57 +15,26 @@ import (
 	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/wire"
+	"github.com/gpubook/gpubook/scripts/internal/serveproc"
 )
 
 // server is a started `gpubook serve` process.
-type server struct {
-	cmd  *exec.Cmd
-	base string
-}
+type server struct{ *serveproc.Server }
 
-// startServer runs the server on a free loopback port and waits for /healthz.
+// startServer runs the server and waits for /healthz.
 func startServer(ctx context.Context, bin, dbURL string) (*server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s, err := serveproc.Start(ctx, bin, dbURL)
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.CommandContext(ctx, bin, "serve")
-	cmd.Env = append(os.Environ(), "GPUBOOK_DATABASE_URL="+dbURL, "GPUBOOK_LISTEN="+addr, "GPUBOOK_LOG_LEVEL=error",
-		"GPUBOOK_OIDC_ISSUER=", "GPUBOOK_SMTP_HOST=")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, base: "http://" + addr}
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(s.base + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
-	}
-	s.stop()
-	return nil, fmt.Errorf("server did not answer /healthz within 60 s")
+	return &server{s}, nil
 }
 
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
-	}
-}
+func (s *server) stop() { s.Stop() }
 
 // status reads one "Name: N kB" line of the server's /proc status.
 func (s *server) status(name string) int64 {
-	f, err := os.Open("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/status")
+	f, err := os.Open("/proc/" + strconv.Itoa(s.Cmd.Process.Pid) + "/status")
 	if err != nil {
 		return 0
 	}
@@ -109,7 +76,7 @@ func enrolNode(ctx context.Context, s *server, dbURL string) (cred string, booki
 		return "", 0, err
 	}
 	body, _ := json.Marshal(wire.EnrollRequest{Token: tok, Hostname: "load", AgentVersion: "agentload"})
-	resp, err := http.Post(s.base+wire.PathEnroll, "application/json", bytes.NewReader(body))
+	resp, err := http.Post(s.Base+wire.PathEnroll, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return "", 0, err
 	}

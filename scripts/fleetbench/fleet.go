@@ -61,7 +61,7 @@ func agentKind(r *http.Request) string {
 // portalClient is agent/client's client for node i, on its replica and
 // with its own address.
 func (f *fleet) portalClient(i int, cred string) *client.Client {
-	c := client.New(f.replicas[i%len(f.replicas)].base, cred, "gpubook-agent/"+agentVersion)
+	c := client.New(f.replicas[i%len(f.replicas)].Base, cred, "gpubook-agent/"+agentVersion)
 	addr := fmt.Sprintf("10.%d.%d.%d", (i+1)>>16&255, (i+1)>>8&255, (i+1)&255)
 	c.HTTP.Transport = &timed{next: f.hc, rec: f.rec, addr: addr, kind: agentKind}
 	return c

@@ -3,65 +3,31 @@ package main
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gpubook/gpubook/scripts/internal/serveproc"
 )
 
 // replica is one started `gpubook serve` process.
-type replica struct {
-	cmd  *exec.Cmd
-	base string
-}
+type replica struct{ *serveproc.Server }
 
-// startReplica runs the server on a free loopback port and waits for
-// /healthz. It trusts 127.0.0.1 as its proxy (X-Forwarded-For, see timed)
-// and signs browsers in with the development sign-in.
+// startReplica runs the server and waits for /healthz. It trusts
+// 127.0.0.1 as its proxy (X-Forwarded-For, see timed) and signs browsers
+// in with the development sign-in.
 func startReplica(ctx context.Context, bin, dbURL string) (*replica, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s, err := serveproc.Start(ctx, bin, dbURL, "GPUBOOK_DEV_LOGIN=1", "GPUBOOK_TRUSTED_PROXIES=127.0.0.1")
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.CommandContext(ctx, bin, "serve")
-	cmd.Env = append(os.Environ(), "GPUBOOK_DATABASE_URL="+dbURL, "GPUBOOK_LISTEN="+addr, "GPUBOOK_LOG_LEVEL=error",
-		"GPUBOOK_OIDC_ISSUER=", "GPUBOOK_SMTP_HOST=", "GPUBOOK_DEV_LOGIN=1", "GPUBOOK_TRUSTED_PROXIES=127.0.0.1")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	r := &replica{cmd: cmd, base: "http://" + addr}
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(r.base + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return r, nil
-			}
-		}
-	}
-	r.stop()
-	return nil, fmt.Errorf("replica did not answer /healthz within 60 s")
+	return &replica{s}, nil
 }
 
-func (r *replica) stop() {
-	_ = r.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = r.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-done
-	}
-}
+func (r *replica) stop() { r.Stop() }
 
 // procCPU is the user and system CPU time a process has used so far.
 func procCPU(pid int) (time.Duration, bool) {

@@ -32,7 +32,7 @@ type step struct {
 // cpuNow reads every CPU figure at one moment.
 func (r *ramp) cpuNow(ctx context.Context) (portal, pg, self time.Duration, pgKnown bool) {
 	for _, rep := range r.f.replicas {
-		d, _ := procCPU(rep.cmd.Process.Pid)
+		d, _ := procCPU(rep.Cmd.Process.Pid)
 		portal += d
 	}
 	pg, pgKnown = r.pg.total(ctx)

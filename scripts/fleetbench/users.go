@@ -37,7 +37,7 @@ func (f *fleet) newBrowser(i int, think time.Duration) *browser {
 	jar, _ := cookiejar.New(nil)
 	addr := fmt.Sprintf("172.16.%d.%d", (i+1)>>8&255, (i+1)&255)
 	tr := &timed{next: f.hc, addr: addr}
-	return &browser{f: f, email: f.users[i%len(f.users)].Email, base: f.replicas[i%len(f.replicas)].base, think: think,
+	return &browser{f: f, email: f.users[i%len(f.users)].Email, base: f.replicas[i%len(f.replicas)].Base, think: think,
 		http: &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: tr}}
 }
 
