@@ -195,24 +195,30 @@ func demoSimMIGLine(n demoNode) string {
 // demoIntruder picks who uses a GPU of n without a booking, and which GPU:
 // a member of another team, on the highest in-service GPU nobody holds now.
 func demoIntruder(plan demoData, n demoNode, now time.Time) (string, int, bool) {
-	held := map[int]bool{}
+	user, email := "", ""
+	for _, u := range plan.Users {
+		if u.Team != "" && u.Team != n.HomeTeam {
+			user, email = models.UnixName(u.Email), u.Email
+		}
+	}
+	held := map[int]string{} // GPU index → its holder's e-mail now
 	for _, b := range plan.Bookings {
 		if b.Node == n.Name && !now.Before(b.Start) && now.Before(b.End) {
 			for _, g := range b.GPUs {
-				held[g] = true
+				held[g] = b.UserEmail
 			}
 		}
 	}
-	user := ""
-	for _, u := range plan.Users {
-		if u.Team != "" && u.Team != n.HomeTeam {
-			user = models.UnixName(u.Email)
-		}
-	}
+	// A free GPU if there is one; at an hour when every GPU of the node
+	// is booked (early on a Monday), one booked by somebody else: the
+	// intruder has no booking there either way.
 	usable := inServiceIndexes(n, plan.OutOfService)
-	for k := len(usable) - 1; k >= 0; k-- {
-		if !held[usable[k]] {
-			return user, usable[k], user != ""
+	for _, free := range []bool{true, false} {
+		for k := len(usable) - 1; k >= 0; k-- {
+			h, ok := held[usable[k]]
+			if free && !ok || !free && h != email {
+				return user, usable[k], user != ""
+			}
 		}
 	}
 	return "", 0, false
