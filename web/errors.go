@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -66,10 +67,21 @@ func apiConflicts(cs []models.Conflict) []api.Conflict {
 
 // errorHandler renders every error: a page for browsers, JSON under /api/.
 // Internal errors are logged with their cause and shown without it.
+// statusClientClosed is nginx's 499: the client closed the request.
+const statusClientClosed = 499
+
 func errorHandler(base *handlers.Base, logger *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
 			logger.ErrorContext(c.Request().Context(), "error after response started", "err", err, "path", logPath(c.Request().URL.Path))
+			return
+		}
+		// A client that hung up (an agent past its timeout, a closed tab)
+		// is not a server failure: log it quietly and answer 499, nginx's
+		// "client closed request", which nobody reads.
+		if errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
+			logger.InfoContext(c.Request().Context(), "client closed the request", "path", logPath(c.Request().URL.Path))
+			_ = c.NoContent(statusClientClosed)
 			return
 		}
 		var de *models.Error
