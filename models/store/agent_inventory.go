@@ -43,12 +43,17 @@ func (db *DB) ApplyInventory(ctx context.Context, nodeID int64, inv wire.Invento
 		mine, instances := splitInstances(all)
 		plan := planInventory(mine, inv.GPUs)
 		res = plan.result
-		// Only whole GPUs move: an instance keeps its index for good.
-		if err := tx.Model(&gpuRow{}).Where("node_id = ? AND parent_id IS NULL", nodeID).Update("idx", gorm.Expr("idx + ?", parkedIndex)).Error; err != nil {
-			return err
-		}
-		if err := plan.apply(tx, nodeID, utc(now)); err != nil {
-			return err
+		// An agent sends its inventory at every start and sync of its GPUs:
+		// the same GPUs write nothing, so every replica's kept read of the
+		// inventory (inventory.go) stays.
+		if plan.changes(mine) {
+			// Only whole GPUs move: an instance keeps its index for good.
+			if err := tx.Model(&gpuRow{}).Where("node_id = ? AND parent_id IS NULL", nodeID).Update("idx", gorm.Expr("idx + ?", parkedIndex)).Error; err != nil {
+				return err
+			}
+			if err := plan.apply(tx, nodeID, utc(now)); err != nil {
+				return err
+			}
 		}
 		if err := applyInstances(tx, nodeID, mine, instances, inv.GPUs, now); err != nil {
 			return err
@@ -146,6 +151,31 @@ func planInventory(mine []gpuRow, reported []wire.GPU) inventoryPlan {
 	}
 	sort.Slice(p.inserts, func(i, j int) bool { return p.inserts[i].Index < p.inserts[j].Index })
 	return p
+}
+
+// changes tells whether applying p would change any of mine (the node's
+// whole GPUs as read).
+func (p inventoryPlan) changes(mine []gpuRow) bool {
+	if len(p.inserts) > 0 {
+		return true
+	}
+	was := make(map[int64]gpuRow, len(mine))
+	for _, g := range mine {
+		was[g.ID] = g
+	}
+	for _, g := range p.updates {
+		o := was[g.ID]
+		if g.UUID != o.UUID || g.Index != o.Index || g.Model != o.Model || g.MemoryMiB != o.MemoryMiB || g.MIG != o.MIG ||
+			g.MIGSlices != o.MIGSlices || g.InService != o.InService || g.OutOfServiceReason != o.OutOfServiceReason {
+			return true
+		}
+	}
+	for _, g := range p.missing {
+		if o := was[g.ID]; g.Index != o.Index || o.InService {
+			return true
+		}
+	}
+	return false
 }
 
 func (p inventoryPlan) apply(tx *gorm.DB, nodeID int64, now time.Time) error {

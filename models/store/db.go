@@ -47,6 +47,9 @@ type DB struct {
 	// trends keeps frozen trend weeks decoded (report_trend_cache.go);
 	// nil keeps none.
 	trends *trendCache
+	// inventory keeps the last read of every node and GPU while its stamp
+	// holds (inventory.go); nil keeps none.
+	inventory *inventory
 }
 
 // sqliteParams configures every SQLite connection: foreign keys on, WAL,
@@ -143,7 +146,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("store: gorm: %w", err)
 	}
-	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect, live: &liveWeeks{}, trends: &trendCache{}}, nil
+	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect, live: &liveWeeks{}, trends: &trendCache{}, inventory: &inventory{}}, nil
 }
 
 // ApplicationName is what every PostgreSQL connection of this process

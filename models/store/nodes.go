@@ -55,17 +55,11 @@ func (db *DB) gpuQuery(ctx context.Context) *gorm.DB {
 		Joins("JOIN nodes n ON n.id = g.node_id")
 }
 
-// GPUs returns every GPU, ordered by node name and index.
+// GPUs returns every GPU, ordered by node name and index. The slice is
+// shared with every caller (inventory.go): read it, never write into it.
 func (db *DB) GPUs(ctx context.Context) ([]models.GPU, error) {
-	var rows []gpuRow
-	if err := db.gpuQuery(ctx).Order("n.name, g.idx").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("store: gpus: %w", err)
-	}
-	out := make([]models.GPU, len(rows))
-	for i, r := range rows {
-		out[i] = r.model()
-	}
-	return out, nil
+	_, gpus, err := db.inventoryNow(ctx)
+	return gpus, err
 }
 
 // GPUsByID returns the GPUs of ids that exist, with their node's name, in
@@ -89,25 +83,15 @@ func (db *DB) GPU(ctx context.Context, id int64) (*models.GPU, error) {
 	return &g, nil
 }
 
-// Nodes returns every node with its GPUs, by name (two queries, whatever the count).
+// Nodes returns every node with its GPUs, ordered by name. The slice is
+// the caller's; each node's GPUs are shared with every caller
+// (inventory.go): read them, never write into them.
 func (db *DB) Nodes(ctx context.Context) ([]models.Node, error) {
-	var rows []nodeRow
-	if err := db.Gorm.WithContext(ctx).Order("name").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("store: nodes: %w", err)
-	}
-	gpus, err := db.GPUs(ctx)
+	nodes, _, err := db.inventoryNow(ctx)
 	if err != nil {
 		return nil, err
 	}
-	byNode := map[int64][]models.GPU{}
-	for _, g := range gpus {
-		byNode[g.NodeID] = append(byNode[g.NodeID], g)
-	}
-	out := make([]models.Node, len(rows))
-	for i, r := range rows {
-		out[i] = models.Node{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), GPUs: byNode[r.ID]}
-	}
-	return out, nil
+	return append([]models.Node(nil), nodes...), nil
 }
 
 // Node returns the node with id and its GPUs.
