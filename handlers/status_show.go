@@ -12,14 +12,25 @@ import (
 // Status serves the live status page and each user's violation page.
 type Status struct{ *Base }
 
-// Show renders every GPU as the agents last reported it.
+// Show renders every GPU as the agents last reported it. Above
+// views.CollapseAbove GPU rows the page opens collapsed, a row per node,
+// and reads the minutes only of the nodes opened (?open=ID, repeatable;
+// ?open=all opens every node), as the calendar does.
 func (h *Status) Show(c echo.Context) error {
+	ctx := c.Request().Context()
 	now := h.Now()
-	in, err := h.Store.LiveInputs(c.Request().Context(), now)
+	var v views.StatusView
+	v.Open, v.OpenAll = parseOpen(c.QueryParams()["open"])
+	gpus, err := h.Store.GPUs(ctx)
 	if err != nil {
 		return err
 	}
-	v := views.StatusView{Nodes: models.BuildLiveStatus(in, now)}
+	v.Collapsed = !v.OpenAll && len(gpus) > views.CollapseAbove
+	in, err := h.Store.LiveInputs(ctx, now, models.LiveScope{All: !v.Collapsed, Nodes: v.Open})
+	if err != nil {
+		return err
+	}
+	v.Nodes = models.BuildLiveStatus(in, now)
 	return Render(c, http.StatusOK, views.StatusPage(h.NewPage(c), v))
 }
 

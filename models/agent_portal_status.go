@@ -78,8 +78,87 @@ type NodeStatus struct {
 	GPUs  []GPUStatus
 }
 
+// LiveScope is whose minutes the status page reads: every GPU's (All), or
+// only those of the nodes open on a collapsed page. Reading the last hour
+// of every GPU of a 50,000-GPU lab is 3 million rows for each view; a
+// collapsed node shows only what the bookings, violations and idle
+// reports say.
+type LiveScope struct {
+	All   bool
+	Nodes []int64
+}
+
+// GPUIDs is the IDs of the GPUs in scope among gpus; nil when the scope is
+// All, empty (not nil) when nothing is open.
+func (s LiveScope) GPUIDs(gpus []GPU) []int64 {
+	if s.All {
+		return nil
+	}
+	open := make(map[int64]bool, len(s.Nodes))
+	for _, id := range s.Nodes {
+		open[id] = true
+	}
+	ids := []int64{}
+	for _, g := range gpus {
+		if open[g.NodeID] {
+			ids = append(ids, g.ID)
+		}
+	}
+	return ids
+}
+
+// NodeSummary is a collapsed node's row on the status page: its bookable
+// units (a GPU split into MIG slices counts by its slices, not itself)
+// and what is flagged on it now.
+type NodeSummary struct {
+	Units, Booked, Free, Out int
+	// Flagged counts the rows with a recent violation or use without a
+	// booking; Idle the units whose booking was reported idle.
+	Flagged, Idle int
+	// Holders are the names of the people whose bookings run on the node
+	// now, each once, in alphabetical order.
+	Holders []string
+}
+
+// SummarizeNode counts n's units from its GPUStatus rows. A booked unit
+// out of service counts as booked and out; free is in service and not
+// booked.
+func SummarizeNode(n NodeStatus) NodeSummary {
+	var s NodeSummary
+	seen := map[string]bool{}
+	for _, g := range n.GPUs {
+		if len(g.Violations) > 0 || g.Unbooked {
+			s.Flagged++ // a split GPU's own row too: a violation is never hidden
+		}
+		if g.GPU.IsMIGParent() {
+			continue
+		}
+		s.Units++
+		switch {
+		case g.Booking != nil:
+			s.Booked++
+			if name := g.Booking.UserName; !seen[name] {
+				seen[name] = true
+				s.Holders = append(s.Holders, name)
+			}
+		case g.GPU.InService:
+			s.Free++
+		}
+		if !g.GPU.InService {
+			s.Out++
+		}
+		if g.Idle != nil {
+			s.Idle++
+		}
+	}
+	sort.Strings(s.Holders)
+	return s
+}
+
 // BuildLiveStatus assembles the status page from what the store read.
-// Nodes come in the order of in.Nodes, GPUs in the order of in.GPUs.
+// Nodes come in the order of in.Nodes, GPUs in the order of in.GPUs. The
+// GPUs without a minute of the last hour (all those out of scope) share
+// one empty sparkline: read it, never write into it.
 func BuildLiveStatus(in LiveInputs, now time.Time) []NodeStatus {
 	first := now.UTC().Truncate(time.Minute).Add(-SparkMinutes * time.Minute)
 	latest := map[int64]*UsageMinute{}
@@ -98,12 +177,13 @@ func BuildLiveStatus(in LiveInputs, now time.Time) []NodeStatus {
 			latest[u.GPUID] = u
 		}
 	}
-	byGPU := map[int64]*GPUStatus{}
+	byGPU := make(map[int64]*GPUStatus, len(in.GPUs))
 	rows := make([]GPUStatus, len(in.GPUs))
+	empty := make([]*float64, SparkMinutes)
 	for i, g := range in.GPUs {
 		rows[i] = GPUStatus{GPU: g, Latest: latest[g.ID], Spark: spark[g.ID]}
 		if rows[i].Spark == nil {
-			rows[i].Spark = make([]*float64, SparkMinutes)
+			rows[i].Spark = empty
 		}
 		byGPU[g.ID] = &rows[i]
 	}

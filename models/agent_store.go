@@ -40,7 +40,7 @@ type AgentStore interface {
 	MarkIdleReports(ctx context.Context, reportIDs []int64, warned, released bool, now time.Time) error
 	Violations(ctx context.Context, f ViolationFilter) ([]Violation, error)
 	IdleReports(ctx context.Context, f IdleFilter) ([]IdleReport, error)
-	LiveInputs(ctx context.Context, now time.Time) (LiveInputs, error)
+	LiveInputs(ctx context.Context, now time.Time, scope LiveScope) (LiveInputs, error)
 	// PruneUsage deletes usage rows of minutes before before (retention).
 	PruneUsage(ctx context.Context, before time.Time) (int64, error)
 }

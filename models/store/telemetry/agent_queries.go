@@ -197,9 +197,9 @@ func (db *Store) IdleReports(ctx context.Context, f models.IdleFilter) ([]models
 }
 
 // LiveInputs reads what the live status page shows: every GPU and node,
-// the bookings running now, the last hour of usage, the latest users,
-// recent violations and open idle reports.
-func (db *Store) LiveInputs(ctx context.Context, now time.Time) (models.LiveInputs, error) {
+// the bookings running now, recent violations and open idle reports, and
+// for the GPUs in scope the last hour of usage and the latest users.
+func (db *Store) LiveInputs(ctx context.Context, now time.Time, scope models.LiveScope) (models.LiveInputs, error) {
 	var in models.LiveInputs
 	var err error
 	if in.GPUs, err = db.st.GPUs(ctx); err != nil {
@@ -211,11 +211,7 @@ func (db *Store) LiveInputs(ctx context.Context, now time.Time) (models.LiveInpu
 	if in.Bookings, err = db.st.Bookings(ctx, models.BookingFilter{From: now, To: now.Add(time.Second)}); err != nil {
 		return in, err
 	}
-	hour := now.UTC().Truncate(time.Minute).Add(-models.SparkMinutes * time.Minute)
-	if in.Usage, err = db.usageSince(ctx, nil, hour); err != nil {
-		return in, err
-	}
-	if in.Users, err = db.userUsageSince(ctx, nil, now.Add(-10*time.Minute)); err != nil {
+	if in.Usage, in.Users, err = db.liveMinutes(ctx, now, scope.GPUIDs(in.GPUs)); err != nil {
 		return in, err
 	}
 	if in.Violations, err = db.Violations(ctx, models.ViolationFilter{Since: now.Add(-models.ViolationRecent), Limit: 500}); err != nil {
@@ -223,6 +219,40 @@ func (db *Store) LiveInputs(ctx context.Context, now time.Time) (models.LiveInpu
 	}
 	in.Idle, err = db.IdleReports(ctx, models.IdleFilter{OpenOnly: true, Now: now, Limit: 500})
 	return in, err
+}
+
+// liveChunk is the most GPU IDs one query names: a page that opens
+// thousands of nodes one by one stays under SQLite's 32,766 parameters.
+const liveChunk = 1000
+
+// liveMinutes reads the last hour of usage and the last ten minutes of
+// users of gpuIDs (nil: every GPU; empty: none, and no query).
+func (db *Store) liveMinutes(ctx context.Context, now time.Time, gpuIDs []int64) ([]models.UsageMinute, []models.UserMinute, error) {
+	hour := now.UTC().Truncate(time.Minute).Add(-models.SparkMinutes * time.Minute)
+	if gpuIDs == nil {
+		usage, err := db.usageSince(ctx, nil, hour)
+		if err != nil {
+			return nil, nil, err
+		}
+		users, err := db.userUsageSince(ctx, nil, now.Add(-10*time.Minute))
+		return usage, users, err
+	}
+	var usage []models.UsageMinute
+	var users []models.UserMinute
+	for len(gpuIDs) > 0 {
+		part := gpuIDs[:min(len(gpuIDs), liveChunk)]
+		gpuIDs = gpuIDs[len(part):]
+		u, err := db.usageSince(ctx, part, hour)
+		if err != nil {
+			return nil, nil, err
+		}
+		us, err := db.userUsageSince(ctx, part, now.Add(-10*time.Minute))
+		if err != nil {
+			return nil, nil, err
+		}
+		usage, users = append(usage, u...), append(users, us...)
+	}
+	return usage, users, nil
 }
 
 func limitOr(n, def, most int) int {

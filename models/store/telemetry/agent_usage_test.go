@@ -146,7 +146,7 @@ func TestIngestUsageContainer(t *testing.T) {
 		if _, err := telemetry.New(db).IngestUsage(ctx, n, b, 400*24*time.Hour, storetest.AgentAt0.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		in, err := telemetry.New(db).LiveInputs(ctx, storetest.AgentAt0.Add(time.Minute))
+		in, err := telemetry.New(db).LiveInputs(ctx, storetest.AgentAt0.Add(time.Minute), models.LiveScope{All: true})
 		if err != nil {
 			t.Fatal(err)
 		}
