@@ -146,7 +146,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("store: gorm: %w", err)
 	}
-	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect, live: &liveWeeks{}, trends: &trendCache{}, inventory: &inventory{}}, nil
+	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect, live: newLiveWeeks(), trends: &trendCache{}, inventory: &inventory{}}, nil
 }
 
 // ApplicationName is what every PostgreSQL connection of this process

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gpubook/gpubook/models"
 )
@@ -29,13 +30,13 @@ func TestLiveWeeksShareOneComputation(t *testing.T) {
 	ctx := context.Background()
 	leader := make(chan *models.WeekData)
 	go func() {
-		d, _ := l.share(ctx, key, compute)
+		d, _ := l.share(ctx, key, false, compute)
 		leader <- d
 	}()
 	<-started
 	joined := make(chan *models.WeekData)
 	go func() {
-		d, _ := l.share(ctx, key, func(context.Context) (*models.WeekData, error) { t.Error("the joiner computed"); return nil, nil })
+		d, _ := l.share(ctx, key, false, func(context.Context) (*models.WeekData, error) { t.Error("the joiner computed"); return nil, nil })
 		joined <- d
 	}()
 	for l.joinersOf(key) == 0 {
@@ -43,11 +44,11 @@ func TestLiveWeeksShareOneComputation(t *testing.T) {
 	}
 	gone, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := l.share(gone, key, compute); !errors.Is(err, context.Canceled) {
+	if _, err := l.share(gone, key, false, compute); !errors.Is(err, context.Canceled) {
 		t.Errorf("a cancelled joiner got %v, want context.Canceled", err)
 	}
 	other := liveKey{start: 1, end: 2, rules: models.ReportRules{BusyUtilPct: 50}}
-	if d, err := l.share(ctx, other, compute); err != nil || d == nil {
+	if d, err := l.share(ctx, other, false, compute); err != nil || d == nil {
 		t.Errorf("other rules: %v, %v; want their own week", d, err)
 	}
 	close(release)
@@ -55,7 +56,7 @@ func TestLiveWeeksShareOneComputation(t *testing.T) {
 	if a == nil || a != b {
 		t.Errorf("leader got %p, joiner %p: want the same week", a, b)
 	}
-	if d, _ := l.share(ctx, key, compute); d == a {
+	if d, _ := l.share(ctx, key, false, compute); d == a {
 		t.Error("a view after the computation ended got its week, want a new one")
 	}
 	if got := runs.Load(); got != 3 {
@@ -70,4 +71,47 @@ func (l *liveWeeks) joinersOf(key liveKey) int {
 		return c.joiners
 	}
 	return 0
+}
+
+// TestLiveWeeksKeepADearWeek: a week in progress that took long to
+// compute answers the views of the next ten times its cost (at most
+// keepMost); a cheap one, a failed one or a small cluster's answers none
+// after it ended.
+func TestLiveWeeksKeepADearWeek(t *testing.T) {
+	clock := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	l := &liveWeeks{keepAbove: 250 * time.Millisecond, keepMost: time.Minute, now: func() time.Time { return clock }}
+	key := liveKey{start: 1, end: 2, rules: models.DefaultReportRules}
+	costing := func(cost time.Duration, err error) func(context.Context) (*models.WeekData, error) {
+		return func(context.Context) (*models.WeekData, error) {
+			clock = clock.Add(cost)
+			return &models.WeekData{}, err
+		}
+	}
+	ctx := context.Background()
+	cheap, _ := l.share(ctx, key, true, costing(100*time.Millisecond, nil))
+	if again, _ := l.share(ctx, key, true, costing(100*time.Millisecond, nil)); again == cheap {
+		t.Error("a cheap week was kept")
+	}
+	dear, _ := l.share(ctx, key, true, costing(2*time.Second, nil)) // kept 20 s
+	clock = clock.Add(19 * time.Second)
+	if again, _ := l.share(ctx, key, true, costing(2*time.Second, nil)); again != dear {
+		t.Error("a view 19 s after a 2 s computation computed again; want the kept week")
+	}
+	clock = clock.Add(2 * time.Second)
+	later, _ := l.share(ctx, key, true, costing(10*time.Second, nil)) // kept a minute, not 100 s
+	if later == dear {
+		t.Error("a view 21 s after a 2 s computation got it; want a new one")
+	}
+	clock = clock.Add(61 * time.Second)
+	if again, _ := l.share(ctx, key, true, costing(time.Millisecond, nil)); again == later {
+		t.Error("a week was kept past keepMost")
+	}
+	l.share(ctx, key, true, costing(time.Second, errors.New("down")))
+	small, _ := l.share(ctx, key, false, costing(5*time.Second, nil))
+	if again, _ := l.share(ctx, key, true, costing(time.Millisecond, nil)); again == small {
+		t.Error("a dear week of a small cluster was kept")
+	}
+	if d, err := l.share(ctx, key, true, costing(time.Millisecond, nil)); err != nil || d == nil {
+		t.Errorf("after a failed computation: %v, %v; want a new week", d, err)
+	}
 }
