@@ -160,6 +160,9 @@ func (q reportSQL) spanOf(col string, spans []models.Span, args map[string]any, 
 	var b strings.Builder
 	b.WriteString("CASE")
 	for i, s := range spans {
+		if !s.Start.Before(s.End) {
+			continue // empty: no time falls in it
+		}
 		n := fmt.Sprint(i)
 		args["s"+n], args["e"+n] = utc(s.Start), utc(s.End)
 		if endTime {
@@ -167,6 +170,15 @@ func (q reportSQL) spanOf(col string, spans []models.Span, args map[string]any, 
 		} else {
 			fmt.Fprintf(&b, " WHEN %s >= @s%s AND %s < @e%s THEN %d", col, n, col, n, i)
 		}
+	}
+	return caseEnd(&b)
+}
+
+// caseEnd closes a CASE of spanOf or spanOfSeconds: NULL, no span, when
+// every span is empty.
+func caseEnd(b *strings.Builder) string {
+	if b.Len() == len("CASE") {
+		return "CAST(NULL AS INTEGER)"
 	}
 	return b.String() + " END"
 }
@@ -211,20 +223,27 @@ func (q reportSQL) bookedSQL(args map[string]any, spans []models.Span) string {
 }
 
 // minutesSQL is the one pass over the GPU-minutes, for all the minute
-// figures at once. Per (booking, bucket of minutes) it counts the busy,
-// held-idle and no-per-user-data minutes (above) and the cluster's busy
-// minutes; the unbooked minutes group under a NULL booking. From that
-// small table come kind 'u' rows: per (user, span) the busy minutes inside
-// their bookings (a), the bookings that ended in the span without a single
-// busy minute (b, no-shows: only bookings that started inside the window,
-// whose minutes were all read), the held-idle minutes (c) and the minutes
-// without per-user data (d); and kind 'c' rows: per (span, UTC hour) the
-// busy minutes of the whole cluster (a), for the utilisation and the heat
-// map. Buckets are whole minutes since 1970 (unix_minute), as large as the
-// spans' bounds allow (an hour, unless a zone's midnight falls between hours).
-// The user rows' minutes (a, c, d) are weighed by unit, the cluster's a
-// is in unit-minutes, rounded by minutesFigures once per span and per
-// hour (report_weight_sql.go); busy and the utilisation sums
+// figures at once. The minutes read (pm) are counted per (booking, bucket
+// of minutes): the busy, held-idle and no-per-user-data minutes (above),
+// the cluster's busy minutes and the utilisation sums, with the bucket's
+// span and UTC hour; the unbooked minutes group under a NULL booking.
+// Buckets are whole minutes since 1970 (unix_minute), as large as the
+// spans' bounds allow (an hour, unless a zone's midnight falls between
+// hours). The rolled hours each lie in one span. From both, per is the
+// bookings' sums per (booking, span) and ch the cluster's per UTC hour:
+// each rolled hour's rows are read twice, once per grouping, rather than
+// grouped per (booking, hour) first (43 k rows a view at 512 GPUs, whose
+// sort spilled to disk) and regrouped four times. From per come kind 'u'
+// rows: per (user, span) the busy minutes inside their bookings (a), the
+// bookings that ended in the span without a single busy minute (b,
+// no-shows: only bookings that started inside the window, whose minutes
+// were all read), the held-idle minutes (c) and the minutes without
+// per-user data (d); from pm and ch kind 'c' rows: per (span, UTC hour)
+// the busy minutes of the whole cluster (a), for the utilisation and the
+// heat map, and kind 'n' rows, the rolled hours' unbooked minutes per
+// span. The user rows' minutes (a, c, d) are weighed by unit, the
+// cluster's a is in unit-minutes, rounded by minutesFigures once per span
+// and per hour (report_weight_sql.go); busy and the utilisation sums
 // stay per unit for the no-show and low-intensity rules, which compare a
 // booking's minutes with its own time.
 func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
@@ -232,36 +251,41 @@ func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 	size := bucketMinutes(spans)
 	args["bucket"] = size
 	count := func(pred string) string { return "SUM(CASE WHEN " + pred + " THEN 1 ELSE 0 END)" }
-	per := "SELECT m.booking_id AS booking_id, m.unix_minute / @bucket AS q, " + count(q.busyMinute(args)) + " AS busy, " +
-		count(q.heldIdleMinute(args)) + " AS held, " + count(q.noUserDataMinute(args)) + " AS nodata, " +
-		count(q.clusterBusyMinute(args)) + " AS anyone, " + q.utilSums(args) + ", " + weighedCount(q.busyMinute(args), "g") + " AS wbusy, " +
+	minutes := "SELECT m.booking_id AS booking_id, m.unix_minute / @bucket AS q, " + count(q.busyMinute(args)) + " AS busy, " +
+		q.utilSums(args) + ", " + weighedCount(q.busyMinute(args), "g") + " AS wbusy, " +
 		weighedCount(q.heldIdleMinute(args), "g") + " AS wheld, " + weighedCount(q.noUserDataMinute(args), "g") + " AS wnodata, " +
-		weighedCount(q.clusterBusyMinute(args), "g") + " AS wanyone, 0 AS wunbooked FROM gpu_usage_minutes m JOIN gpus g ON g.id = m.gpu_id WHERE " +
+		weighedCount(q.clusterBusyMinute(args), "g") + " AS wanyone FROM gpu_usage_minutes m JOIN gpus g ON g.id = m.gpu_id WHERE " +
 		q.minuteRanges("m.minute", args) + " AND (m.util_avg_pct >= @busy_util OR m.top_mem_mib > 0 OR m.booking_id IS NOT NULL) GROUP BY 1, 2"
+	pm := "SELECT x.*, " + q.spanOfSeconds("x.q * @bucket * 60", spans, args) + " AS i, x.q * @bucket / 60 AS h FROM (" + minutes + ") x"
+	per := "SELECT booking_id, i, SUM(busy) AS busy, SUM(wbusy) AS wbusy, SUM(wheld) AS wheld, SUM(wnodata) AS wnodata, SUM(util_n) AS util_n," +
+		" SUM(util_sum) AS util_sum, SUM(busy_util_n) AS busy_util_n, SUM(busy_util_sum) AS busy_util_sum FROM pm WHERE booking_id IS NOT NULL GROUP BY booking_id, i"
+	ch := "SELECT i, h, SUM(wanyone) AS wanyone, 0 AS wunbooked FROM pm GROUP BY i, h"
 	if hours := q.hourRanges("h.unix_hour", args); hours != "" {
-		// The rolled hours: each lies in one span, so its first bucket
-		// stands for all of it. Their unbooked minutes are the cluster's
+		// The rolled hours. Their unbooked minutes are the cluster's
 		// (kind 'n'), read here rather than in a second scan of the same
-		// rows (clusterUnbookedSQL reads only the minutes): a row with
-		// unbooked use but nothing counted adds zeros to the other sums.
-		per += " UNION ALL SELECT h.booking_id, h.unix_hour * 60 / @bucket, SUM(h.busy), SUM(h.held), SUM(h.nodata), SUM(h.anyone)," +
-			" SUM(h.util_n), SUM(h.util_sum), SUM(h.busy_util_n), SUM(h.busy_util_sum), SUM(h.busy * " + units("g") + ")," +
-			" SUM(h.held * " + units("g") + "), SUM(h.nodata * " + units("g") + "), SUM(h.anyone * " + units("g") + ")," +
-			" SUM(h.unbooked * " + units("g") + ") FROM usage_hours h JOIN gpus g ON g.id = h.gpu_id WHERE " + hours +
-			" AND (h.counted > 0 OR h.util_n > 0 OR h.unbooked > 0) GROUP BY 1, 2"
+		// rows (clusterUnbookedSQL reads only the minutes). Rows with
+		// nothing counted, no utilisation and no unbooked use are left
+		// out of both groupings, as the minutes' filter leaves them out.
+		from := " FROM usage_hours h JOIN gpus g ON g.id = h.gpu_id WHERE " + hours + " AND (h.counted > 0 OR h.util_n > 0 OR h.unbooked > 0)"
+		span := q.spanOfSeconds("h.unix_hour * 3600", spans, args)
+		per += " UNION ALL SELECT h.booking_id, " + span + ", SUM(h.busy), SUM(h.busy * " + units("g") + "), SUM(h.held * " + units("g") + ")," +
+			" SUM(h.nodata * " + units("g") + "), SUM(h.util_n), SUM(h.util_sum), SUM(h.busy_util_n), SUM(h.busy_util_sum)" + from +
+			" AND h.booking_id <> 0 GROUP BY h.booking_id, 2"
+		ch += " UNION ALL SELECT " + span + ", h.unix_hour, SUM(h.anyone * " + units("g") + "), SUM(h.unbooked * " + units("g") + ")" + from +
+			" GROUP BY h.unix_hour"
 	}
-	span := q.spanOfSeconds("per.q * @bucket * 60", spans, args)
-	users := "SELECT 'u' AS kind, b.user_id AS uid, " + span + " AS i, 0 AS h, " + weighed("SUM(per.wbusy)") + " AS a, 0 AS b, " +
+	users := "SELECT 'u' AS kind, b.user_id AS uid, per.i AS i, 0 AS h, " + weighed("SUM(per.wbusy)") + " AS a, 0 AS b, " +
 		weighed("SUM(per.wheld)") + " AS c, " + weighed("SUM(per.wnodata)") + " AS d," +
-		" SUM(per.util_n) AS e, SUM(per.util_sum) AS f, 0 AS g FROM per JOIN bookings b ON b.id = per.booking_id GROUP BY b.user_id, 3"
+		" SUM(per.util_n) AS e, SUM(per.util_sum) AS f, 0 AS g FROM per JOIN bookings b ON b.id = per.booking_id GROUP BY b.user_id, per.i"
 	noShows := "SELECT 'u', b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 0, 1, 0, 0, 0, 0, 0 FROM " + q.noShowBookings() + " WHERE " + confirmed +
 		" AND b.ends_at > @lo AND b.ends_at <= @hi AND " + q.noShowStart(args) +
 		" AND " + q.noShowBusy(args)
-	cluster := "SELECT 'c', 0, " + span + ", per.q * @bucket / 60, SUM(per.wanyone), 0, 0, 0, 0, 0, 0 FROM per GROUP BY 3, 4"
-	unbooked := "SELECT 'n', 0, " + span + ", 0, " + weighed("SUM(per.wunbooked)") + ", 0, 0, 0, 0, 0, 0 FROM per WHERE per.wunbooked > 0 GROUP BY 3"
-	return "WITH per AS MATERIALIZED (" + per + ") SELECT kind, uid, i, h, SUM(a) AS a, SUM(b) AS b, SUM(c) AS c, SUM(d) AS d," +
+	cluster := "SELECT 'c', 0, ch.i, ch.h, ch.wanyone, 0, 0, 0, 0, 0, 0 FROM ch"
+	unbooked := "SELECT 'n', 0, ch.i, 0, " + weighed("SUM(ch.wunbooked)") + ", 0, 0, 0, 0, 0, 0 FROM ch WHERE ch.wunbooked > 0 GROUP BY ch.i"
+	return "WITH pm AS MATERIALIZED (" + pm + "), per AS MATERIALIZED (" + per + "), ch AS MATERIALIZED (" + ch + ")" +
+		" SELECT kind, uid, i, h, SUM(a) AS a, SUM(b) AS b, SUM(c) AS c, SUM(d) AS d," +
 		" SUM(e) AS e, SUM(f) AS f, SUM(g) AS g FROM (" + users + " UNION ALL " + noShows + " UNION ALL " + cluster +
-		" UNION ALL " + unbooked + " UNION ALL " + q.lowIntensitySQL(args, spans, span) + ") x WHERE x.i IS NOT NULL GROUP BY kind, uid, i, h"
+		" UNION ALL " + unbooked + " UNION ALL " + q.lowIntensitySQL(args, spans, "per.i") + ") x WHERE x.i IS NOT NULL GROUP BY kind, uid, i, h"
 }
 
 // noShowStart is the no-shows' condition on the booking's start: inside
@@ -314,11 +338,14 @@ func (q reportSQL) spanOfSeconds(col string, spans []models.Span, args map[strin
 	var b strings.Builder
 	b.WriteString("CASE")
 	for i, s := range spans {
+		if !s.Start.Before(s.End) {
+			continue // empty: no time falls in it
+		}
 		n := fmt.Sprint(i)
 		args["se"+n], args["ee"+n] = s.Start.Unix(), s.End.Unix()
 		fmt.Fprintf(&b, " WHEN %s >= @se%s AND %s < @ee%s THEN %d", col, n, col, n, i)
 	}
-	return b.String() + " END"
+	return caseEnd(&b)
 }
 
 // unbookedSQL: GPU-minutes on which the user's processes ran on a GPU

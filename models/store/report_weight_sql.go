@@ -18,9 +18,13 @@ import (
 // and never weighted.
 
 // units is the weight of the gpus row g in models.WeightUnits, as an
-// integer: WeightUnits for a whole GPU.
+// integer: WeightUnits for a whole GPU. It is a 4-byte integer on
+// PostgreSQL, so that its sums and its products with the hourly rollups'
+// minutes (at most 60) take the fast 8-byte sum, not a numeric one (a
+// third of the pass over the hourly sums); a product with a length in
+// seconds is an 8-byte integer as before.
 func units(g string) string {
-	return fmt.Sprintf("CAST(ROUND(%s.weight * %d) AS BIGINT)", g, models.WeightUnits)
+	return fmt.Sprintf("CAST(ROUND(%s.weight * %d) AS INTEGER)", g, models.WeightUnits)
 }
 
 // weighed is a sum of unit-seconds or unit-minutes (units times the
