@@ -38,6 +38,43 @@ func parseOpen(vals []string) (ids []int64, all bool) {
 	return ids, all
 }
 
+// nodesWithModel is the nodes that have a GPU of model ("": every node),
+// the ones the calendar pages through.
+func nodesWithModel(nodes []models.Node, model string) []models.Node {
+	if model == "" {
+		return nodes
+	}
+	var out []models.Node
+	for _, n := range nodes {
+		for _, g := range n.GPUs {
+			if g.Model == model {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// filterNodes is what the node filter offers: every node, or on a large
+// lab the nodes of the page shown, or of the page that holds the node
+// chosen: a list of 6,250 names was 250 kB of every view.
+func filterNodes(nodes, shown []models.Node, nodeID int64) []models.Node {
+	if len(nodes) <= views.NodesPerPage {
+		return nodes
+	}
+	if nodeID == 0 {
+		return shown
+	}
+	at := 0
+	for i, n := range nodes {
+		if n.ID == nodeID {
+			at = i
+		}
+	}
+	return views.OnPage(views.PageNodes(len(nodes), at/views.NodesPerPage+1), nodes)
+}
+
 // gpuCount is the number of GPU rows the filters leave.
 func gpuCount(nodes []models.Node, nodeID int64, model string) int {
 	n := 0
@@ -73,7 +110,13 @@ func (h *Calendar) Show(c echo.Context) error {
 	start, days := v.Range(p.Location)
 	end := start.AddDate(0, 0, days)
 	v.Collapsed = !v.OpenAll && gpuCount(nodes, v.NodeID, v.Model) > views.CollapseAbove
-	bookings, err := h.bookings(c, v, start, end, later(p.Now, start))
+	shown := nodes
+	if v.NodeID == 0 {
+		listed := nodesWithModel(nodes, v.Model)
+		v.Page = views.PageNodes(len(listed), views.ParsePage(c.QueryParam("page")))
+		shown = views.OnPage(v.Page, listed)
+	}
+	bookings, err := h.bookings(c, v, shown, start, end, later(p.Now, start))
 	if err != nil {
 		return err
 	}
@@ -81,8 +124,8 @@ func (h *Calendar) Show(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v.Nodes, v.Models = nodes, gpuModels(nodes)
-	in := views.GridInput{Nodes: nodes, Bookings: bookings, Loc: p.Location, Start: start, Days: days,
+	v.Nodes, v.Models = filterNodes(nodes, shown, v.NodeID), gpuModels(nodes)
+	in := views.GridInput{Nodes: shown, Bookings: bookings, Loc: p.Location, Start: start, Days: days,
 		Step: max(h.Limits.Slot, weekGridStep), Now: p.Now, NodeID: v.NodeID, Model: v.Model, FreeSplit: 6, TickHours: 6,
 		Tentative: pending, Overview: true, FreeOnly: v.FreeOnly, Collapse: v.Collapsed, Open: v.OpenSet()}
 	if p.User != nil {
@@ -99,13 +142,29 @@ func (h *Calendar) Show(c echo.Context) error {
 // bookings loads what the grid draws. A collapsed calendar needs the
 // range's bookings only for its open nodes (one query each) and, for the
 // free counts of the others, only the bookings that cover ref: reading a
-// week of 512 GPUs took seconds, nearly all of it SQL.
-func (h *Calendar) bookings(c echo.Context, v views.CalendarView, start, end, ref time.Time) ([]models.Booking, error) {
+// week of 512 GPUs took seconds, nearly all of it SQL. A page of a large
+// lab's nodes (v.Page) reads the bookings of the nodes shown only.
+func (h *Calendar) bookings(c echo.Context, v views.CalendarView, shown []models.Node, start, end, ref time.Time) ([]models.Booking, error) {
 	ctx := c.Request().Context()
-	if !v.Collapsed || len(v.Open) > maxOpenQueries {
-		return h.Store.Bookings(ctx, models.BookingFilter{From: start, To: end, NodeID: v.NodeID})
+	var page []int64 // nil: every node
+	on := map[int64]bool{}
+	if v.Page.Paged() {
+		page = make([]int64, len(shown))
+		for i, n := range shown {
+			page[i] = n.ID
+			on[n.ID] = true
+		}
 	}
-	out, err := h.Store.Bookings(ctx, models.BookingFilter{From: ref, To: ref.Add(time.Second), NodeID: v.NodeID})
+	var open []int64
+	for _, id := range v.Open {
+		if (v.NodeID == 0 || id == v.NodeID) && (page == nil || on[id]) {
+			open = append(open, id)
+		}
+	}
+	if !v.Collapsed || len(open) > maxOpenQueries {
+		return h.Store.Bookings(ctx, models.BookingFilter{From: start, To: end, NodeID: v.NodeID, NodeIDs: page})
+	}
+	out, err := h.Store.Bookings(ctx, models.BookingFilter{From: ref, To: ref.Add(time.Second), NodeID: v.NodeID, NodeIDs: page})
 	if err != nil {
 		return nil, err
 	}
@@ -113,10 +172,7 @@ func (h *Calendar) bookings(c echo.Context, v views.CalendarView, start, end, re
 	for _, b := range out {
 		seen[b.ID] = true
 	}
-	for _, id := range v.Open {
-		if v.NodeID != 0 && id != v.NodeID {
-			continue
-		}
+	for _, id := range open {
 		more, err := h.Store.Bookings(ctx, models.BookingFilter{From: start, To: end, NodeID: id})
 		if err != nil {
 			return nil, err

@@ -15,18 +15,26 @@ type Status struct{ *Base }
 // Show renders every GPU as the agents last reported it. Above
 // views.CollapseAbove GPU rows the page opens collapsed, a row per node,
 // and reads the minutes only of the nodes opened (?open=ID, repeatable;
-// ?open=all opens every node), as the calendar does.
+// ?open=all opens every node), as the calendar does. Above
+// views.NodesPerPage nodes it shows them a page at a time (?page=N) and
+// reads the bookings and minutes of that page's nodes only.
 func (h *Status) Show(c echo.Context) error {
 	ctx := c.Request().Context()
 	now := h.Now()
 	var v views.StatusView
 	v.Open, v.OpenAll = parseOpen(c.QueryParams()["open"])
-	gpus, err := h.Store.GPUs(ctx)
+	nodes, err := h.Store.Nodes(ctx)
 	if err != nil {
 		return err
 	}
-	v.Collapsed = !v.OpenAll && len(gpus) > views.CollapseAbove
-	in, err := h.Store.LiveInputs(ctx, now, models.LiveScope{All: !v.Collapsed, Nodes: v.Open})
+	v.Collapsed = !v.OpenAll && gpuCount(nodes, 0, "") > views.CollapseAbove
+	scope := models.LiveScope{All: !v.Collapsed, Nodes: v.Open}
+	if v.Page = views.PageNodes(len(nodes), views.ParsePage(c.QueryParam("page"))); v.Page.Paged() {
+		for _, n := range views.OnPage(v.Page, nodes) {
+			scope.Page = append(scope.Page, n.ID)
+		}
+	}
+	in, err := h.Store.LiveInputs(ctx, now, scope)
 	if err != nil {
 		return err
 	}

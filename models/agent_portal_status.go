@@ -82,25 +82,32 @@ type NodeStatus struct {
 // only those of the nodes open on a collapsed page. Reading the last hour
 // of every GPU of a 50,000-GPU lab is 3 million rows for each view; a
 // collapsed node shows only what the bookings, violations and idle
-// reports say.
+// reports say. A large lab's page shows some of its nodes (Page), and
+// reads the bookings and minutes of those only.
 type LiveScope struct {
 	All   bool
 	Nodes []int64
+	// Page, when not nil, is the nodes the page shows; nil: every node.
+	Page []int64
 }
 
 // GPUIDs is the IDs of the GPUs in scope among gpus; nil when the scope is
-// All, empty (not nil) when nothing is open.
+// every GPU of the lab, empty (not nil) when nothing is open.
 func (s LiveScope) GPUIDs(gpus []GPU) []int64 {
-	if s.All {
+	if s.All && s.Page == nil {
 		return nil
 	}
 	open := make(map[int64]bool, len(s.Nodes))
 	for _, id := range s.Nodes {
 		open[id] = true
 	}
+	page := make(map[int64]bool, len(s.Page))
+	for _, id := range s.Page {
+		page[id] = true
+	}
 	ids := []int64{}
 	for _, g := range gpus {
-		if open[g.NodeID] {
+		if (s.All || open[g.NodeID]) && (s.Page == nil || page[g.NodeID]) {
 			ids = append(ids, g.ID)
 		}
 	}

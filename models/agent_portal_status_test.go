@@ -63,6 +63,9 @@ func TestLiveScopeGPUIDs(t *testing.T) {
 		{"nothing open reads none", LiveScope{}, []int64{}, false},
 		{"open nodes", LiveScope{Nodes: []int64{9, 7}}, []int64{1, 2, 4}, false},
 		{"a node that does not exist", LiveScope{Nodes: []int64{42}}, []int64{}, false},
+		{"all of a page", LiveScope{All: true, Page: []int64{8, 9}}, []int64{3, 4}, false},
+		{"open on and off the page", LiveScope{Nodes: []int64{7, 9}, Page: []int64{8, 9}}, []int64{4}, false},
+		{"an empty page", LiveScope{All: true, Page: []int64{}}, []int64{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

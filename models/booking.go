@@ -258,9 +258,13 @@ func CanChangeBooking(actor *User, b *Booking) bool {
 
 // BookingFilter selects bookings that overlap [From, To).
 type BookingFilter struct {
-	From, To         time.Time
-	GPUID            int64
-	NodeID           int64
+	From, To time.Time
+	GPUID    int64
+	NodeID   int64
+	// NodeIDs, when not nil, keeps the bookings of these nodes only (none
+	// when empty): a page of a large lab's nodes reads its own bookings,
+	// not the lab's.
+	NodeIDs          []int64
 	UserID           int64
 	TeamID           int64 // the bookings of the team's members
 	IncludeCancelled bool

@@ -20,7 +20,7 @@ type CalendarView struct {
 	View   string    // ViewWeek or ViewDay
 	Date   time.Time // the day asked for, local midnight
 	Grid   Grid
-	Nodes  []models.Node // every node, for the filter
+	Nodes  []models.Node // the nodes the filter offers: every node, or a large lab's page
 	Models []string      // every GPU model, for the filter
 	NodeID int64
 	Model  string
@@ -34,6 +34,9 @@ type CalendarView struct {
 	// Rolling shows the seven days from Date instead of Date's Monday to
 	// Sunday (?days=next): on a Sunday most of the week is past.
 	Rolling bool
+	// Page is the part of a large lab's nodes shown (?page=N); the nodes
+	// open but not on it are not shown.
+	Page NodePage
 }
 
 // CollapseAbove is the number of GPU rows above which a calendar opens with
@@ -77,7 +80,16 @@ func (v CalendarView) URL(view string, date time.Time) string {
 	for _, id := range v.Open {
 		q.Add("open", strconv.FormatInt(id, 10))
 	}
+	if pg := v.Page.query(); pg != "" {
+		q.Set("page", pg)
+	}
 	return "/calendar?" + q.Encode()
+}
+
+// PageURL is this view on page n of the nodes.
+func (v CalendarView) PageURL(n int) string {
+	v.Page.N = n
+	return v.URL(v.View, v.Date)
 }
 
 // OpenURL is this view with one more node expanded.

@@ -16,6 +16,9 @@ type StatusView struct {
 	Collapsed bool
 	Open      []int64
 	OpenAll   bool
+	// Page is the part of a large lab's nodes shown (?page=N), as on the
+	// calendar.
+	Page NodePage
 }
 
 // URL is the status page's address with v's open nodes.
@@ -27,10 +30,19 @@ func (v StatusView) URL() string {
 	for _, id := range v.Open {
 		q.Add("open", strconv.FormatInt(id, 10))
 	}
+	if pg := v.Page.query(); pg != "" {
+		q.Set("page", pg)
+	}
 	if len(q) == 0 {
 		return "/status"
 	}
 	return "/status?" + q.Encode()
+}
+
+// PageURL is this page on page n of the nodes.
+func (v StatusView) PageURL(n int) string {
+	v.Page.N = n
+	return v.URL()
 }
 
 // OpenURL is this page with one more node open.

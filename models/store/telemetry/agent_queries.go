@@ -196,9 +196,10 @@ func (db *Store) IdleReports(ctx context.Context, f models.IdleFilter) ([]models
 	return out, nil
 }
 
-// LiveInputs reads what the live status page shows: every GPU and node,
-// the bookings running now, recent violations and open idle reports, and
-// for the GPUs in scope the last hour of usage and the latest users.
+// LiveInputs reads what the live status page shows: the GPUs and nodes of
+// the page (every one unless scope.Page names them), the bookings running
+// now on those nodes, recent violations and open idle reports, and for the
+// GPUs in scope the last hour of usage and the latest users.
 func (db *Store) LiveInputs(ctx context.Context, now time.Time, scope models.LiveScope) (models.LiveInputs, error) {
 	var in models.LiveInputs
 	var err error
@@ -208,7 +209,10 @@ func (db *Store) LiveInputs(ctx context.Context, now time.Time, scope models.Liv
 	if in.Nodes, err = db.st.AgentNodes(ctx); err != nil {
 		return in, err
 	}
-	if in.Bookings, err = db.st.Bookings(ctx, models.BookingFilter{From: now, To: now.Add(time.Second)}); err != nil {
+	if scope.Page != nil {
+		in.GPUs, in.Nodes = onPage(scope.Page, in.GPUs, in.Nodes)
+	}
+	if in.Bookings, err = db.st.Bookings(ctx, models.BookingFilter{From: now, To: now.Add(time.Second), NodeIDs: scope.Page}); err != nil {
 		return in, err
 	}
 	if in.Usage, in.Users, err = db.liveMinutes(ctx, now, scope.GPUIDs(in.GPUs)); err != nil {
@@ -219,6 +223,28 @@ func (db *Store) LiveInputs(ctx context.Context, now time.Time, scope models.Liv
 	}
 	in.Idle, err = db.IdleReports(ctx, models.IdleFilter{OpenOnly: true, Now: now, Limit: 500})
 	return in, err
+}
+
+// onPage keeps the GPUs and nodes of the page's nodes, in their order, in
+// new slices (the store's GPUs are shared).
+func onPage(page []int64, gpus []models.GPU, nodes []models.AgentNode) ([]models.GPU, []models.AgentNode) {
+	on := make(map[int64]bool, len(page))
+	for _, id := range page {
+		on[id] = true
+	}
+	var gs []models.GPU
+	for _, g := range gpus {
+		if on[g.NodeID] {
+			gs = append(gs, g)
+		}
+	}
+	var ns []models.AgentNode
+	for _, n := range nodes {
+		if on[n.NodeID] {
+			ns = append(ns, n)
+		}
+	}
+	return gs, ns
 }
 
 // liveChunk is the most GPU IDs one query names: a page that opens
