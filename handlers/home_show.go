@@ -40,10 +40,17 @@ func (h *Pages) homeView(ctx context.Context, u *models.User, now time.Time) (vi
 	if err != nil {
 		return v, err
 	}
+	// A booking is on one node: each node is judged on its own bookings
+	// (every node on every booking sorted them all once a node, seconds at
+	// thousands of nodes).
+	byNode := map[int64][]models.Booking{}
+	for _, b := range bs {
+		byNode[b.NodeID] = append(byNode[b.NodeID], b)
+	}
 	for _, n := range nodes {
 		v.Nodes++
 		v.GPUs += len(n.GPUs)
-		v.Free = append(v.Free, freeGroups(n, models.GPUStates(n.GPUs, bs, now, now.Add(time.Minute)))...)
+		v.Free = append(v.Free, freeGroups(n, models.GPUStates(n.GPUs, byNode[n.ID], now, now.Add(time.Minute)))...)
 	}
 	if err := h.homeMine(ctx, u, now, &v); err != nil {
 		return v, err
