@@ -25,8 +25,9 @@ import (
 // a computation that took at least keepAbove is handed to the views that
 // come within ten times its cost, at most keepMost (a minute: usage
 // arrives by the minute), after it ended; the page says the time it is
-// as of. The cluster's size, not the cost alone, decides, so that a small
-// lab on a loaded machine still sees its own booking at once.
+// as of. A view past half that time renews it in the background (share).
+// The cluster's size, not the cost alone, decides, so that a small lab on
+// a loaded machine still sees its own booking at once.
 type liveWeeks struct {
 	mu    sync.Mutex
 	calls map[liveKey]*liveCall
@@ -60,8 +61,11 @@ type liveCall struct {
 	done    chan struct{}
 	d       *models.WeekData
 	err     error
-	joiners int       // under liveWeeks.mu
-	until   time.Time // a kept one's end, under liveWeeks.mu
+	joiners int // under liveWeeks.mu
+	// A kept one's end, when its renewal is due, and whether it runs;
+	// under liveWeeks.mu.
+	until, renew time.Time
+	renewing     bool
 }
 
 func (l *liveWeeks) clock() time.Time {
@@ -82,9 +86,12 @@ func (l *liveWeeks) fresh(c *liveCall) bool {
 }
 
 // share runs compute for key unless one runs already, whose result it
-// then waits for. compute runs without the caller's cancellation, so that
-// a leader who goes away does not fail those who joined it; a joiner
-// stops waiting when its own ctx ends.
+// then waits for, or one is kept. compute runs without the caller's
+// cancellation, so that a leader who goes away does not fail those who
+// joined it; a joiner stops waiting when its own ctx ends. A view of a
+// kept week past half its time renews it in the background: the views
+// meanwhile get the kept one, so at a large lab only the first view after
+// a start waits for the computation.
 func (l *liveWeeks) share(ctx context.Context, key liveKey, keep bool, compute func(context.Context) (*models.WeekData, error)) (*models.WeekData, error) {
 	if l == nil {
 		return compute(ctx)
@@ -92,6 +99,10 @@ func (l *liveWeeks) share(ctx context.Context, key liveKey, keep bool, compute f
 	l.mu.Lock()
 	if c, ok := l.calls[key]; ok && l.fresh(c) {
 		c.joiners++
+		if l.due(c) {
+			c.renewing = true
+			go l.run(ctx, key, &liveCall{done: make(chan struct{})}, c, keep, compute)
+		}
 		l.mu.Unlock()
 		select {
 		case <-c.done:
@@ -106,18 +117,47 @@ func (l *liveWeeks) share(ctx context.Context, key liveKey, keep bool, compute f
 	}
 	l.calls[key] = c
 	l.mu.Unlock()
+	l.run(ctx, key, c, nil, keep, compute)
+	return c.d, c.err
+}
+
+// due tells whether kept week c should be renewed now.
+func (l *liveWeeks) due(c *liveCall) bool {
+	select {
+	case <-c.done:
+		return !c.renew.IsZero() && !c.renewing && !l.clock().Before(c.renew)
+	default:
+		return false
+	}
+}
+
+// run computes c, the computation of key or the renewal of old, and
+// settles it: kept (in old's place), or forgotten.
+func (l *liveWeeks) run(ctx context.Context, key liveKey, c, old *liveCall, keep bool, compute func(context.Context) (*models.WeekData, error)) {
 	began := l.clock()
 	c.d, c.err = compute(context.WithoutCancel(ctx))
 	ended := l.clock()
 	l.mu.Lock()
-	if cost := ended.Sub(began); keep && c.err == nil && l.keepAbove > 0 && cost >= l.keepAbove {
-		c.until = ended.Add(min(liveKeepTimes*cost, l.keepMost))
-	} else if l.calls[key] == c {
-		delete(l.calls, key)
+	switch cost := ended.Sub(began); {
+	case keep && c.err == nil && l.keepAbove > 0 && cost >= l.keepAbove:
+		span := min(liveKeepTimes*cost, l.keepMost)
+		c.until, c.renew = ended.Add(span), ended.Add(span/2)
+		if old == nil || l.calls[key] == old {
+			l.calls[key] = c
+		}
+	case old == nil:
+		if l.calls[key] == c {
+			delete(l.calls, key)
+		}
+	case c.err == nil:
+		if l.calls[key] == old { // cheap now: the next view computes afresh
+			delete(l.calls, key)
+		}
+	default: // the kept week answers until its end; a later view tries again
+		old.renewing = false
 	}
 	l.mu.Unlock()
 	close(c.done)
-	return c.d, c.err
 }
 
 // liveWeek is week w in progress as of now, shared with the views that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,17 +74,28 @@ func (l *liveWeeks) joinersOf(key liveKey) int {
 	return 0
 }
 
+// fakeClock is a clock the test moves, read by the computations' goroutines.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
+
 // TestLiveWeeksKeepADearWeek: a week in progress that took long to
 // compute answers the views of the next ten times its cost (at most
 // keepMost); a cheap one, a failed one or a small cluster's answers none
 // after it ended.
 func TestLiveWeeksKeepADearWeek(t *testing.T) {
-	clock := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
-	l := &liveWeeks{keepAbove: 250 * time.Millisecond, keepMost: time.Minute, now: func() time.Time { return clock }}
+	clock := &fakeClock{t: time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)}
+	l := &liveWeeks{keepAbove: 250 * time.Millisecond, keepMost: time.Minute, now: clock.now}
 	key := liveKey{start: 1, end: 2, rules: models.DefaultReportRules}
+	var runs atomic.Int32
 	costing := func(cost time.Duration, err error) func(context.Context) (*models.WeekData, error) {
 		return func(context.Context) (*models.WeekData, error) {
-			clock = clock.Add(cost)
+			runs.Add(1)
+			clock.add(cost)
 			return &models.WeekData{}, err
 		}
 	}
@@ -92,17 +104,18 @@ func TestLiveWeeksKeepADearWeek(t *testing.T) {
 	if again, _ := l.share(ctx, key, true, costing(100*time.Millisecond, nil)); again == cheap {
 		t.Error("a cheap week was kept")
 	}
-	dear, _ := l.share(ctx, key, true, costing(2*time.Second, nil)) // kept 20 s
-	clock = clock.Add(19 * time.Second)
-	if again, _ := l.share(ctx, key, true, costing(2*time.Second, nil)); again != dear {
-		t.Error("a view 19 s after a 2 s computation computed again; want the kept week")
+	dear, _ := l.share(ctx, key, true, costing(2*time.Second, nil)) // kept 20 s, renewed after 10
+	clock.add(9 * time.Second)
+	before := runs.Load()
+	if again, _ := l.share(ctx, key, true, costing(2*time.Second, nil)); again != dear || runs.Load() != before {
+		t.Error("a view 9 s after a 2 s computation computed again; want the kept week")
 	}
-	clock = clock.Add(2 * time.Second)
+	clock.add(12 * time.Second)
 	later, _ := l.share(ctx, key, true, costing(10*time.Second, nil)) // kept a minute, not 100 s
 	if later == dear {
 		t.Error("a view 21 s after a 2 s computation got it; want a new one")
 	}
-	clock = clock.Add(61 * time.Second)
+	clock.add(61 * time.Second)
 	if again, _ := l.share(ctx, key, true, costing(time.Millisecond, nil)); again == later {
 		t.Error("a week was kept past keepMost")
 	}
@@ -111,7 +124,55 @@ func TestLiveWeeksKeepADearWeek(t *testing.T) {
 	if again, _ := l.share(ctx, key, true, costing(time.Millisecond, nil)); again == small {
 		t.Error("a dear week of a small cluster was kept")
 	}
-	if d, err := l.share(ctx, key, true, costing(time.Millisecond, nil)); err != nil || d == nil {
-		t.Errorf("after a failed computation: %v, %v; want a new week", d, err)
+}
+
+// TestLiveWeeksRenewInBackground: a view of a kept week past half its
+// time gets it at once and starts one renewal; the views during the
+// renewal get the kept week; the renewed week answers after it.
+func TestLiveWeeksRenewInBackground(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)}
+	l := &liveWeeks{keepAbove: 250 * time.Millisecond, keepMost: time.Minute, now: clock.now}
+	key := liveKey{start: 1, end: 2, rules: models.DefaultReportRules}
+	ctx := context.Background()
+	var runs atomic.Int32
+	release := make(chan struct{})
+	compute := func(context.Context) (*models.WeekData, error) {
+		if runs.Add(1) > 1 {
+			<-release
+		}
+		clock.add(2 * time.Second)
+		return &models.WeekData{}, nil
 	}
+	kept, _ := l.share(ctx, key, true, compute) // kept 20 s, renewed after 10
+	clock.add(11 * time.Second)
+	for i := 0; i < 3; i++ { // the renewal is held: none of these may wait for it
+		if d, _ := l.share(ctx, key, true, compute); d != kept {
+			t.Fatalf("view %d during the renewal got %p, want the kept week %p", i, d, kept)
+		}
+	}
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for l.keptWeek(key) == kept && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	renewed, _ := l.share(ctx, key, true, compute)
+	if renewed == kept || renewed == nil {
+		t.Error("after the renewal a view got the old week")
+	}
+	if got := runs.Load(); got != 2 {
+		t.Errorf("%d computations, want 2 (the first, one renewal)", got)
+	}
+}
+
+func (l *liveWeeks) keptWeek(key liveKey) *models.WeekData {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c, ok := l.calls[key]; ok {
+		select {
+		case <-c.done:
+			return c.d
+		default:
+		}
+	}
+	return nil
 }
