@@ -78,7 +78,7 @@ func parse(args []string) (*options, error) {
 	fs.DurationVar(&o.p99, "p99", p99Limit, "the service level: the most an agent request kind's p99 may take")
 	fs.BoolVar(&o.kinds, "kinds", false, "print every level's latencies by request kind, not only the largest held's")
 	steps := fs.Int("step-seconds", 90, "how long each level is measured")
-	fs.Float64Var(&o.precision, "precision", 0.125, "bisect until the fleet that broke is within this fraction of the one held")
+	fs.Float64Var(&o.precision, "precision", 0.125, "bisect until the fleet held is within this fraction of the one that broke")
 	fs.StringVar(&o.pgAdmin, "pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (127.0.0.1 only)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return nil, err
