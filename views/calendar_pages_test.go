@@ -52,7 +52,7 @@ func TestPageNodes(t *testing.T) {
 // and every other link keeps the page.
 func TestNodePageURLs(t *testing.T) {
 	date := time.Date(2026, 6, 3, 0, 0, 0, 0, time.UTC)
-	v := CalendarView{View: ViewDay, Date: date, Model: "L40S", FreeOnly: true, Open: []int64{7}, Page: PageNodes(300, 2)}
+	v := CalendarView{View: ViewDay, Date: date, Model: "L40S", FreeOnly: true, OpenNodes: OpenNodes{Open: []int64{7}}, Page: PageNodes(300, 2)}
 	if got, want := v.PageURL(3), "/calendar?date=2026-06-03&free=1&model=L40S&open=7&page=3&view=day"; got != want {
 		t.Errorf("calendar next page %q, want %q", got, want)
 	}
@@ -62,7 +62,7 @@ func TestNodePageURLs(t *testing.T) {
 	if got, want := v.OpenURL(9), "/calendar?date=2026-06-03&free=1&model=L40S&open=7&open=9&page=2&view=day"; got != want {
 		t.Errorf("calendar open link %q, want %q", got, want)
 	}
-	s := StatusView{OpenAll: true, Page: PageNodes(300, 2)}
+	s := StatusView{OpenNodes: OpenNodes{OpenAll: true}, Page: PageNodes(300, 2)}
 	if got, want := s.PageURL(3), "/status?open=all&page=3"; got != want {
 		t.Errorf("status next page %q, want %q", got, want)
 	}

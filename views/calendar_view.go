@@ -26,11 +26,10 @@ type CalendarView struct {
 	Model  string
 	// FreeOnly keeps the GPUs free now (?free=1).
 	FreeOnly bool
-	// Collapsed says the nodes show as summaries unless Open names them
-	// (?open=ID, repeatable; ?open=all opens every node).
+	// Collapsed says the nodes show as summaries unless OpenNodes names
+	// them.
 	Collapsed bool
-	Open      []int64
-	OpenAll   bool
+	OpenNodes
 	// Rolling shows the seven days from Date instead of Date's Monday to
 	// Sunday (?days=next): on a Sunday most of the week is past.
 	Rolling bool
@@ -74,12 +73,7 @@ func (v CalendarView) URL(view string, date time.Time) string {
 	if v.FreeOnly {
 		q.Set("free", "1")
 	}
-	if v.OpenAll {
-		q.Set("open", "all")
-	}
-	for _, id := range v.Open {
-		q.Add("open", strconv.FormatInt(id, 10))
-	}
+	v.addTo(q)
 	if pg := v.Page.query(); pg != "" {
 		q.Set("page", pg)
 	}
@@ -94,35 +88,20 @@ func (v CalendarView) PageURL(n int) string {
 
 // OpenURL is this view with one more node expanded.
 func (v CalendarView) OpenURL(id int64) string {
-	v.Open = append(v.Open[:len(v.Open):len(v.Open)], id)
+	v.OpenNodes = v.with(id)
 	return v.URL(v.View, v.Date)
 }
 
 // CloseURL is this view with a node collapsed again.
 func (v CalendarView) CloseURL(id int64) string {
-	var keep []int64
-	for _, o := range v.Open {
-		if o != id {
-			keep = append(keep, o)
-		}
-	}
-	v.Open, v.OpenAll = keep, false
+	v.OpenNodes = v.without(id)
 	return v.URL(v.View, v.Date)
 }
 
 // AllURL is this view with every node expanded.
 func (v CalendarView) AllURL() string {
-	v.Open, v.OpenAll = nil, true
+	v.OpenNodes = OpenNodes{OpenAll: true}
 	return v.URL(v.View, v.Date)
-}
-
-// OpenSet is Open as a set, for the grid.
-func (v CalendarView) OpenSet() map[int64]bool {
-	m := make(map[int64]bool, len(v.Open))
-	for _, id := range v.Open {
-		m[id] = true
-	}
-	return m
 }
 
 // Prev, Next and Today are the navigation targets.

@@ -2,7 +2,6 @@ package views
 
 import (
 	"net/url"
-	"strconv"
 
 	"github.com/gpubook/gpubook/models"
 )
@@ -10,12 +9,11 @@ import (
 // StatusView is the live status page's data.
 type StatusView struct {
 	Nodes []models.NodeStatus
-	// Collapsed says the nodes show as one summary row each unless Open
-	// names them (?open=ID, repeatable; ?open=all opens every node): above
-	// CollapseAbove GPU rows, as on the calendar.
+	// Collapsed says the nodes show as one summary row each unless
+	// OpenNodes names them: above CollapseAbove GPU rows, as on the
+	// calendar.
 	Collapsed bool
-	Open      []int64
-	OpenAll   bool
+	OpenNodes
 	// Page is the part of a large lab's nodes shown (?page=N), as on the
 	// calendar.
 	Page NodePage
@@ -24,12 +22,7 @@ type StatusView struct {
 // URL is the status page's address with v's open nodes.
 func (v StatusView) URL() string {
 	q := url.Values{}
-	if v.OpenAll {
-		q.Set("open", "all")
-	}
-	for _, id := range v.Open {
-		q.Add("open", strconv.FormatInt(id, 10))
-	}
+	v.addTo(q)
 	if pg := v.Page.query(); pg != "" {
 		q.Set("page", pg)
 	}
@@ -47,35 +40,20 @@ func (v StatusView) PageURL(n int) string {
 
 // OpenURL is this page with one more node open.
 func (v StatusView) OpenURL(id int64) string {
-	v.Open = append(v.Open[:len(v.Open):len(v.Open)], id)
+	v.OpenNodes = v.with(id)
 	return v.URL()
 }
 
 // CloseURL is this page with a node collapsed again.
 func (v StatusView) CloseURL(id int64) string {
-	var keep []int64
-	for _, o := range v.Open {
-		if o != id {
-			keep = append(keep, o)
-		}
-	}
-	v.Open, v.OpenAll = keep, false
+	v.OpenNodes = v.without(id)
 	return v.URL()
 }
 
 // AllURL is this page with every node open.
 func (v StatusView) AllURL() string {
-	v.Open, v.OpenAll = nil, true
+	v.OpenNodes = OpenNodes{OpenAll: true}
 	return v.URL()
-}
-
-// OpenSet is Open as a set.
-func (v StatusView) OpenSet() map[int64]bool {
-	m := make(map[int64]bool, len(v.Open))
-	for _, id := range v.Open {
-		m[id] = true
-	}
-	return m
 }
 
 // gpuRows is the number of GPU rows of the page's nodes, for the note on
