@@ -146,6 +146,11 @@ func remeasure(ctx context.Context, dbURL string, printSQL, pagesOnly bool) erro
 		return err
 	}
 	defer db.Close()
+	// A kept database may predate migrations added since: bring it up to
+	// date first, as gpubook serve would.
+	if _, err := db.MigrateUp(ctx); err != nil {
+		return fmt.Errorf("migrate the kept database: %w", err)
+	}
 	if printSQL {
 		db.Gorm.Logger = logger.Default.LogMode(logger.Info)
 		_, err := db.ReportWeekAt(ctx, benchWeek(), pageAsOf(benchWeek()), models.DefaultReportRules, false)
