@@ -12,8 +12,9 @@ import (
 
 // TestBookingsOfNodes: a filter by a list of nodes reads the bookings of
 // those nodes only, in the order of start and ID, with their GPUs; an
-// empty list reads none and nil every node's; a list longer than one
-// query takes (1,000 IDs, here mostly of no node) gives the same answer.
+// empty list reads none and nil every node's; a long list (2,501 IDs,
+// mostly of no node: one parameter, whatever its length) gives the same
+// answer.
 func TestBookingsOfNodes(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

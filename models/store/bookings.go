@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"gorm.io/gorm"
@@ -71,7 +70,7 @@ func bookingScope(f models.BookingFilter) func(*gorm.DB) *gorm.DB {
 			q = q.Where("b.node_id = ?", f.NodeID)
 		}
 		if f.NodeIDs != nil {
-			q = q.Where("b.node_id IN ?", f.NodeIDs)
+			q = WhereIDIn(q, "b.node_id", f.NodeIDs)
 		}
 		if f.GPUID != 0 {
 			q = q.Where("b.id IN (SELECT booking_id FROM booking_gpus WHERE gpu_id = ?)", f.GPUID)
@@ -100,9 +99,6 @@ func (db *DB) Bookings(ctx context.Context, f models.BookingFilter) ([]models.Bo
 	if f.NodeIDs != nil && len(f.NodeIDs) == 0 {
 		return []models.Booking{}, nil
 	}
-	if len(f.NodeIDs) > nodeChunk {
-		return db.bookingsOfNodes(ctx, f, limit)
-	}
 	var rows []bookingRow
 	err := bookingQuery(db.Gorm.WithContext(ctx)).Scopes(bookingScope(f)).Order("b.starts_at, b.id").Limit(limit).Find(&rows).Error
 	if err != nil {
@@ -128,33 +124,6 @@ func (db *DB) Bookings(ctx context.Context, f models.BookingFilter) ([]models.Bo
 		out[i].GPUIDs = gpus[r.ID]
 	}
 	return out, nil
-}
-
-// nodeChunk is the most node IDs one bookings query names: a long list
-// stays under SQLite's 32,766 parameters.
-const nodeChunk = 1000
-
-// bookingsOfNodes reads f's bookings nodeChunk nodes at a time and merges
-// them in the order Bookings gives.
-func (db *DB) bookingsOfNodes(ctx context.Context, f models.BookingFilter, limit int) ([]models.Booking, error) {
-	ids := f.NodeIDs
-	out := []models.Booking{}
-	for len(ids) > 0 {
-		f.NodeIDs = ids[:min(len(ids), nodeChunk)]
-		ids = ids[len(f.NodeIDs):]
-		part, err := db.Bookings(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, part...)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].StartsAt.Equal(out[j].StartsAt) {
-			return out[i].StartsAt.Before(out[j].StartsAt)
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out[:min(len(out), limit)], nil
 }
 
 // Booking returns the booking with id, with its GPUs.

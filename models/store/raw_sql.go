@@ -56,6 +56,22 @@ func listSQL(q string) rawSQL {
 		postgres: DollarParams(strings.ReplaceAll(q, " IN ?", " = ANY(?)"))}
 }
 
+// WhereIDIn keeps q's rows whose col is one of ids, the whole list bound
+// as one text parameter, as listSQL does for a raw statement: a bigint[]
+// literal on PostgreSQL, a JSON array on SQLite. GORM's own "col IN ?"
+// binds a parameter per value (SQLite takes at most 32,766) and makes a
+// new statement text for every length.
+func WhereIDIn(q *gorm.DB, col string, ids []int64) *gorm.DB {
+	list := make([]string, len(ids))
+	for i, id := range ids {
+		list[i] = strconv.FormatInt(id, 10)
+	}
+	if q.Dialector.Name() == Postgres {
+		return q.Where(col+" = ANY(CAST(? AS bigint[]))", "{"+strings.Join(list, ",")+"}")
+	}
+	return q.Where(col+" IN (SELECT value FROM json_each(?))", "["+strings.Join(list, ",")+"]")
+}
+
 // listArg is strs as the parameter of a listSQL list: the slice itself
 // for pgx (an array), JSON text for SQLite (which reads a blob as JSONB).
 func (r raw) listArg(strs []string) (any, error) {

@@ -247,38 +247,18 @@ func onPage(page []int64, gpus []models.GPU, nodes []models.AgentNode) ([]models
 	return gs, ns
 }
 
-// liveChunk is the most GPU IDs one query names: a page that opens
-// thousands of nodes one by one stays under SQLite's 32,766 parameters.
-const liveChunk = 1000
-
 // liveMinutes reads the last hour of usage and the last ten minutes of
 // users of gpuIDs (nil: every GPU; empty: none, and no query).
 func (db *Store) liveMinutes(ctx context.Context, now time.Time, gpuIDs []int64) ([]models.UsageMinute, []models.UserMinute, error) {
-	hour := now.UTC().Truncate(time.Minute).Add(-models.SparkMinutes * time.Minute)
-	if gpuIDs == nil {
-		usage, err := db.usageSince(ctx, nil, hour)
-		if err != nil {
-			return nil, nil, err
-		}
-		users, err := db.userUsageSince(ctx, nil, now.Add(-10*time.Minute))
-		return usage, users, err
+	if gpuIDs != nil && len(gpuIDs) == 0 {
+		return nil, nil, nil
 	}
-	var usage []models.UsageMinute
-	var users []models.UserMinute
-	for len(gpuIDs) > 0 {
-		part := gpuIDs[:min(len(gpuIDs), liveChunk)]
-		gpuIDs = gpuIDs[len(part):]
-		u, err := db.usageSince(ctx, part, hour)
-		if err != nil {
-			return nil, nil, err
-		}
-		us, err := db.userUsageSince(ctx, part, now.Add(-10*time.Minute))
-		if err != nil {
-			return nil, nil, err
-		}
-		usage, users = append(usage, u...), append(users, us...)
+	usage, err := db.usageSince(ctx, gpuIDs, now.UTC().Truncate(time.Minute).Add(-models.SparkMinutes*time.Minute))
+	if err != nil {
+		return nil, nil, err
 	}
-	return usage, users, nil
+	users, err := db.userUsageSince(ctx, gpuIDs, now.Add(-10*time.Minute))
+	return usage, users, err
 }
 
 func limitOr(n, def, most int) int {

@@ -46,7 +46,7 @@ func (db *Store) PruneUsage(ctx context.Context, before time.Time) (int64, error
 func (db *Store) usageSince(ctx context.Context, gpuIDs []int64, since time.Time) ([]models.UsageMinute, error) {
 	q := db.st.Gorm.WithContext(ctx).Model(&store.UsageRow{}).Where("minute >= ?", store.UTC(since))
 	if gpuIDs != nil {
-		q = q.Where("gpu_id IN ?", gpuIDs)
+		q = store.WhereIDIn(q, "gpu_id", gpuIDs)
 	}
 	var rows []store.UsageRow
 	if err := q.Order("gpu_id, minute").Find(&rows).Error; err != nil {
@@ -64,7 +64,7 @@ func (db *Store) usageSince(ctx context.Context, gpuIDs []int64, since time.Time
 func (db *Store) userUsageSince(ctx context.Context, gpuIDs []int64, since time.Time) ([]models.UserMinute, error) {
 	q := db.st.Gorm.WithContext(ctx).Model(&store.UserUsageRow{}).Where("minute >= ?", store.UTC(since))
 	if gpuIDs != nil {
-		q = q.Where("gpu_id IN ?", gpuIDs)
+		q = store.WhereIDIn(q, "gpu_id", gpuIDs)
 	}
 	var rows []store.UserUsageRow
 	if err := q.Order("gpu_id, minute, user_name").Find(&rows).Error; err != nil {
