@@ -135,11 +135,15 @@ func (db *DB) Enroll(ctx context.Context, req wire.EnrollRequest, now time.Time)
 }
 
 // lastSeenEvery is how stale agent_nodes.last_seen_at may grow before an
-// agent call writes it again. Pages show "last seen" to the minute and call
-// a node offline after models.NodeOfflineAfter (2 min), so one write a
-// minute per node loses nothing they show; writing on every call cost a
-// row update per agent request.
-const lastSeenEvery = time.Minute
+// agent call other than the heartbeat writes it again. Pages show "last
+// seen" to the minute and call a node offline after
+// models.NodeOfflineAfter (2 min). The heartbeat (every 60 s by default)
+// writes it anyway, so while heartbeats arrive no other call needs to: at
+// one minute, a schedule sync written just before each heartbeat doubled
+// the node's liveness writes (two committed updates per node and minute,
+// 100 a second at 50,000 GPUs). When heartbeats stop, the syncs (every
+// 30 s) keep it within 75 + 30 s, under the two minutes.
+const lastSeenEvery = 75 * time.Second
 
 // NodeByCredential returns the node a credential belongs to in one read,
 // and notes that it was seen when the stored time is older than
