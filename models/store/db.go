@@ -50,6 +50,8 @@ type DB struct {
 	// inventory keeps the last read of every node and GPU while its stamp
 	// holds (inventory.go); nil keeps none.
 	inventory *inventory
+	// rolled keeps the rolled part of the weeks read last (report_rolled.go).
+	rolled *rolledWeeks
 }
 
 // sqliteParams configures every SQLite connection: foreign keys on, WAL,
@@ -146,7 +148,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("store: gorm: %w", err)
 	}
-	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect, live: newLiveWeeks(), trends: &trendCache{}, inventory: &inventory{}}, nil
+	return &DB{SQL: sqlDB, Gorm: g, Dialect: dialect, live: newLiveWeeks(), trends: &trendCache{}, inventory: &inventory{}, rolled: &rolledWeeks{}}, nil
 }
 
 // ApplicationName is what every PostgreSQL connection of this process

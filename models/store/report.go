@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"gorm.io/gorm"
@@ -23,6 +24,9 @@ type figureQuery struct {
 	name string
 	sql  func(reportSQL, map[string]any, []models.Span) string
 	put  func(f *models.Figures, a, b int64)
+	// rolled, when set, is the figure's part of the rolled hours, which
+	// sql leaves out.
+	rolled func(*rolledPart) []spanRow
 }
 
 // figureQueries lists the per-user figures the database computes from the
@@ -30,12 +34,12 @@ type figureQuery struct {
 // GPU-minutes. Each is defined once, in report_sql.go; the email, the
 // pages and the CSV all read them through ReportWeek.
 var figureQueries = []figureQuery{
-	{"booked", reportSQL.bookedSQL, func(f *models.Figures, a, _ int64) { f.BookedSec = a }},
-	{"unbooked", reportSQL.unbookedSQL, func(f *models.Figures, a, _ int64) { f.UnbookedMin = a }},
-	{"given back", reportSQL.givenBackSQL, func(f *models.Figures, a, b int64) { f.GivenBackSec, f.AutoGivenBackSec = a, b }},
-	{"priority", reportSQL.prioritySQL, func(f *models.Figures, a, b int64) { f.PriorityMade, f.PriorityApproved = a, b }},
-	{"pre-empted", reportSQL.preemptedSQL, func(f *models.Figures, a, _ int64) { f.Preempted = a }},
-	{"late cancels", reportSQL.lateCancelSQL, func(f *models.Figures, a, b int64) { f.LateCancelSec, f.LateCancels = a, b }},
+	{"booked", reportSQL.bookedSQL, func(f *models.Figures, a, _ int64) { f.BookedSec = a }, nil},
+	{"unbooked", reportSQL.unbookedSQL, func(f *models.Figures, a, _ int64) { f.UnbookedMin = a }, func(p *rolledPart) []spanRow { return p.unbooked }},
+	{"given back", reportSQL.givenBackSQL, func(f *models.Figures, a, b int64) { f.GivenBackSec, f.AutoGivenBackSec = a, b }, nil},
+	{"priority", reportSQL.prioritySQL, func(f *models.Figures, a, b int64) { f.PriorityMade, f.PriorityApproved = a, b }, nil},
+	{"pre-empted", reportSQL.preemptedSQL, func(f *models.Figures, a, _ int64) { f.Preempted = a }, nil},
+	{"late cancels", reportSQL.lateCancelSQL, func(f *models.Figures, a, b int64) { f.LateCancelSec, f.LateCancels = a, b }, nil},
 }
 
 // ReportWeek computes week w for every user as of asOf (the end of the
@@ -81,7 +85,7 @@ func (db *DB) reportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 			return &p
 		}
 		q.plan = plan(d.Spans)
-		if err := reportFigures(g, q, d, plan); err != nil {
+		if err := reportFigures(g, q, d, plan, db.rolled); err != nil {
 			return err
 		}
 		d.Spans = spans
@@ -96,8 +100,17 @@ func (db *DB) reportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 	return d, nil
 }
 
-// reportFigures runs the report's queries for d.Spans, in g's snapshot.
-func reportFigures(g *gorm.DB, q reportSQL, d *models.WeekData, plan func([]models.Span) *models.UsageReadPlan) error {
+// reportFigures runs the report's queries for d.Spans, in g's snapshot,
+// the part of the rolled hours kept in rolled or read into it.
+func reportFigures(g *gorm.DB, q reportSQL, d *models.WeekData, plan func([]models.Span) *models.UsageReadPlan, rolled *rolledWeeks) error {
+	var err error
+	if lo, hi := bounds(d.Spans); lo.Before(hi) {
+		if q.rolled, err = rolled.read(g, q, d.Spans, q.plan, plan(d.Spans[:models.ReportDays])); err != nil {
+			return err
+		}
+	} else {
+		q.rolled = &rolledPart{}
+	}
 	for _, fq := range figureQueries {
 		if err := figure(g, q, d, fq); err != nil {
 			return err
@@ -117,7 +130,6 @@ func reportFigures(g *gorm.DB, q reportSQL, d *models.WeekData, plan func([]mode
 	}
 	// Users and teams from the same snapshot as the figures, so that
 	// a user added mid-run is either in both or in neither.
-	var err error
 	if d.Users, err = listUsers(g); err != nil {
 		return err
 	}
@@ -235,10 +247,19 @@ func unbookedFigures(g *gorm.DB, q reportSQL, days *models.UsageReadPlan, d *mod
 		return nil
 	}
 	args, rows = map[string]any{}, nil
-	q.plan = days
-	if err := g.Raw(q.usedBySQL(args, wlo, whi), args).Scan(&rows).Error; err != nil {
-		return fmt.Errorf("store: report used by: %w", err)
+	rolled := q.rolled
+	q.plan, q.rolled = days, nil
+	if q.plan == nil || len(q.plan.Minutes) > 0 {
+		if err := g.Raw(q.usedBySQL(args, wlo, whi), args).Scan(&rows).Error; err != nil {
+			return fmt.Errorf("store: report used by: %w", err)
+		}
 	}
+	if rolled != nil {
+		rows = addRows(rows, rolled.usedBy, true)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].UID < rows[j].UID || rows[i].UID == rows[j].UID && rows[i].A < rows[j].A
+	})
 	for _, r := range rows {
 		d.UsedBy[r.UID] = append(d.UsedBy[r.UID], models.UserMinutes{UserID: r.A, Minutes: r.B})
 	}
@@ -250,6 +271,9 @@ func figure(g *gorm.DB, q reportSQL, d *models.WeekData, fq figureQuery) error {
 	var rows []spanRow
 	if err := g.Raw(fq.sql(q, args, d.Spans), args).Scan(&rows).Error; err != nil {
 		return fmt.Errorf("store: report %s: %w", fq.name, err)
+	}
+	if fq.rolled != nil && q.rolled != nil {
+		rows = addRows(rows, fq.rolled(q.rolled), false)
 	}
 	for _, r := range rows {
 		figs, ok := d.ByUser[r.UID]
@@ -299,9 +323,6 @@ func minutesFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 			spanUnits[r.I] += r.A
 			hourUnits[r.H] += r.A
 			continue
-		case "n": // the rolled hours' unbooked minutes, rounded per span
-			d.ClusterUnbookedMin[r.I] += r.A
-			continue
 		}
 		figs, ok := d.ByUser[r.UID]
 		if !ok {
@@ -315,6 +336,18 @@ func minutesFigures(g *gorm.DB, q reportSQL, d *models.WeekData) error {
 		figs[r.I].UtilMin += r.E
 		figs[r.I].UtilTenths += r.F
 		figs[r.I].LowIntensity += r.G
+	}
+	if q.rolled != nil {
+		unbooked := map[int]int64{}
+		for _, r := range q.rolled.hours {
+			spanUnits[r.I] += r.A
+			hourUnits[r.H] += r.A
+			unbooked[r.I] += r.B
+		}
+		// The rolled hours' unbooked minutes, rounded per span.
+		for i, u := range unbooked {
+			d.ClusterUnbookedMin[i] += unitsToGPUs(u)
+		}
 	}
 	for i, u := range spanUnits {
 		d.ClusterBusyMin[i] = unitsToGPUs(u)

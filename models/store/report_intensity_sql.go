@@ -48,14 +48,11 @@ func (q reportSQL) lowIntensitySQL(args map[string]any, spans []models.Span, spa
 
 // unmappedSQL: per Unix name that maps to no gpubook user, the GPU-minutes
 // its processes ran on a GPU in [@lo, @hi), weighed by unit (uid is 0, a the minutes; the
-// name comes back in n): the minutes where they are read, the hourly sums
-// of unix_usage_hours elsewhere.
+// name comes back in n), of the minutes read; the rolled hours' come from
+// rolledUnmappedSQL.
 func (q reportSQL) unmappedSQL(args map[string]any, lo, hi time.Time) string {
 	args["lo"], args["hi"] = utc(lo), utc(hi)
 	sql := "SELECT u.user_name AS n, " + weighed("SUM("+units("g")+")") + " AS a FROM gpu_user_usage_minutes u JOIN gpus g ON g.id = u.gpu_id WHERE " + q.minuteRanges("u.minute", args) +
 		" AND u.user_id IS NULL GROUP BY u.user_name"
-	if hours := q.hourRanges("r.unix_hour", args); hours != "" {
-		sql += " UNION ALL SELECT r.user_name, " + weighed("SUM(r.minutes * "+units("g")+")") + " FROM unix_usage_hours r JOIN gpus g ON g.id = r.gpu_id WHERE " + hours + " GROUP BY r.user_name"
-	}
-	return "SELECT n, SUM(a) AS a FROM (" + sql + ") x GROUP BY n"
+	return sql
 }

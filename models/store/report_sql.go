@@ -32,6 +32,9 @@ type reportSQL struct {
 	// noShowsSkipped are the spans skipped, whose rolled hours hold the
 	// busy minutes of a booking that began in them (noShowBusy).
 	noShowsSkipped []models.Span
+	// rolled is the part of the plan's hours read from the rolled hours
+	// (report_rolled.go); minutesSQL adds it to the minutes' part.
+	rolled *rolledPart
 }
 
 // minuteRanges is the predicate on col of the minutes to read: the
@@ -229,23 +232,21 @@ func (q reportSQL) bookedSQL(args map[string]any, spans []models.Span) string {
 // span and UTC hour; the unbooked minutes group under a NULL booking.
 // Buckets are whole minutes since 1970 (unix_minute), as large as the
 // spans' bounds allow (an hour, unless a zone's midnight falls between
-// hours). The rolled hours each lie in one span. From both, per is the
-// bookings' sums per (booking, span) and ch the cluster's per UTC hour:
-// each rolled hour's rows are read twice, once per grouping, rather than
-// grouped per (booking, hour) first (43 k rows a view at 512 GPUs, whose
-// sort spilled to disk) and regrouped four times. From per come kind 'u'
-// rows: per (user, span) the busy minutes inside their bookings (a), the
-// bookings that ended in the span without a single busy minute (b,
-// no-shows: only bookings that started inside the window, whose minutes
-// were all read), the held-idle minutes (c) and the minutes without
-// per-user data (d); from pm and ch kind 'c' rows: per (span, UTC hour)
-// the busy minutes of the whole cluster (a), for the utilisation and the
-// heat map, and kind 'n' rows, the rolled hours' unbooked minutes per
-// span. The user rows' minutes (a, c, d) are weighed by unit, the
-// cluster's a is in unit-minutes, rounded by minutesFigures once per span
-// and per hour (report_weight_sql.go); busy and the utilisation sums
-// stay per unit for the no-show and low-intensity rules, which compare a
-// booking's minutes with its own time.
+// hours). per is the bookings' sums per (booking, span) of those minutes
+// and of the rolled hours (q.rolled, report_rolled.go, handed in as its
+// rows), ch the cluster's per UTC hour of the minutes (the rolled hours'
+// are added by minutesFigures). From per come kind 'u' rows: per (user,
+// span) the busy minutes inside their bookings (a), the bookings that
+// ended in the span without a single busy minute (b, no-shows: only
+// bookings that started inside the window, whose minutes were all read),
+// the held-idle minutes (c) and the minutes without per-user data (d);
+// from ch kind 'c' rows: per (span, UTC hour) the busy minutes of the
+// whole cluster (a), for the utilisation and the heat map. The user rows'
+// minutes (a, c, d) are weighed by unit, the cluster's a is in
+// unit-minutes, rounded by minutesFigures once per span and per hour
+// (report_weight_sql.go); busy and the utilisation sums stay per unit for
+// the no-show and low-intensity rules, which compare a booking's minutes
+// with its own time.
 func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
 	size := bucketMinutes(spans)
@@ -259,20 +260,9 @@ func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 	pm := "SELECT x.*, " + q.spanOfSeconds("x.q * @bucket * 60", spans, args) + " AS i, x.q * @bucket / 60 AS h FROM (" + minutes + ") x"
 	per := "SELECT booking_id, i, SUM(busy) AS busy, SUM(wbusy) AS wbusy, SUM(wheld) AS wheld, SUM(wnodata) AS wnodata, SUM(util_n) AS util_n," +
 		" SUM(util_sum) AS util_sum, SUM(busy_util_n) AS busy_util_n, SUM(busy_util_sum) AS busy_util_sum FROM pm WHERE booking_id IS NOT NULL GROUP BY booking_id, i"
-	ch := "SELECT i, h, SUM(wanyone) AS wanyone, 0 AS wunbooked FROM pm GROUP BY i, h"
-	if hours := q.hourRanges("h.unix_hour", args); hours != "" {
-		// The rolled hours. Their unbooked minutes are the cluster's
-		// (kind 'n'), read here rather than in a second scan of the same
-		// rows (clusterUnbookedSQL reads only the minutes). Rows with
-		// nothing counted, no utilisation and no unbooked use are left
-		// out of both groupings, as the minutes' filter leaves them out.
-		from := " FROM usage_hours h JOIN gpus g ON g.id = h.gpu_id WHERE " + hours + " AND (h.counted > 0 OR h.util_n > 0 OR h.unbooked > 0)"
-		span := q.spanOfSeconds("h.unix_hour * 3600", spans, args)
-		per += " UNION ALL SELECT h.booking_id, " + span + ", SUM(h.busy), SUM(h.busy * " + units("g") + "), SUM(h.held * " + units("g") + ")," +
-			" SUM(h.nodata * " + units("g") + "), SUM(h.util_n), SUM(h.util_sum), SUM(h.busy_util_n), SUM(h.busy_util_sum)" + from +
-			" AND h.booking_id <> 0 GROUP BY h.booking_id, 2"
-		ch += " UNION ALL SELECT " + span + ", h.unix_hour, SUM(h.anyone * " + units("g") + "), SUM(h.unbooked * " + units("g") + ")" + from +
-			" GROUP BY h.unix_hour"
+	ch := "SELECT i, h, SUM(wanyone) AS wanyone FROM pm GROUP BY i, h"
+	if rolled := q.rolledPer(args); rolled != "" {
+		per += " UNION ALL " + rolled
 	}
 	users := "SELECT 'u' AS kind, b.user_id AS uid, per.i AS i, 0 AS h, " + weighed("SUM(per.wbusy)") + " AS a, 0 AS b, " +
 		weighed("SUM(per.wheld)") + " AS c, " + weighed("SUM(per.wnodata)") + " AS d," +
@@ -281,11 +271,10 @@ func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 		" AND b.ends_at > @lo AND b.ends_at <= @hi AND " + q.noShowStart(args) +
 		" AND " + q.noShowBusy(args)
 	cluster := "SELECT 'c', 0, ch.i, ch.h, ch.wanyone, 0, 0, 0, 0, 0, 0 FROM ch"
-	unbooked := "SELECT 'n', 0, ch.i, 0, " + weighed("SUM(ch.wunbooked)") + ", 0, 0, 0, 0, 0, 0 FROM ch WHERE ch.wunbooked > 0 GROUP BY ch.i"
 	return "WITH pm AS MATERIALIZED (" + pm + "), per AS MATERIALIZED (" + per + "), ch AS MATERIALIZED (" + ch + ")" +
 		" SELECT kind, uid, i, h, SUM(a) AS a, SUM(b) AS b, SUM(c) AS c, SUM(d) AS d," +
 		" SUM(e) AS e, SUM(f) AS f, SUM(g) AS g FROM (" + users + " UNION ALL " + noShows + " UNION ALL " + cluster +
-		" UNION ALL " + unbooked + " UNION ALL " + q.lowIntensitySQL(args, spans, "per.i") + ") x WHERE x.i IS NOT NULL GROUP BY kind, uid, i, h"
+		" UNION ALL " + q.lowIntensitySQL(args, spans, "per.i") + ") x WHERE x.i IS NOT NULL GROUP BY kind, uid, i, h"
 }
 
 // noShowStart is the no-shows' condition on the booking's start: inside
@@ -349,24 +338,19 @@ func (q reportSQL) spanOfSeconds(col string, spans []models.Span, args map[strin
 }
 
 // unbookedSQL: GPU-minutes on which the user's processes ran on a GPU
-// they had no confirmed booking of at that minute (the row's booked stamp).
+// they had no confirmed booking of at that minute (the row's booked stamp),
+// of the minutes read; the rolled hours' come from rolledUnbookedSQL.
 func (q reportSQL) unbookedSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
 	sql := "SELECT u.user_id AS uid, " + q.spanOf("u.minute", spans, args, false) + " AS i, " + weighed("SUM("+units("g")+")") + " AS a, 0 AS b" +
 		" FROM gpu_user_usage_minutes u JOIN gpus g ON g.id = u.gpu_id WHERE " + q.minuteRanges("u.minute", args) + " AND u.user_id IS NOT NULL AND NOT u.booked" +
 		" GROUP BY u.user_id, 2"
-	if hours := q.hourRanges("r.unix_hour", args); hours != "" {
-		sql = "SELECT uid, i, SUM(a) AS a, SUM(b) AS b FROM (" + sql + " UNION ALL SELECT r.user_id, " +
-			q.spanOfSeconds("r.unix_hour * 3600", spans, args) + ", " + weighed("SUM(r.unbooked * "+units("g")+")") +
-			", 0 FROM user_usage_hours r JOIN gpus g ON g.id = r.gpu_id WHERE " + hours +
-			" AND r.unbooked > 0 GROUP BY r.user_id, 2) x GROUP BY uid, i"
-	}
 	return sql
 }
 
 // clusterUnbookedSQL: per span the GPU-minutes on which anyone's
 // processes ran without a booking of theirs, each (GPU, minute) once, of
-// the minutes read; the rolled hours' come with minutesSQL (kind 'n').
+// the minutes read; the rolled hours' come from rolledHoursSQL.
 func (q reportSQL) clusterUnbookedSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
 	return "SELECT 0 AS uid, " + q.spanOf("x.minute", spans, args, false) + " AS i, " + weighed("SUM("+units("g")+")") + " AS a, 0 AS b FROM" +
@@ -375,7 +359,8 @@ func (q reportSQL) clusterUnbookedSQL(args map[string]any, spans []models.Span) 
 }
 
 // usedBySQL: per booker (uid) and other user (a) the minutes the other
-// user's processes ran on the booker's bookings inside [@lo, @hi) (b).
+// user's processes ran on the booker's bookings inside [@lo, @hi) (b), of
+// the minutes read (the rolled hours' come from rolledUsedBySQL).
 // Both sides of the join are bounded to the minutes read: without the
 // bound on m, PostgreSQL hashed every GPU-minute of every partition to
 // join the few unbooked user rows.
@@ -385,12 +370,7 @@ func (q reportSQL) usedBySQL(args map[string]any, lo, hi time.Time) string {
 		" JOIN gpu_usage_minutes m ON m.gpu_id = u.gpu_id AND m.minute = u.minute JOIN bookings b ON b.id = m.booking_id JOIN gpus g ON g.id = u.gpu_id" +
 		" WHERE " + q.minuteRanges("u.minute", args) + " AND " + q.minuteRanges("m.minute", args) +
 		" AND u.user_id IS NOT NULL AND NOT u.booked GROUP BY b.user_id, u.user_id"
-	if hours := q.hourRanges("r.unix_hour", args); hours != "" {
-		sql += " UNION ALL SELECT b.user_id, 0, r.user_id, " + weighed("SUM(r.unbooked * "+units("g")+")") +
-			" FROM user_usage_hours r JOIN bookings b ON b.id = r.booking_id JOIN gpus g ON g.id = r.gpu_id" +
-			" WHERE " + hours + " AND r.unbooked > 0 GROUP BY b.user_id, r.user_id"
-	}
-	return "SELECT uid, i, a, SUM(b) AS b FROM (" + sql + ") x GROUP BY uid, i, a ORDER BY uid, a"
+	return sql
 }
 
 // givenBackSQL: GPU-seconds between the end a booking had and the end its

@@ -16,16 +16,24 @@ func unmappedUse(g *gorm.DB, q reportSQL, days *models.UsageReadPlan, d *models.
 	if !lo.Before(hi) {
 		return nil
 	}
-	var rows []struct {
-		N string `gorm:"column:n"`
-		A int64  `gorm:"column:a"`
-	}
+	var rows []unixRow
 	args := map[string]any{}
 	q.plan = days
-	if err := g.Raw(q.unmappedSQL(args, lo, hi), args).Scan(&rows).Error; err != nil {
-		return fmt.Errorf("store: report unmapped use: %w", err)
+	if days == nil || len(days.Minutes) > 0 {
+		if err := g.Raw(q.unmappedSQL(args, lo, hi), args).Scan(&rows).Error; err != nil {
+			return fmt.Errorf("store: report unmapped use: %w", err)
+		}
 	}
+	if q.rolled != nil {
+		rows = append(rows, q.rolled.unmapped...)
+	}
+	at := map[string]int{}
 	for _, r := range rows {
+		if i, ok := at[r.N]; ok {
+			d.Unmapped[i].Minutes += r.A
+			continue
+		}
+		at[r.N] = len(d.Unmapped)
 		d.Unmapped = append(d.Unmapped, models.UnixMinutes{Name: r.N, Minutes: r.A})
 	}
 	models.SortUnixMinutes(d.Unmapped)

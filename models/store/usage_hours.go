@@ -26,6 +26,9 @@ type rollupState struct {
 	RolledTo    int64     `gorm:"column:rolled_to"`
 	RolledAt    time.Time `gorm:"column:rolled_at"`
 	BusyUtilPct float64   `gorm:"column:busy_util_pct"`
+	// Generation moves with every change to the rolled hours (migration
+	// 00033): what a replica read from them holds while it has not moved.
+	Generation int64 `gorm:"column:generation"`
 }
 
 // RollResult says what one RollUsage did.
@@ -126,6 +129,7 @@ func (db *DB) rollBatch(tx *gorm.DB, now, keepFrom time.Time, busyUtil float64, 
 	if rolled && st.BusyUtilPct != busyUtil {
 		rolled = false // roll again what is kept, at the new threshold
 	}
+	summed := false
 	if rolled {
 		dirty, err := readDirtyHours(tx)
 		if err != nil {
@@ -136,6 +140,7 @@ func (db *DB) rollBatch(tx *gorm.DB, now, keepFrom time.Time, busyUtil float64, 
 				return models.HourRange{}, err
 			}
 			res.Rerolled += int(h.To - h.From)
+			summed = true
 		}
 	}
 	if err := tx.Exec("DELETE FROM usage_rollup_dirty").Error; err != nil {
@@ -154,9 +159,10 @@ func (db *DB) rollBatch(tx *gorm.DB, now, keepFrom time.Time, busyUtil float64, 
 			return models.HourRange{}, err
 		}
 		res.Rolled += int(due.To - due.From)
+		summed = true
 	}
 	res.RolledTo = due.To
-	return due, saveRollupState(tx, due.To, busyUtil, now)
+	return due, saveRollupState(tx, due.To, busyUtil, now, summed)
 }
 
 // rollupLockWait is how long the roll job tries for its lock before it
@@ -220,11 +226,18 @@ func oldestMinute(tx *gorm.DB) (time.Time, error) {
 	return rows[0].Minute.UTC(), nil
 }
 
-func saveRollupState(tx *gorm.DB, rolledTo int64, busyUtil float64, now time.Time) error {
-	err := tx.Exec(`INSERT INTO usage_rollup_state (id, rolled_to, rolled_at, busy_util_pct, updated_at) VALUES (1, ?, ?, ?, ?)
+// saveRollupState writes the watermark; summed says the batch changed the
+// rolled hours, which moves their generation.
+func saveRollupState(tx *gorm.DB, rolledTo int64, busyUtil float64, now time.Time, summed bool) error {
+	bump := 0
+	if summed {
+		bump = 1
+	}
+	err := tx.Exec(`INSERT INTO usage_rollup_state (id, rolled_to, rolled_at, busy_util_pct, updated_at, generation) VALUES (1, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET rolled_to = excluded.rolled_to, rolled_at = excluded.rolled_at,
-		busy_util_pct = excluded.busy_util_pct, updated_at = excluded.updated_at`,
-		rolledTo, models.HourStart(rolledTo), busyUtil, utc(now)).Error
+		busy_util_pct = excluded.busy_util_pct, updated_at = excluded.updated_at,
+		generation = usage_rollup_state.generation + excluded.generation`,
+		rolledTo, models.HourStart(rolledTo), busyUtil, utc(now), bump).Error
 	if err != nil {
 		return fmt.Errorf("store: save rollup state: %w", err)
 	}
@@ -302,15 +315,19 @@ func (db *DB) PruneUsageHours(ctx context.Context, before time.Time) (int64, err
 	h := models.UnixHour(before)
 	var n int64
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Exec("DELETE FROM user_usage_hours WHERE unix_hour < ?", h).Error; err != nil {
-			return err
+		var gone int64
+		for _, table := range []string{"user_usage_hours", "unix_usage_hours", "usage_hours"} {
+			r := tx.Exec("DELETE FROM "+table+" WHERE unix_hour < ?", h)
+			if r.Error != nil {
+				return r.Error
+			}
+			gone, n = gone+r.RowsAffected, r.RowsAffected
 		}
-		if err := tx.Exec("DELETE FROM unix_usage_hours WHERE unix_hour < ?", h).Error; err != nil {
-			return err
+		if gone == 0 {
+			return nil
 		}
-		r := tx.Exec("DELETE FROM usage_hours WHERE unix_hour < ?", h)
-		n = r.RowsAffected
-		return r.Error
+		// Pruned hours are a change of the rolled hours (rollupState.Generation).
+		return tx.Exec("UPDATE usage_rollup_state SET generation = generation + 1 WHERE id = 1").Error
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: prune usage hours: %w", err)
