@@ -268,5 +268,18 @@ type BookingFilter struct {
 	UserID           int64
 	TeamID           int64 // the bookings of the team's members
 	IncludeCancelled bool
-	Limit            int
+	// Limit > 0 reads at most that many, the first by start ("my next
+	// 20"). 0 reads every one, up to MaxBookingsRead: a range holding more
+	// is refused with ErrTooManyBookings, never answered in part (a partial
+	// list shows booked GPUs as free).
+	Limit int
+}
+
+// MaxBookingsRead is the most bookings one read of a whole range returns.
+const MaxBookingsRead = 100000
+
+// ErrTooManyBookings refuses a range that holds more than MaxBookingsRead
+// bookings: a narrower range (or a node's, a user's) answers.
+func ErrTooManyBookings() *Error {
+	return NewError(EINVALID, M("err.too_many_bookings", "Max", MaxBookingsRead))
 }

@@ -89,12 +89,14 @@ func bookingQuery(tx *gorm.DB) *gorm.DB {
 		Joins("JOIN users u ON u.id = b.user_id").Joins("JOIN nodes n ON n.id = b.node_id")
 }
 
-// Bookings returns the bookings that overlap f's range, by start. It runs two
-// queries whatever the number of bookings: the bookings, then their GPUs.
+// Bookings returns the bookings that overlap f's range, by start: the first
+// f.Limit, or all of them (models.ErrTooManyBookings above
+// models.MaxBookingsRead). It runs two queries whatever the number of
+// bookings: the bookings, then their GPUs.
 func (db *DB) Bookings(ctx context.Context, f models.BookingFilter) ([]models.Booking, error) {
 	limit := f.Limit
-	if limit <= 0 || limit > 20000 {
-		limit = 20000
+	if limit <= 0 {
+		limit = models.MaxBookingsRead + 1 // one more tells a range that holds too many
 	}
 	if f.NodeIDs != nil && len(f.NodeIDs) == 0 {
 		return []models.Booking{}, nil
@@ -103,6 +105,9 @@ func (db *DB) Bookings(ctx context.Context, f models.BookingFilter) ([]models.Bo
 	err := bookingQuery(db.Gorm.WithContext(ctx)).Scopes(bookingScope(f)).Order("b.starts_at, b.id").Limit(limit).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: bookings: %w", err)
+	}
+	if f.Limit <= 0 && len(rows) > models.MaxBookingsRead {
+		return nil, models.ErrTooManyBookings()
 	}
 	if len(rows) == 0 {
 		return []models.Booking{}, nil
