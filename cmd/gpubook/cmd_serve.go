@@ -116,7 +116,13 @@ func (c *cli) registerUsageJobs(cfg Config, db *store.DB, runner *jobs.Runner, l
 	busy := cfg.Reports.OrDefault().BusyUtilPct
 	tel := telemetry.New(db)
 	err := runner.Register("usage-rollup", 5*time.Minute, func(ctx context.Context) error {
-		now := c.now()
+		// Which hours are complete is decided on the database's clock:
+		// ingest of the current hour skips the job's lock by that clock
+		// (migration 00034), so the job reads that clock too.
+		now, err := db.Now(ctx)
+		if err != nil {
+			return err
+		}
 		res, err := db.RollUsage(ctx, now, now.Add(-cfg.Agent.Retention), busy)
 		if res.Rolled > 0 || res.Rerolled > 0 {
 			log.Info("usage rollup", "hours", res.Rolled, "rerolled_hours", res.Rerolled, "rolled_to", models.HourStart(res.RolledTo))
