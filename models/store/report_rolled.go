@@ -34,6 +34,7 @@ type rolledPart struct {
 // rolledPer is a row of minutesSQL's per (its columns) from rolled hours.
 type rolledPer struct {
 	BookingID   int64 `gorm:"column:booking_id"`
+	UID         int64 `gorm:"column:uid"`
 	I           int64 `gorm:"column:i"`
 	Busy        int64 `gorm:"column:busy"`
 	WBusy       int64 `gorm:"column:wbusy"`
@@ -103,14 +104,14 @@ func (q reportSQL) rolledStatement(sql func(reportSQL, map[string]any, []models.
 }
 
 // rolledPerSQL is minutesSQL's per of the rolled hours: their bookings'
-// sums per (booking, span). Rows with nothing counted, no utilisation and
+// sums per (booking, span), with the booker. Rows with nothing counted, no utilisation and
 // no unbooked use are left out, as the minutes' filter leaves them out.
 func (q reportSQL) rolledPerSQL(args map[string]any, spans []models.Span) string {
-	return "SELECT * FROM (SELECT h.booking_id AS booking_id, " + q.spanOfSeconds("h.unix_hour * 3600", spans, args) + " AS i," +
+	return "SELECT * FROM (SELECT h.booking_id AS booking_id, b.user_id AS uid, " + q.spanOfSeconds("h.unix_hour * 3600", spans, args) + " AS i," +
 		" SUM(h.busy) AS busy, SUM(h.busy * " + units("g") + ") AS wbusy, SUM(h.held * " + units("g") + ") AS wheld," +
 		" SUM(h.nodata * " + units("g") + ") AS wnodata, SUM(h.util_n) AS util_n, SUM(h.util_sum) AS util_sum," +
-		" SUM(h.busy_util_n) AS busy_util_n, SUM(h.busy_util_sum) AS busy_util_sum" + q.rolledHoursFrom(args) +
-		" AND h.booking_id <> 0 GROUP BY h.booking_id, 2) x WHERE x.i IS NOT NULL"
+		" SUM(h.busy_util_n) AS busy_util_n, SUM(h.busy_util_sum) AS busy_util_sum" + q.rolledHoursFrom(args, "JOIN bookings b ON b.id = h.booking_id ") +
+		" AND h.booking_id <> 0 GROUP BY h.booking_id, b.user_id, 3) x WHERE x.i IS NOT NULL"
 }
 
 // rolledHoursSQL is, per rolled UTC hour, the cluster's busy unit-minutes
@@ -118,12 +119,12 @@ func (q reportSQL) rolledPerSQL(args map[string]any, spans []models.Span) string
 // shared it: minutesSQL's kind 'c' and 'n' rows of those hours.
 func (q reportSQL) rolledHoursSQL(args map[string]any, spans []models.Span) string {
 	return "SELECT * FROM (SELECT " + q.spanOfSeconds("h.unix_hour * 3600", spans, args) + " AS i, h.unix_hour AS h," +
-		" SUM(h.anyone * " + units("g") + ") AS a, SUM(h.unbooked * " + units("g") + ") AS b" + q.rolledHoursFrom(args) +
+		" SUM(h.anyone * " + units("g") + ") AS a, SUM(h.unbooked * " + units("g") + ") AS b" + q.rolledHoursFrom(args, "") +
 		" GROUP BY h.unix_hour) x WHERE x.i IS NOT NULL"
 }
 
-func (q reportSQL) rolledHoursFrom(args map[string]any) string {
-	return " FROM usage_hours h JOIN gpus g ON g.id = h.gpu_id WHERE " + q.hourRanges("h.unix_hour", args) +
+func (q reportSQL) rolledHoursFrom(args map[string]any, join string) string {
+	return " FROM usage_hours h JOIN gpus g ON g.id = h.gpu_id " + join + "WHERE " + q.hourRanges("h.unix_hour", args) +
 		" AND (h.counted > 0 OR h.util_n > 0 OR h.unbooked > 0)"
 }
 
@@ -155,13 +156,13 @@ func (q reportSQL) rolledPer(args map[string]any) string {
 	}
 	rows := q.rolled.per
 	cols := []func(r rolledPer) int64{
-		func(r rolledPer) int64 { return r.BookingID }, func(r rolledPer) int64 { return r.I },
+		func(r rolledPer) int64 { return r.BookingID }, func(r rolledPer) int64 { return r.UID }, func(r rolledPer) int64 { return r.I },
 		func(r rolledPer) int64 { return r.Busy }, func(r rolledPer) int64 { return r.WBusy },
 		func(r rolledPer) int64 { return r.WHeld }, func(r rolledPer) int64 { return r.WNoData },
 		func(r rolledPer) int64 { return r.UtilN }, func(r rolledPer) int64 { return r.UtilSum },
 		func(r rolledPer) int64 { return r.BusyUtilN }, func(r rolledPer) int64 { return r.BusyUtilSum },
 	}
-	names := "booking_id, i, busy, wbusy, wheld, wnodata, util_n, util_sum, busy_util_n, busy_util_sum"
+	names := "booking_id, uid, i, busy, wbusy, wheld, wnodata, util_n, util_sum, busy_util_n, busy_util_sum"
 	if q.pg {
 		arrays := make([]string, len(cols))
 		for c, col := range cols {

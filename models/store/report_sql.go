@@ -232,8 +232,8 @@ func (q reportSQL) bookedSQL(args map[string]any, spans []models.Span) string {
 // span and UTC hour; the unbooked minutes group under a NULL booking.
 // Buckets are whole minutes since 1970 (unix_minute), as large as the
 // spans' bounds allow (an hour, unless a zone's midnight falls between
-// hours). per is the bookings' sums per (booking, span) of those minutes
-// and of the rolled hours (q.rolled, report_rolled.go, handed in as its
+// hours). per is the bookings' sums per (booking, span), with the
+// booker (uid), of those minutes and of the rolled hours (q.rolled, report_rolled.go, handed in as its
 // rows), ch the cluster's per UTC hour of the minutes (the rolled hours'
 // are added by minutesFigures). From per come kind 'u' rows: per (user,
 // span) the busy minutes inside their bookings (a), the bookings that
@@ -258,15 +258,17 @@ func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 		weighedCount(q.clusterBusyMinute(args), "g") + " AS wanyone FROM gpu_usage_minutes m JOIN gpus g ON g.id = m.gpu_id WHERE " +
 		q.minuteRanges("m.minute", args) + " AND (m.util_avg_pct >= @busy_util OR m.top_mem_mib > 0 OR m.booking_id IS NOT NULL) GROUP BY 1, 2"
 	pm := "SELECT x.*, " + q.spanOfSeconds("x.q * @bucket * 60", spans, args) + " AS i, x.q * @bucket / 60 AS h FROM (" + minutes + ") x"
-	per := "SELECT booking_id, i, SUM(busy) AS busy, SUM(wbusy) AS wbusy, SUM(wheld) AS wheld, SUM(wnodata) AS wnodata, SUM(util_n) AS util_n," +
-		" SUM(util_sum) AS util_sum, SUM(busy_util_n) AS busy_util_n, SUM(busy_util_sum) AS busy_util_sum FROM pm WHERE booking_id IS NOT NULL GROUP BY booking_id, i"
+	sum := func(col string) string { return "CAST(SUM(pm." + col + ") AS BIGINT) AS " + col }
+	per := "SELECT pm.booking_id AS booking_id, b.user_id AS uid, pm.i AS i, " + sum("busy") + ", " + sum("wbusy") + ", " + sum("wheld") + ", " +
+		sum("wnodata") + ", " + sum("util_n") + ", " + sum("util_sum") + ", " + sum("busy_util_n") + ", " + sum("busy_util_sum") +
+		" FROM pm JOIN bookings b ON b.id = pm.booking_id GROUP BY pm.booking_id, b.user_id, pm.i"
 	ch := "SELECT i, h, SUM(wanyone) AS wanyone FROM pm GROUP BY i, h"
 	if rolled := q.rolledPer(args); rolled != "" {
 		per += " UNION ALL " + rolled
 	}
-	users := "SELECT 'u' AS kind, b.user_id AS uid, per.i AS i, 0 AS h, " + weighed("SUM(per.wbusy)") + " AS a, 0 AS b, " +
+	users := "SELECT 'u' AS kind, per.uid AS uid, per.i AS i, 0 AS h, " + weighed("SUM(per.wbusy)") + " AS a, 0 AS b, " +
 		weighed("SUM(per.wheld)") + " AS c, " + weighed("SUM(per.wnodata)") + " AS d," +
-		" SUM(per.util_n) AS e, SUM(per.util_sum) AS f, 0 AS g FROM per JOIN bookings b ON b.id = per.booking_id GROUP BY b.user_id, per.i"
+		" SUM(per.util_n) AS e, SUM(per.util_sum) AS f, 0 AS g FROM per GROUP BY per.uid, per.i"
 	noShows := "SELECT 'u', b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 0, 1, 0, 0, 0, 0, 0 FROM " + q.noShowBookings() + " WHERE " + confirmed +
 		" AND b.ends_at > @lo AND b.ends_at <= @hi AND " + q.noShowStart(args) +
 		" AND " + q.noShowBusy(args)
