@@ -91,6 +91,7 @@ const ViolationRecent = 10 * time.Minute
 type ViolationFilter struct {
 	UserID    int64    // the gpubook user, or
 	UserNames []string // one of their unix names (either matches)
+	NodeIDs   []int64  // when not nil, these nodes' only (a page of the status)
 	Since     time.Time
 	Limit     int
 }
@@ -128,7 +129,8 @@ type IdleReport struct {
 // IdleFilter selects idle reports, newest first.
 type IdleFilter struct {
 	UserID   int64
-	OpenOnly bool // booking still running at Now and not released
+	NodeIDs  []int64 // when not nil, these nodes' only (a page of the status)
+	OpenOnly bool    // booking still running at Now and not released
 	Now      time.Time
 	Since    time.Time
 	Limit    int

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -250,6 +251,38 @@ func TestSmallLabHasNoNodePages(t *testing.T) {
 				if n := doc.Find(testid("cal-node-node-b")).Length() + doc.Find(testid("status-node-node-b")).Length(); n != 1 {
 					t.Errorf("%s: node-b shows %d times, want once", path, n)
 				}
+			}
+		})
+	}
+}
+
+// TestStatusPageFlagsItsOwnNodes: a page of a large lab's status counts
+// its own nodes' recent violations, however many more recent ones other
+// nodes have (it read the lab's 500 most recent and missed the rest).
+func TestStatusPageFlagsItsOwnNodes(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			f := pagedFixture(t, d)
+			now := *f.now
+			violate := func(node string, n int, ago time.Duration) {
+				t.Helper()
+				id, gpu := f.nodeID(t, node), f.gpu(t, node, 0)
+				for i := range n {
+					at := now.Add(-ago).UTC()
+					if err := f.env.DB.Gorm.Exec(`INSERT INTO agent_violations (node_id, agent_key, kind, gpu_id, user_name, uid, pid, memory_mib, action, first_seen, last_seen, received_at)
+						VALUES (?, ?, 'unbooked_use', ?, 'mallory', 1666, ?, 1000, 'none', ?, ?, ?)`,
+						id, fmt.Sprintf("%s:%d", node, i), gpu, 1000+i, at, at, at).Error; err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			violate("node-a", 501, time.Minute)
+			violate("node-p120", 1, 2*time.Minute)
+			page2 := f.signedIn(f.bob).Get("/status?page=2").Doc
+			if got := page2.Find(testid("status-summary-node-p120") + " " + testid("summary-flagged")).Length(); got != 1 {
+				t.Errorf("page 2: node-p120 flagged badge %d, want 1 (its violation is older than 501 on node-a)", got)
 			}
 		})
 	}

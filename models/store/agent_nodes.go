@@ -233,6 +233,7 @@ FROM nodes n LEFT JOIN agent_nodes a ON a.node_id = n.id`
 var (
 	nodeByCredentialSQL = newRawSQL(agentNodeSelect + ` WHERE a.credential_hash = ? LIMIT 1`)
 	agentNodesSQL       = newRawSQL(agentNodeSelect + ` ORDER BY n.name`)
+	agentNodesOfSQL     = listSQL(agentNodeSelect + ` WHERE n.id IN ? ORDER BY n.name`)
 	agentNodeSQL        = newRawSQL(agentNodeSelect + ` WHERE n.id = ?`)
 )
 
@@ -247,7 +248,17 @@ func scanAgentNode(rows *sql.Rows) (r agentNodeView, err error) {
 // AgentNodes returns every node with its agent state (zero for nodes never
 // enrolled), by name.
 func (db *DB) AgentNodes(ctx context.Context) ([]models.AgentNode, error) {
-	rows, err := queryAll(db.raw(ctx), agentNodesSQL, scanAgentNode)
+	return db.agentNodes(ctx, agentNodesSQL)
+}
+
+// AgentNodesOf is AgentNodes of the nodes ids only (a page of a large
+// lab's status, of 6,250 nodes at 50,000 GPUs), by name.
+func (db *DB) AgentNodesOf(ctx context.Context, ids []int64) ([]models.AgentNode, error) {
+	return db.agentNodes(ctx, agentNodesOfSQL, db.raw(ctx).idListArg(ids))
+}
+
+func (db *DB) agentNodes(ctx context.Context, q rawSQL, args ...any) ([]models.AgentNode, error) {
+	rows, err := queryAll(db.raw(ctx), q, scanAgentNode, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: agent nodes: %w", err)
 	}

@@ -82,6 +82,18 @@ func (r raw) listArg(strs []string) (any, error) {
 	return string(b), err
 }
 
+// idListArg is ids as the parameter of a listSQL list, as listArg.
+func (r raw) idListArg(ids []int64) any {
+	if r.dialect == Postgres {
+		return ids
+	}
+	list := make([]string, len(ids))
+	for i, id := range ids {
+		list[i] = strconv.FormatInt(id, 10)
+	}
+	return "[" + strings.Join(list, ",") + "]"
+}
+
 // raw runs rawSQL statements on a connection of the store: its pool, or a
 // transaction GORM began on that pool.
 type raw struct {

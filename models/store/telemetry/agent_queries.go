@@ -64,6 +64,9 @@ func (db *Store) Violations(ctx context.Context, f models.ViolationFilter) ([]mo
 	case len(f.UserNames) > 0:
 		q = q.Where("v.user_name IN ?", f.UserNames)
 	}
+	if f.NodeIDs != nil {
+		q = store.WhereIDIn(q, "v.node_id", f.NodeIDs)
+	}
 	if !f.Since.IsZero() {
 		q = q.Where("v.last_seen >= ?", store.UTC(f.Since))
 	}
@@ -179,6 +182,9 @@ func (db *Store) IdleReports(ctx context.Context, f models.IdleFilter) ([]models
 		if f.UserID != 0 {
 			q = q.Where("b.user_id = ?", f.UserID)
 		}
+		if f.NodeIDs != nil {
+			q = store.WhereIDIn(q, "i.node_id", f.NodeIDs)
+		}
 		if f.OpenOnly {
 			q = q.Where("i.released_at IS NULL AND b.ends_at > ? AND b.status = ?", store.UTC(f.Now), models.StatusConfirmed)
 		}
@@ -197,20 +203,25 @@ func (db *Store) IdleReports(ctx context.Context, f models.IdleFilter) ([]models
 }
 
 // LiveInputs reads what the live status page shows: the GPUs and nodes of
-// the page (every one unless scope.Page names them), the bookings running
-// now on those nodes, recent violations and open idle reports, and for the
-// GPUs in scope the last hour of usage and the latest users.
+// the page (every one unless scope.Page names them), and of those nodes
+// the bookings running now, recent violations and open idle reports (500
+// at most of each: the page's, not the most recent of a whole large lab's,
+// which could miss its nodes), and for the GPUs in scope the last hour of
+// usage and the latest users.
 func (db *Store) LiveInputs(ctx context.Context, now time.Time, scope models.LiveScope) (models.LiveInputs, error) {
 	var in models.LiveInputs
 	var err error
 	if in.GPUs, err = db.st.GPUs(ctx); err != nil {
 		return in, err
 	}
-	if in.Nodes, err = db.st.AgentNodes(ctx); err != nil {
-		return in, err
-	}
 	if scope.Page != nil {
-		in.GPUs, in.Nodes = onPage(scope.Page, in.GPUs, in.Nodes)
+		in.GPUs = gpusOnPage(scope.Page, in.GPUs)
+		in.Nodes, err = db.st.AgentNodesOf(ctx, scope.Page)
+	} else {
+		in.Nodes, err = db.st.AgentNodes(ctx)
+	}
+	if err != nil {
+		return in, err
 	}
 	if in.Bookings, err = db.st.Bookings(ctx, models.BookingFilter{From: now, To: now.Add(time.Second), NodeIDs: scope.Page}); err != nil {
 		return in, err
@@ -218,16 +229,17 @@ func (db *Store) LiveInputs(ctx context.Context, now time.Time, scope models.Liv
 	if in.Usage, in.Users, err = db.liveMinutes(ctx, now, scope.GPUIDs(in.GPUs)); err != nil {
 		return in, err
 	}
-	if in.Violations, err = db.Violations(ctx, models.ViolationFilter{Since: now.Add(-models.ViolationRecent), Limit: 500}); err != nil {
+	recent := models.ViolationFilter{NodeIDs: scope.Page, Since: now.Add(-models.ViolationRecent), Limit: 500}
+	if in.Violations, err = db.Violations(ctx, recent); err != nil {
 		return in, err
 	}
-	in.Idle, err = db.IdleReports(ctx, models.IdleFilter{OpenOnly: true, Now: now, Limit: 500})
+	in.Idle, err = db.IdleReports(ctx, models.IdleFilter{NodeIDs: scope.Page, OpenOnly: true, Now: now, Limit: 500})
 	return in, err
 }
 
-// onPage keeps the GPUs and nodes of the page's nodes, in their order, in
-// new slices (the store's GPUs are shared).
-func onPage(page []int64, gpus []models.GPU, nodes []models.AgentNode) ([]models.GPU, []models.AgentNode) {
+// gpusOnPage keeps the GPUs of the page's nodes, in their order, in a new
+// slice (the store's GPUs are shared).
+func gpusOnPage(page []int64, gpus []models.GPU) []models.GPU {
 	on := make(map[int64]bool, len(page))
 	for _, id := range page {
 		on[id] = true
@@ -238,13 +250,7 @@ func onPage(page []int64, gpus []models.GPU, nodes []models.AgentNode) ([]models
 			gs = append(gs, g)
 		}
 	}
-	var ns []models.AgentNode
-	for _, n := range nodes {
-		if on[n.NodeID] {
-			ns = append(ns, n)
-		}
-	}
-	return gs, ns
+	return gs
 }
 
 // liveMinutes reads the last hour of usage and the last ten minutes of
