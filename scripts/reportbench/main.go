@@ -50,6 +50,7 @@ func main() {
 	dialect := flag.String("dialect", store.Postgres, "database: postgres or sqlite")
 	printSQL := flag.Bool("sql", false, "with -reuse: print the statements of one usage-page view (week in progress) instead of measuring")
 	pagesOnly := flag.Bool("pages", false, "with -reuse: time only the usage pages through the router (week in progress)")
+	past := flag.Int("past", 0, "with -reuse -pages or -sql: view `minutes` past the hour, which the view reads minute by minute (the roll job sums an hour within 5 minutes of its end: 0–65)")
 	flag.Parse()
 	var err error
 	if *cpuprofile != "" {
@@ -68,7 +69,7 @@ func main() {
 	sh := newShape(*minutes, benchWeek().End, *unordered)
 	switch {
 	case *reuse != "":
-		err = remeasure(context.Background(), *reuse, *printSQL, *pagesOnly)
+		err = remeasure(context.Background(), *reuse, *printSQL, *pagesOnly, time.Duration(*past)*time.Minute)
 	case *dialect == store.SQLite:
 		err = runSQLite(context.Background(), sh, *keep)
 	case *dialect == store.Postgres:
@@ -137,7 +138,7 @@ func fillAndMeasure(ctx context.Context, dbURL string, sh shape) error {
 	return nil
 }
 
-func remeasure(ctx context.Context, dbURL string, printSQL, pagesOnly bool) error {
+func remeasure(ctx context.Context, dbURL string, printSQL, pagesOnly bool, past time.Duration) error {
 	if u, err := url.Parse(dbURL); err != nil || u.Hostname() != "127.0.0.1" {
 		return fmt.Errorf("refusing %q: the benchmark runs against 127.0.0.1 only", dbURL)
 	}
@@ -153,11 +154,11 @@ func remeasure(ctx context.Context, dbURL string, printSQL, pagesOnly bool) erro
 	}
 	if printSQL {
 		db.Gorm.Logger = logger.Default.LogMode(logger.Info)
-		_, err := db.ReportWeekAt(ctx, benchWeek(), pageAsOf(benchWeek()), models.DefaultReportRules, false)
+		_, err := db.ReportWeekAt(ctx, benchWeek(), pageAsOf(benchWeek()).Add(past), models.DefaultReportRules, false)
 		return err
 	}
 	if pagesOnly {
-		ls, err := timePages(ctx, db, pageAsOf(benchWeek()))
+		ls, err := timePages(ctx, db, pageAsOf(benchWeek()).Add(past))
 		for _, l := range ls {
 			fmt.Println(l)
 		}
