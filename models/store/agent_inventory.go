@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -214,9 +215,8 @@ func (p inventoryPlan) apply(tx *gorm.DB, nodeID int64, now time.Time) error {
 // passes) changes it, and nothing else does.
 func (db *DB) AgentSchedule(ctx context.Context, nodeID int64, now time.Time) (wire.Schedule, string, error) {
 	from, until := models.ScheduleWindow(now)
-	var rows []scheduleRow
-	err := db.Gorm.WithContext(ctx).Raw(scheduleSQL(db.Gorm.Dialector.Name()),
-		utc(until), utc(from), models.StatusConfirmed, utc(until), utc(from), nodeID).Scan(&rows).Error
+	rows, err := queryAll(db.raw(ctx), agentScheduleSQL, scanScheduleRow,
+		utc(until), utc(from), models.StatusConfirmed, utc(until), utc(from), nodeID)
 	if err != nil {
 		return wire.Schedule{}, "", fmt.Errorf("store: agent schedule: %w", err)
 	}
@@ -259,18 +259,34 @@ func (db *DB) AgentSchedule(ctx context.Context, nodeID int64, now time.Time) (w
 // columns are NULL for a GPU with no booking in the window, so that a node
 // with none still answers with its name in the same query.
 type scheduleRow struct {
-	NodeName     string    `gorm:"column:node_name"`
-	UUID         *string   `gorm:"column:uuid"`
-	BookingID    *int64    `gorm:"column:booking_id"`
-	UserID       *int64    `gorm:"column:user_id"`
-	StartsAt     time.Time `gorm:"column:starts_at"`
-	EndsAt       time.Time `gorm:"column:ends_at"`
-	Kind         string    `gorm:"column:kind"`
-	Email        string    `gorm:"column:email"`
-	Unix         *string   `gorm:"column:unix_name"`
-	AssumedName  string    `gorm:"column:assumed_name"`
-	AssumedTaken int       `gorm:"column:assumed_taken"`
+	NodeName     string
+	UUID         *string
+	BookingID    *int64
+	UserID       *int64
+	StartsAt     time.Time
+	EndsAt       time.Time
+	Kind         string
+	Email        string
+	Unix         *string
+	AssumedName  string
+	AssumedTaken int
 }
+
+// scanScheduleRow reads scheduleSQL's columns by hand: every node asks
+// twice a minute, and GORM's Raw and reflective Scan around the query
+// were about 7 % of the portal's CPU under a fleet's agents (pprof at
+// 32,000 GPUs). A GPU without a booking reads its booking columns as
+// NULL, kept as zero values.
+func scanScheduleRow(rows *sql.Rows) (r scheduleRow, err error) {
+	var starts, ends sql.Null[time.Time]
+	var kind, email, assumed sql.NullString
+	err = rows.Scan(&r.NodeName, &r.UUID, &r.BookingID, &r.UserID, &starts, &ends, &kind, &email, &r.Unix, &assumed, &r.AssumedTaken)
+	r.StartsAt, r.EndsAt, r.Kind, r.Email, r.AssumedName = starts.V, ends.V, kind.String, email.String, assumed.String
+	return r, err
+}
+
+// agentScheduleSQL is scheduleSQL in both dialects, made once.
+var agentScheduleSQL = rawSQL{sqlite: scheduleSQL(SQLite), postgres: DollarParams(scheduleSQL(Postgres))}
 
 // scheduleSQL reads a node's schedule rows. The window is applied to
 // booking_gpus (indexed by GPU and start) and to bookings (the range the
