@@ -219,8 +219,9 @@ type rolledKept struct {
 }
 
 // rolledKeep is how many rolled parts a replica keeps: the week in
-// progress, and a week or two that ended, of at most a few MB each.
-const rolledKeep = 4
+// progress and the week that ended before it. A part is about 100 bytes
+// per (booking, span): 1 MB at 512 GPUs, some 20 MB at 10,000.
+const rolledKeep = 2
 
 // read returns the rolled part of the report's window in g's snapshot:
 // kept, or read and kept.
