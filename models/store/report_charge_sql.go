@@ -13,11 +13,11 @@ import (
 // rule in Go.
 
 // noShowBookings is the FROM of minutesSQL's no-shows: the bookings, each
-// with its booker's busy minutes among those read (pb.busy), summed once
-// per booking rather than looked up per booking.
+// with its booker's busy minutes among those read and the rolled hours'
+// (pb.busy), summed once per booking rather than looked up per booking.
 func (q reportSQL) noShowBookings() string {
-	return "bookings b LEFT JOIN (SELECT per.booking_id AS booking_id, SUM(per.busy) AS busy FROM per GROUP BY per.booking_id) pb" +
-		" ON pb.booking_id = b.id"
+	return "bookings b LEFT JOIN (SELECT y.booking_id AS booking_id, SUM(y.busy) AS busy FROM (SELECT per.booking_id, per.busy FROM per" +
+		" UNION ALL SELECT kb.booking_id, kb.busy FROM kb) y GROUP BY y.booking_id) pb ON pb.booking_id = b.id"
 }
 
 // noShowBusy is the no-show condition on a booking b of noShowBookings:

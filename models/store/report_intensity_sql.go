@@ -41,8 +41,9 @@ func (q reportSQL) lowIntensitySQL(args map[string]any, spans []models.Span, spa
 		return "CASE WHEN " + i + " < " + fmt.Sprint(models.ReportDays) + " THEN 0 ELSE " + i + " END"
 	}
 	end := q.spanOf("b.ends_at", spans, args, true)
-	return "SELECT 'u', b.user_id, " + end + ", 0, 0, 0, 0, 0, 0, 0, 1 FROM bookings b JOIN (SELECT per.booking_id AS booking_id, " +
-		week(span) + " AS g, SUM(per.busy_util_n) AS n, SUM(per.busy_util_sum) AS s FROM per GROUP BY 1, 2) x ON x.booking_id = b.id" +
+	return "SELECT 'u', b.user_id, " + end + ", 0, 0, 0, 0, 0, 0, 0, 1 FROM bookings b JOIN (SELECT y.booking_id AS booking_id, y.g AS g," +
+		" SUM(y.n) AS n, SUM(y.s) AS s FROM (SELECT per.booking_id, " + week(span) + " AS g, per.busy_util_n AS n, per.busy_util_sum AS s FROM per" +
+		" UNION ALL SELECT kb.booking_id, kb.g, kb.n, kb.s FROM kb) y GROUP BY 1, 2) x ON x.booking_id = b.id" +
 		" WHERE " + confirmed + " AND b.ends_at > @lo AND b.ends_at <= @hi AND x.n > 0 AND x.s < @low_tenths * x.n AND x.g = " + week(end)
 }
 

@@ -148,59 +148,73 @@ func (q reportSQL) rolledUnmappedSQL(args map[string]any, _ []models.Span) strin
 		" JOIN gpus g ON g.id = r.gpu_id WHERE " + q.hourRanges("r.unix_hour", args) + " GROUP BY r.user_name"
 }
 
-// rolledPer is minutesSQL's per rows of the rolled part, handed to the
-// statement as arrays (PostgreSQL) or JSON (SQLite); "" when there are none.
-func (q reportSQL) rolledPer(args map[string]any) string {
+// keptBookings is minutesSQL's kb: per booking and week of the rolled
+// part (0 for the report's days, else the trend span, as lowIntensitySQL
+// groups them) its busy minutes and the utilisation sums of those, which
+// the no-show and low-intensity rules add to the minutes'. The rows are
+// handed in as arrays (PostgreSQL) or JSON (SQLite).
+func (q reportSQL) keptBookings(args map[string]any) string {
+	names := "booking_id, g, busy, n, s"
 	if q.rolled == nil || len(q.rolled.per) == 0 {
-		return ""
+		return "SELECT CAST(0 AS BIGINT) AS booking_id, CAST(0 AS BIGINT) AS g, CAST(0 AS BIGINT) AS busy," +
+			" CAST(0 AS BIGINT) AS n, CAST(0 AS BIGINT) AS s WHERE 1 = 0"
 	}
-	rows := q.rolled.per
-	cols := []func(r rolledPer) int64{
-		func(r rolledPer) int64 { return r.BookingID }, func(r rolledPer) int64 { return r.UID }, func(r rolledPer) int64 { return r.I },
-		func(r rolledPer) int64 { return r.Busy }, func(r rolledPer) int64 { return r.WBusy },
-		func(r rolledPer) int64 { return r.WHeld }, func(r rolledPer) int64 { return r.WNoData },
-		func(r rolledPer) int64 { return r.UtilN }, func(r rolledPer) int64 { return r.UtilSum },
-		func(r rolledPer) int64 { return r.BusyUtilN }, func(r rolledPer) int64 { return r.BusyUtilSum },
+	type key struct{ booking, g int64 }
+	at := map[key]int{}
+	var rows [][5]int64
+	for _, r := range q.rolled.per {
+		k := key{r.BookingID, r.I}
+		if r.I < models.ReportDays {
+			k.g = 0
+		}
+		j, ok := at[k]
+		if !ok {
+			j = len(rows)
+			at[k] = j
+			rows = append(rows, [5]int64{k.booking, k.g})
+		}
+		rows[j][2] += r.Busy
+		rows[j][3] += r.BusyUtilN
+		rows[j][4] += r.BusyUtilSum
 	}
-	names := "booking_id, uid, i, busy, wbusy, wheld, wnodata, util_n, util_sum, busy_util_n, busy_util_sum"
 	if q.pg {
-		arrays := make([]string, len(cols))
-		for c, col := range cols {
+		arrays := make([]string, 5)
+		for c := range arrays {
 			b := make([]byte, 0, 8*len(rows))
 			b = append(b, '{')
 			for k, r := range rows {
 				if k > 0 {
 					b = append(b, ',')
 				}
-				b = strconv.AppendInt(b, col(r), 10)
+				b = strconv.AppendInt(b, r[c], 10)
 			}
-			n := "rp" + strconv.Itoa(c)
+			n := "kb" + strconv.Itoa(c)
 			args[n] = string(append(b, '}'))
 			arrays[c] = "CAST(@" + n + " AS BIGINT[])"
 		}
 		return "SELECT " + names + " FROM unnest(" + strings.Join(arrays, ", ") + ") AS r(" + names + ")"
 	}
-	b := make([]byte, 0, 40*len(rows))
+	b := make([]byte, 0, 32*len(rows))
 	b = append(b, '[')
 	for k, r := range rows {
 		if k > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '[')
-		for c, col := range cols {
+		for c, v := range r {
 			if c > 0 {
 				b = append(b, ',')
 			}
-			b = strconv.AppendInt(b, col(r), 10)
+			b = strconv.AppendInt(b, v, 10)
 		}
 		b = append(b, ']')
 	}
-	args["rp"] = string(append(b, ']'))
+	args["kb"] = string(append(b, ']'))
 	fields := strings.Split(names, ", ")
 	for c, f := range fields {
 		fields[c] = fmt.Sprintf("json_extract(r.value, '$[%d]') AS %s", c, f)
 	}
-	return "SELECT " + strings.Join(fields, ", ") + " FROM json_each(@rp) r"
+	return "SELECT " + strings.Join(fields, ", ") + " FROM json_each(@kb) r"
 }
 
 // rolledWeeks keeps the rolled parts this replica read last, under their

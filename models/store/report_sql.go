@@ -232,21 +232,21 @@ func (q reportSQL) bookedSQL(args map[string]any, spans []models.Span) string {
 // span and UTC hour; the unbooked minutes group under a NULL booking.
 // Buckets are whole minutes since 1970 (unix_minute), as large as the
 // spans' bounds allow (an hour, unless a zone's midnight falls between
-// hours). per is the bookings' sums per (booking, span), with the
-// booker (uid), of those minutes and of the rolled hours (q.rolled, report_rolled.go, handed in as its
-// rows), ch the cluster's per UTC hour of the minutes (the rolled hours'
-// are added by minutesFigures). From per come kind 'u' rows: per (user,
-// span) the busy minutes inside their bookings (a), the bookings that
-// ended in the span without a single busy minute (b, no-shows: only
-// bookings that started inside the window, whose minutes were all read),
-// the held-idle minutes (c) and the minutes without per-user data (d);
-// from ch kind 'c' rows: per (span, UTC hour) the busy minutes of the
-// whole cluster (a), for the utilisation and the heat map. The user rows'
-// minutes (a, c, d) are weighed by unit, the cluster's a is in
-// unit-minutes, rounded by minutesFigures once per span and per hour
-// (report_weight_sql.go); busy and the utilisation sums stay per unit for
-// the no-show and low-intensity rules, which compare a booking's minutes
-// with its own time.
+// hours). per is the bookings' sums per (booking, span), with the booker
+// (uid), ch the cluster's per UTC hour; kb is what the no-show and
+// low-intensity rules need of the rolled hours (q.rolled,
+// report_rolled.go), handed in per booking. From per come kind 'u' rows:
+// per (user, span) the busy minutes inside their bookings (a), the
+// bookings that ended in the span without a single busy minute (b,
+// no-shows: only bookings that started inside the window, whose minutes
+// were all read), the held-idle minutes (c) and the minutes without
+// per-user data (d); from ch kind 'c' rows: per (span, UTC hour) the busy
+// minutes of the whole cluster (a), for the utilisation and the heat map.
+// a, c and d are unit-minutes, which minutesFigures adds to the rolled
+// hours' and rounds once per (user, span), as the cluster's once per span
+// and per hour (report_weight_sql.go); busy and the utilisation sums stay
+// per unit for the no-show and low-intensity rules, which compare a
+// booking's minutes with its own time.
 func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 	window(spans, args)
 	size := bucketMinutes(spans)
@@ -263,17 +263,14 @@ func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 		sum("wnodata") + ", " + sum("util_n") + ", " + sum("util_sum") + ", " + sum("busy_util_n") + ", " + sum("busy_util_sum") +
 		" FROM pm JOIN bookings b ON b.id = pm.booking_id GROUP BY pm.booking_id, b.user_id, pm.i"
 	ch := "SELECT i, h, SUM(wanyone) AS wanyone FROM pm GROUP BY i, h"
-	if rolled := q.rolledPer(args); rolled != "" {
-		per += " UNION ALL " + rolled
-	}
-	users := "SELECT 'u' AS kind, per.uid AS uid, per.i AS i, 0 AS h, " + weighed("SUM(per.wbusy)") + " AS a, 0 AS b, " +
-		weighed("SUM(per.wheld)") + " AS c, " + weighed("SUM(per.wnodata)") + " AS d," +
+	users := "SELECT 'u' AS kind, per.uid AS uid, per.i AS i, 0 AS h, SUM(per.wbusy) AS a, 0 AS b, SUM(per.wheld) AS c, SUM(per.wnodata) AS d," +
 		" SUM(per.util_n) AS e, SUM(per.util_sum) AS f, 0 AS g FROM per GROUP BY per.uid, per.i"
 	noShows := "SELECT 'u', b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 0, 1, 0, 0, 0, 0, 0 FROM " + q.noShowBookings() + " WHERE " + confirmed +
 		" AND b.ends_at > @lo AND b.ends_at <= @hi AND " + q.noShowStart(args) +
 		" AND " + q.noShowBusy(args)
 	cluster := "SELECT 'c', 0, ch.i, ch.h, ch.wanyone, 0, 0, 0, 0, 0, 0 FROM ch"
-	return "WITH pm AS MATERIALIZED (" + pm + "), per AS MATERIALIZED (" + per + "), ch AS MATERIALIZED (" + ch + ")" +
+	return "WITH pm AS MATERIALIZED (" + pm + "), per AS MATERIALIZED (" + per + "), ch AS MATERIALIZED (" + ch + ")," +
+		" kb AS MATERIALIZED (" + q.keptBookings(args) + ")" +
 		" SELECT kind, uid, i, h, SUM(a) AS a, SUM(b) AS b, SUM(c) AS c, SUM(d) AS d," +
 		" SUM(e) AS e, SUM(f) AS f, SUM(g) AS g FROM (" + users + " UNION ALL " + noShows + " UNION ALL " + cluster +
 		" UNION ALL " + q.lowIntensitySQL(args, spans, "per.i") + ") x WHERE x.i IS NOT NULL GROUP BY kind, uid, i, h"
