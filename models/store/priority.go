@@ -62,6 +62,8 @@ func (r requestRow) model() models.PriorityRequest {
 		UserName: r.UserName, UserEmail: r.UserEmail, NodeName: r.NodeName, TeamName: r.TeamName, DeciderName: r.DeciderName}
 }
 
+// joinIDs is ids in decimal, comma-separated (a stored GPU list, a list
+// parameter's text: raw_sql.go).
 func joinIDs(ids []int64) string {
 	parts := make([]string, len(ids))
 	for i, id := range ids {

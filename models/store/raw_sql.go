@@ -62,15 +62,12 @@ func listSQL(q string) rawSQL {
 // binds a parameter per value (SQLite takes at most 32,766) and makes a
 // new statement text for every length.
 func WhereIDIn(q *gorm.DB, col string, ids []int64) *gorm.DB {
-	list := make([]string, len(ids))
-	for i, id := range ids {
-		list[i] = strconv.FormatInt(id, 10)
-	}
 	if q.Dialector.Name() == Postgres {
-		return q.Where(col+" = ANY(CAST(? AS bigint[]))", "{"+strings.Join(list, ",")+"}")
+		return q.Where(col+" = ANY(CAST(? AS bigint[]))", "{"+joinIDs(ids)+"}")
 	}
-	return q.Where(col+" IN (SELECT value FROM json_each(?))", "["+strings.Join(list, ",")+"]")
+	return q.Where(col+" IN (SELECT value FROM json_each(?))", "["+joinIDs(ids)+"]")
 }
+
 
 // listArg is strs as the parameter of a listSQL list: the slice itself
 // for pgx (an array), JSON text for SQLite (which reads a blob as JSONB).
@@ -87,11 +84,7 @@ func (r raw) idListArg(ids []int64) any {
 	if r.dialect == Postgres {
 		return ids
 	}
-	list := make([]string, len(ids))
-	for i, id := range ids {
-		list[i] = strconv.FormatInt(id, 10)
-	}
-	return "[" + strings.Join(list, ",") + "]"
+	return "[" + joinIDs(ids) + "]"
 }
 
 // raw runs rawSQL statements on a connection of the store: its pool, or a
