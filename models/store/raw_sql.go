@@ -68,7 +68,6 @@ func WhereIDIn(q *gorm.DB, col string, ids []int64) *gorm.DB {
 	return q.Where(col+" IN (SELECT value FROM json_each(?))", "["+joinIDs(ids)+"]")
 }
 
-
 // listArg is strs as the parameter of a listSQL list: the slice itself
 // for pgx (an array), JSON text for SQLite (which reads a blob as JSONB).
 func (r raw) listArg(strs []string) (any, error) {
