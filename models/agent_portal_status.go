@@ -91,6 +91,26 @@ type LiveScope struct {
 	Page []int64
 }
 
+// PageGPUs is the GPUs of the page's nodes among gpus, in their order, in
+// a new slice (gpus may be the store's shared one); gpus itself when the
+// scope is every node.
+func (s LiveScope) PageGPUs(gpus []GPU) []GPU {
+	if s.Page == nil {
+		return gpus
+	}
+	page := make(map[int64]bool, len(s.Page))
+	for _, id := range s.Page {
+		page[id] = true
+	}
+	var out []GPU
+	for _, g := range gpus {
+		if page[g.NodeID] {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // GPUIDs is the IDs of the GPUs in scope among gpus; nil when the scope is
 // every GPU of the lab, empty (not nil) when nothing is open.
 func (s LiveScope) GPUIDs(gpus []GPU) []int64 {
@@ -101,13 +121,9 @@ func (s LiveScope) GPUIDs(gpus []GPU) []int64 {
 	for _, id := range s.Nodes {
 		open[id] = true
 	}
-	page := make(map[int64]bool, len(s.Page))
-	for _, id := range s.Page {
-		page[id] = true
-	}
 	ids := []int64{}
-	for _, g := range gpus {
-		if (s.All || open[g.NodeID]) && (s.Page == nil || page[g.NodeID]) {
+	for _, g := range s.PageGPUs(gpus) {
+		if s.All || open[g.NodeID] {
 			ids = append(ids, g.ID)
 		}
 	}

@@ -98,3 +98,29 @@ func TestBuildLiveStatusOutOfScope(t *testing.T) {
 		t.Errorf("GPU 2 booking = %+v, want Ada's", b)
 	}
 }
+
+// TestLiveScopePageGPUs: a page keeps its nodes' GPUs in their order; an
+// unpaged scope hands back the list itself.
+func TestLiveScopePageGPUs(t *testing.T) {
+	gpus := []GPU{{ID: 1, NodeID: 10}, {ID: 2, NodeID: 20}, {ID: 3, NodeID: 10}, {ID: 4, NodeID: 30}}
+	for _, tt := range []struct {
+		name string
+		page []int64
+		want []int64
+	}{
+		{"unpaged", nil, []int64{1, 2, 3, 4}},
+		{"two nodes", []int64{30, 10}, []int64{1, 3, 4}},
+		{"an empty page", []int64{}, nil},
+	} {
+		var got []int64
+		for _, g := range (LiveScope{Page: tt.page}).PageGPUs(gpus) {
+			got = append(got, g.ID)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if all := (LiveScope{}).PageGPUs(gpus); &all[0] != &gpus[0] {
+		t.Error("unpaged: a copy of the list")
+	}
+}

@@ -214,8 +214,7 @@ func (db *Store) LiveInputs(ctx context.Context, now time.Time, scope models.Liv
 	if in.GPUs, err = db.st.GPUs(ctx); err != nil {
 		return in, err
 	}
-	if scope.Page != nil {
-		in.GPUs = gpusOnPage(scope.Page, in.GPUs)
+	if in.GPUs = scope.PageGPUs(in.GPUs); scope.Page != nil {
 		in.Nodes, err = db.st.AgentNodesOf(ctx, scope.Page)
 	} else {
 		in.Nodes, err = db.st.AgentNodes(ctx)
@@ -235,22 +234,6 @@ func (db *Store) LiveInputs(ctx context.Context, now time.Time, scope models.Liv
 	}
 	in.Idle, err = db.IdleReports(ctx, models.IdleFilter{NodeIDs: scope.Page, OpenOnly: true, Now: now, Limit: 500})
 	return in, err
-}
-
-// gpusOnPage keeps the GPUs of the page's nodes, in their order, in a new
-// slice (the store's GPUs are shared).
-func gpusOnPage(page []int64, gpus []models.GPU) []models.GPU {
-	on := make(map[int64]bool, len(page))
-	for _, id := range page {
-		on[id] = true
-	}
-	var gs []models.GPU
-	for _, g := range gpus {
-		if on[g.NodeID] {
-			gs = append(gs, g)
-		}
-	}
-	return gs
 }
 
 // liveMinutes reads the last hour of usage and the last ten minutes of
