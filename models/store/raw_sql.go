@@ -63,7 +63,7 @@ func listSQL(q string) rawSQL {
 // new statement text for every length.
 func WhereIDIn(q *gorm.DB, col string, ids []int64) *gorm.DB {
 	if q.Dialector.Name() == Postgres {
-		return q.Where(col+" = ANY(CAST(? AS bigint[]))", "{"+joinIDs(ids)+"}")
+		return q.Where(col+" = ANY(CAST(? AS bigint[]))", pgIDArray(ids))
 	}
 	return q.Where(col+" IN (SELECT value FROM json_each(?))", "["+joinIDs(ids)+"]")
 }

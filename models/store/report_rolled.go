@@ -179,17 +179,13 @@ func (q reportSQL) keptBookings(args map[string]any) string {
 	}
 	if q.pg {
 		arrays := make([]string, 5)
+		col := make([]int64, len(rows))
 		for c := range arrays {
-			b := make([]byte, 0, 8*len(rows))
-			b = append(b, '{')
 			for k, r := range rows {
-				if k > 0 {
-					b = append(b, ',')
-				}
-				b = strconv.AppendInt(b, r[c], 10)
+				col[k] = r[c]
 			}
 			n := "kb" + strconv.Itoa(c)
-			args[n] = string(append(b, '}'))
+			args[n] = pgIDArray(col)
 			arrays[c] = "CAST(@" + n + " AS BIGINT[])"
 		}
 		return "SELECT " + names + " FROM unnest(" + strings.Join(arrays, ", ") + ") AS r(" + names + ")"
