@@ -76,6 +76,14 @@ func ramped(ctx context.Context, o *options, cad cadence, db *store.DB, replicas
 		return nil, err
 	}
 	defer f.run(ctx, 0, 0)
+	if o.slow != "" {
+		w, err := os.Create(o.slow)
+		if err != nil {
+			return nil, err
+		}
+		defer w.Close()
+		f.rec.slow, f.rec.slowOver = w, o.p99
+	}
 	admin, err := sql.Open("pgx", o.pgAdmin)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,7 @@ type options struct {
 	step, warmup, think, p99                                  time.Duration
 	precision                                                 float64
 	pgAdmin                                                   string
+	slow                                                      string   // -slow: the file of requests over p99
 	cad                                                       *cadence // nil: the agent's defaults
 	align                                                     bool     // the test's: a minute ends early in each window
 	kinds                                                     bool     // print every level's kinds table
@@ -76,6 +77,7 @@ func parse(args []string) (*options, error) {
 	fs.DurationVar(&o.think, "think", 20*time.Second, "a browser user's mean pause between clicks")
 	fs.DurationVar(&o.warmup, "warmup", 0, "how long new nodes take to start before a level is measured (0: the agent's heartbeat interval)")
 	fs.DurationVar(&o.p99, "p99", p99Limit, "the service level: the most an agent request kind's p99 may take")
+	fs.StringVar(&o.slow, "slow", "", "write each request that takes longer than -p99 to `file`: when it ended, its kind and duration (to see whether slow requests come together)")
 	fs.BoolVar(&o.kinds, "kinds", false, "print every level's latencies by request kind, not only the largest held's")
 	steps := fs.Int("step-seconds", 90, "how long each level is measured")
 	fs.Float64Var(&o.precision, "precision", 0.125, "bisect until the fleet held is within this fraction of the one that broke")

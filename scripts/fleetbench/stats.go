@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"sync"
@@ -15,6 +16,10 @@ type recorder struct {
 	lat    map[string][]time.Duration
 	errors map[string]int
 	last   map[string]string // the latest failure of each kind, to show
+	// slow, when set, gets a line for each request that took over
+	// slowOver: when it ended, its kind and duration (-slow).
+	slow     io.Writer
+	slowOver time.Duration
 }
 
 func newRecorder() *recorder {
@@ -25,6 +30,9 @@ func (r *recorder) add(kind string, d time.Duration, failure string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lat[kind] = append(r.lat[kind], d)
+	if r.slow != nil && d > r.slowOver {
+		fmt.Fprintf(r.slow, "%s %s %.0f ms %s\n", time.Now().UTC().Format("15:04:05.000"), kind, ms(d), failure)
+	}
 	if failure != "" {
 		r.errors[kind]++
 		r.last[kind] = failure
