@@ -108,6 +108,11 @@ func (c *cli) registerJobs(cfg Config, db *store.DB, runner *jobs.Runner, log *s
 	return c.registerUsageJobs(cfg, db, runner, log)
 }
 
+// usagePagesWarmEvery is how often a replica looks whether the rolled
+// part of its usage pages moved on: a view in the time between a roll
+// and the next look reads it itself.
+const usagePagesWarmEvery = 30 * time.Second
+
 // registerUsageJobs runs the hourly rollups of the usage every five minutes,
 // creates the day partitions ahead every hour (PostgreSQL), and the
 // retention of the minutes and of the rollups every six hours
@@ -130,6 +135,12 @@ func (c *cli) registerUsageJobs(cfg Config, db *store.DB, runner *jobs.Runner, l
 		return err
 	})
 	if err != nil {
+		return err
+	}
+	// Every replica reads again, in the background, the rolled part of
+	// the weeks in progress viewed on it once a roll has moved it on, so
+	// that no viewer waits for it (models/store/report_warm.go).
+	if err := runner.RegisterEverywhere("usage-pages-warm", usagePagesWarmEvery, db.WarmUsagePages); err != nil {
 		return err
 	}
 	err = runner.Register("usage-partitions", time.Hour, func(ctx context.Context) error {

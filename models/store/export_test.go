@@ -27,3 +27,11 @@ func (db *DB) JobLeases(ctx context.Context) ([]JobLease, error) {
 	}
 	return out, nil
 }
+
+// RolledReads is how many rolled parts db read from the rolled hours
+// rather than found kept (report_rolled.go).
+func (db *DB) RolledReads() int64 {
+	db.rolled.mu.Lock()
+	defer db.rolled.mu.Unlock()
+	return db.rolled.reads
+}

@@ -60,36 +60,16 @@ func (db *DB) reportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 	d := &models.WeekData{Week: w, AsOf: asOf, Spans: spans, ByUser: map[int64][]models.Figures{}, Rules: rules}
 	q := reportSQL{pg: db.Dialect == Postgres, rules: rules}
 	err := db.reportSnapshot(ctx, func(g *gorm.DB) error {
-		planner, rolledTo, err := reportPlanner(g, rules.BusyUtilPct)
+		r, err := db.reportRead(g, q, w, spans, snapshots)
 		if err != nil {
 			return err
 		}
-		var frozen map[int]*models.TrendWeek
-		if snapshots {
-			if frozen, err = frozenTrend(g, db.trends, q.pg, w, rolledTo); err != nil {
-				return err
-			}
-		}
-		d.Spans = models.SkipSpans(spans, frozen)
-		var skipped []models.Span
-		for i := range frozen {
-			skipped = append(skipped, spans[i])
-		}
-		if len(skipped) > 0 {
-			q.noShowsFrom, _ = bounds(spans)
-			_, q.noShowsTo = bounds(skipped)
-			q.noShowsSkipped = skipped
-		}
-		plan := func(s []models.Span) *models.UsageReadPlan {
-			p := planner(s).Without(skipped)
-			return &p
-		}
-		q.plan = plan(d.Spans)
-		if err := reportFigures(g, q, d, plan, db.rolled); err != nil {
+		d.Spans = r.spans
+		if err := reportFigures(g, r.q, d, r.plan, db.rolled); err != nil {
 			return err
 		}
 		d.Spans = spans
-		for i, t := range frozen {
+		for i, t := range r.frozen {
 			d.FillTrend(i, t)
 		}
 		return nil
@@ -98,6 +78,49 @@ func (db *DB) reportWeek(ctx context.Context, w models.Week, asOf time.Time, rul
 		return nil, err
 	}
 	return d, nil
+}
+
+// reportRead is how a report reads week w's spans in one snapshot: the
+// spans read from the usage (those of the trend weeks read from their
+// snapshots emptied), those snapshots, the read plan of any spans, and
+// q with the plan of the spans read.
+type reportRead struct {
+	q      reportSQL
+	spans  []models.Span
+	frozen map[int]*models.TrendWeek
+	plan   func([]models.Span) *models.UsageReadPlan
+}
+
+// reportRead plans the read of spans in g's snapshot; with snapshots,
+// the trend weeks that are frozen are read from their snapshots.
+func (db *DB) reportRead(g *gorm.DB, q reportSQL, w models.Week, spans []models.Span, snapshots bool) (reportRead, error) {
+	planner, rolledTo, err := reportPlanner(g, q.rules.BusyUtilPct)
+	if err != nil {
+		return reportRead{}, err
+	}
+	var r reportRead
+	if snapshots {
+		if r.frozen, err = frozenTrend(g, db.trends, q.pg, w, rolledTo); err != nil {
+			return reportRead{}, err
+		}
+	}
+	r.spans = models.SkipSpans(spans, r.frozen)
+	var skipped []models.Span
+	for i := range r.frozen {
+		skipped = append(skipped, spans[i])
+	}
+	if len(skipped) > 0 {
+		q.noShowsFrom, _ = bounds(spans)
+		_, q.noShowsTo = bounds(skipped)
+		q.noShowsSkipped = skipped
+	}
+	r.plan = func(s []models.Span) *models.UsageReadPlan {
+		p := planner(s).Without(skipped)
+		return &p
+	}
+	q.plan = r.plan(r.spans)
+	r.q = q
+	return r, nil
 }
 
 // reportFigures runs the report's queries for d.Spans, in g's snapshot,

@@ -164,6 +164,7 @@ func (l *liveWeeks) run(ctx context.Context, key liveKey, c, old *liveCall, keep
 // ask for it while it is computed (liveWeeks).
 func (db *DB) liveWeek(ctx context.Context, w models.Week, now time.Time, rules models.ReportRules) (*models.WeekData, error) {
 	key := liveKey{start: w.Start.Unix(), end: w.End.Unix(), rules: rules}
+	db.rolled.viewed(key, w, now)
 	gpus, err := db.GPUs(ctx)
 	if err != nil {
 		return nil, err

@@ -221,16 +221,24 @@ func (q reportSQL) keptBookings(args map[string]any) string {
 type rolledWeeks struct {
 	mu   sync.Mutex
 	kept []rolledKept // the most recently used last
+	// views are the weeks in progress viewed lately, which WarmUsagePages
+	// reads again after a roll (report_warm.go); reads counts the parts
+	// read from the rolled hours rather than found kept.
+	views []rolledView
+	reads int64
 }
 
 type rolledKept struct {
 	key  string
+	lo   int64 // the window's start: a part of the same window replaces it
 	part *rolledPart
 }
 
 // rolledKeep is how many rolled parts a replica keeps: the week in
 // progress and the week that ended before it. A part is about 100 bytes
-// per (booking, span): 1 MB at 512 GPUs, some 20 MB at 10,000.
+// per (booking, span): 1 MB at 512 GPUs, some 20 MB at 10,000. A part
+// read again (a roll moved the generation) replaces the window's former
+// one, which no view finds any more, rather than the other week's.
 const rolledKeep = 2
 
 // read returns the rolled part of the report's window in g's snapshot:
@@ -259,7 +267,8 @@ func (k *rolledWeeks) read(g *gorm.DB, q reportSQL, spans []models.Span, all, da
 			return nil, fmt.Errorf("store: report rolled hours: %w", err)
 		}
 	}
-	k.put(key, p)
+	lo, _ := bounds(spans)
+	k.put(key, lo.Unix(), p)
 	return p, nil
 }
 
@@ -300,16 +309,23 @@ func (k *rolledWeeks) get(key string) *rolledPart {
 	return nil
 }
 
-func (k *rolledWeeks) put(key string, p *rolledPart) {
+func (k *rolledWeeks) put(key string, lo int64, p *rolledPart) {
 	if k == nil {
 		return
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.reads++
+	for i, e := range k.kept {
+		if e.lo == lo {
+			k.kept = append(k.kept[:i:i], k.kept[i+1:]...)
+			break
+		}
+	}
 	if len(k.kept) >= rolledKeep {
 		k.kept = append(k.kept[:0:0], k.kept[len(k.kept)-rolledKeep+1:]...)
 	}
-	k.kept = append(k.kept, rolledKept{key: key, part: p})
+	k.kept = append(k.kept, rolledKept{key: key, lo: lo, part: p})
 }
 
 // addRows adds extra to rows, summing a and b of the rows of one (uid, i, and

@@ -41,17 +41,59 @@ var usagePages = []struct{ name, path string }{
 	{"cluster", "/admin/usage"},
 }
 
-// latency is one page's p50 and p99 over its requests.
+// latency is one page's p50 and p99 over its requests, and the medians
+// of its first view after a roll, with the rolled part read by the view
+// (cold) or by store.WarmUsagePages before it (warm, and the warm's time).
 type latency struct {
-	name            string
-	alone, together [2]time.Duration // p50, p99
-	n, nTogether    int
+	name                  string
+	alone, together       [2]time.Duration // p50, p99
+	n, nTogether          int
+	cold, warm, warmedFor time.Duration
 }
 
 func (l latency) String() string {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond)) }
-	return fmt.Sprintf("%-9s alone p50 %s / p99 %s ms (%d); %d viewers p50 %s / p99 %s ms (%d)", l.name,
-		ms(l.alone[0]), ms(l.alone[1]), l.n, viewers, ms(l.together[0]), ms(l.together[1]), l.nTogether)
+	return fmt.Sprintf("%-9s alone p50 %s / p99 %s ms (%d); %d viewers p50 %s / p99 %s ms (%d); after a roll %s ms, warmed %s ms (warm %s ms)", l.name,
+		ms(l.alone[0]), ms(l.alone[1]), l.n, viewers, ms(l.together[0]), ms(l.together[1]), l.nTogether, ms(l.cold), ms(l.warm), ms(l.warmedFor))
+}
+
+// rollRuns is how many times the first view after a roll is timed, each way.
+const rollRuns = 5
+
+// afterRoll times the first view of path after a roll, rollRuns times
+// each way: the view reading the rolled part, and the view after
+// WarmUsagePages read it. A roll is stood in for by moving the rolled
+// hours' generation, which is what a roll does to a replica's kept part;
+// the hours stay as they are.
+func afterRoll(ctx context.Context, db *store.DB, b *browser, l *latency, path string) error {
+	var cold, warm, warmedFor []time.Duration
+	bump := func() error {
+		return db.Gorm.WithContext(ctx).Exec("UPDATE usage_rollup_state SET generation = generation + 1 WHERE id = 1").Error
+	}
+	for range rollRuns {
+		if err := bump(); err != nil {
+			return err
+		}
+		ds, err := b.times(path, 1)
+		if err != nil {
+			return err
+		}
+		cold = append(cold, ds...)
+		if err := bump(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if err := db.WarmUsagePages(ctx); err != nil {
+			return err
+		}
+		warmedFor = append(warmedFor, time.Since(t0))
+		if ds, err = b.times(path, 1); err != nil {
+			return err
+		}
+		warm = append(warm, ds...)
+	}
+	l.cold, l.warm, l.warmedFor = percentiles(cold)[0], percentiles(warm)[0], percentiles(warmedFor)[0]
+	return nil
 }
 
 // timePages times every usage page of the week in progress at now, alone
@@ -90,6 +132,9 @@ func timePages(ctx context.Context, db *store.DB, now time.Time) ([]latency, err
 			return nil, err
 		}
 		l.alone, l.together, l.n, l.nTogether = percentiles(alone), percentiles(together), len(alone), len(together)
+		if err := afterRoll(ctx, db, b, &l, p.path); err != nil {
+			return nil, err
+		}
 		out = append(out, l)
 	}
 	return out, nil
