@@ -172,7 +172,7 @@ func startSimAgentOf(t *testing.T, dialect, bin, name string, gpus int, model st
 	x := &simAgent{env: env, node: n, conf: filepath.Join(dir, "agent.conf"), state: filepath.Join(dir, "state")}
 	writeFile(t, x.conf, fmt.Sprintf("node = %s\ncredential_file = %s\nstate_dir = %s\ncache_file = %s\nmetrics_addr =\n"+
 		"gpu = simulated\nsim_gpus = %d\nsim_model = %s\nsim_memory_mib = %d\n"+
-		"sample_interval = 1s\nsync_interval = 1s\ndeliver_interval = 1s\nsim_clock_ahead = %s\n%s",
+		"sample_interval = 1s\nsync_interval = 1s\ndeliver_interval = 1s\nusage_spread = 2s\nsim_clock_ahead = %s\n%s",
 		name, filepath.Join(dir, "credential.json"), x.state, filepath.Join(x.state, "schedule.json"), gpus, model, memMiB,
 		time.Duration(ahead.Load()), strings.ReplaceAll(extra, "@DIR@", dir)))
 	enroll := exec.Command(bin, "enroll", "--config", x.conf, "--portal", srv.URL)

@@ -79,7 +79,7 @@ func lockAsShipped(t *testing.T, bin, cgroup, dialect string) {
 	must(t, os.Chmod(dir, 0o755))
 	binds := nssBinds(t, dir)
 	n := nodetest.Install(t, bin, "../agent/deploy", binds, nil, []string{srv.URL}, []string{"GPUBOOK_AGENT_TOKEN=" + token})
-	n.AppendConf(t, "metrics_addr =\nsample_interval = 1s\nsync_interval = 1s\ndeliver_interval = 1s\nheartbeat_interval = 2s\n"+
+	n.AppendConf(t, "metrics_addr =\nsample_interval = 1s\nsync_interval = 1s\ndeliver_interval = 1s\nusage_spread = 2s\nheartbeat_interval = 2s\n"+
 		"gpu = simulated\nenforce = lock\nlock_cgroup = "+cgroup+"\n")
 	a := n.StartAgent(t)
 	status := n.WaitStatus(t, a, nodetest.Locked)

@@ -79,7 +79,7 @@ func TestWeekBacklogFitsTheBodyLimit(t *testing.T) {
 			violations += len(b.Violations)
 		}
 		return nil
-	}, nil)
+	}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

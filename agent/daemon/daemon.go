@@ -46,7 +46,11 @@ type Config struct {
 	SyncInterval      time.Duration
 	DeliverInterval   time.Duration
 	HeartbeatInterval time.Duration
-	BusyPct           float64
+	// UsageSpread spreads a fleet's usage over the minute: a closed
+	// minute waits for the node's own moment in [0, UsageSpread) after
+	// it (spool.Slot) before it is sent; 0 sends it at the next delivery.
+	UsageSpread time.Duration
+	BusyPct     float64
 	// NVMLRetry and NVMLRetryMax pace the attempts to open the GPUs when
 	// they failed at start (driver not loaded yet at boot): 5 s doubling up
 	// to 5 min when zero.

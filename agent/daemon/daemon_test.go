@@ -32,6 +32,7 @@ type rig struct {
 	log      *slog.Logger // nil: discarded
 	lock     daemon.Locker
 	lockMode string
+	spread   time.Duration // Config.UsageSpread
 }
 
 var t0 = time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)
@@ -60,7 +61,8 @@ func (r *rig) start() *daemon.Daemon {
 	det := detect.New("n1", detect.DefaultPolicy(), daemon.KillSignaller{}, nil, res, nil)
 	d, err := daemon.New(context.Background(), daemon.Config{Node: "n1", AgentVersion: "test",
 		CachePath: filepath.Join(r.dir, "schedule.json"), StatusPath: filepath.Join(r.dir, "status.json"),
-		WatermarkPath: filepath.Join(r.dir, "watermark.json"), MinutePath: filepath.Join(r.dir, "minute.json"), BusyPct: 5, LockMode: r.lockMode},
+		WatermarkPath: filepath.Join(r.dir, "watermark.json"), MinutePath: filepath.Join(r.dir, "minute.json"), BusyPct: 5, LockMode: r.lockMode,
+		UsageSpread: r.spread, SampleInterval: time.Hour, SyncInterval: time.Hour, DeliverInterval: time.Hour, HeartbeatInterval: time.Hour},
 		daemon.Deps{Source: b, Resolver: res, Portal: c, Spool: sp, Detector: det, Metrics: metrics.New("n1"), Now: now, Log: r.log, Lock: r.lock})
 	if err != nil {
 		r.t.Fatal(err)

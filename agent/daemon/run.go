@@ -6,7 +6,8 @@ import (
 )
 
 // Run paces the steps until ctx ends, then saves (or, without MinutePath,
-// spools) the partial minute and makes a last delivery attempt. Sampling
+// spools) the partial minute and makes a last delivery attempt, of
+// everything spooled. Sampling
 // and the portal exchange run on separate goroutines: retries against a
 // dead portal take tens of seconds.
 func (d *Daemon) Run(ctx context.Context) error {
@@ -23,7 +24,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	last, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := d.DeliverOnce(last); err != nil {
+	if err := d.deliver(last, nil); err != nil { // nothing waits for its slot at stop
 		d.log.Info("agent: last delivery before stop", "err", err)
 	}
 	d.writeStatus()

@@ -97,10 +97,19 @@ func (d *Daemon) sendInventory(ctx context.Context) error {
 	return nil
 }
 
-// DeliverOnce drains the spool to the portal, oldest first. It waits until
-// the portal has accepted the inventory: usage for a GPU the portal does not
-// know yet would be refused for good and lost.
+// DeliverOnce drains the spool to the portal, oldest first, up to a usage
+// minute that waits for the node's slot (Config.UsageSpread). It waits
+// until the portal has accepted the inventory: usage for a GPU the portal
+// does not know yet would be refused for good and lost.
 func (d *Daemon) DeliverOnce(ctx context.Context) error {
+	slot := spool.Slot(d.cfg.Node, d.cfg.UsageSpread)
+	return d.deliver(ctx, func(e spool.Entry) bool {
+		return e.Kind == wire.PathUsage && spool.UsageWaits(e.CreatedAt, d.deps.Now(), slot)
+	})
+}
+
+// deliver is DeliverOnce with what waits (nil: nothing, as at stop).
+func (d *Daemon) deliver(ctx context.Context, wait func(spool.Entry) bool) error {
 	defer d.updateSpoolMetrics()
 	if err := d.sendInventory(ctx); err != nil {
 		return d.syncFailed(err)
@@ -109,7 +118,7 @@ func (d *Daemon) DeliverOnce(ctx context.Context) error {
 		sctx, cancel := withGrace(ctx, sendGrace)
 		defer cancel()
 		return d.deps.Portal.PostRaw(sctx, e.Kind, e.Body)
-	}, client.Invalid)
+	}, client.Invalid, wait)
 	if n > 0 {
 		d.synced(d.deps.Now())
 	}

@@ -33,7 +33,7 @@ func TestOnlyInvalidBodiesSetAside(t *testing.T) {
 			}
 			n, err := s.Drain(context.Background(), func(_ context.Context, e spool.Entry) error {
 				return &client.StatusError{Code: tt.code, Body: `{"error":"nope"}`}
-			}, client.Invalid)
+			}, client.Invalid, nil)
 			st := s.Stats()
 			if tt.wantSetAside {
 				if n != 0 || err != nil || st.Depth != 0 || st.SetAside != 2 || st.SetAsideReason == "" {
@@ -64,7 +64,7 @@ func TestSetAsideCountSurvivesReopen(t *testing.T) {
 	_, _ = s.Append(wire.PathViolations, 1)
 	_, _ = s.Drain(context.Background(), func(context.Context, spool.Entry) error {
 		return &client.StatusError{Code: 422, Body: "violations[0].gpu_uuid: unknown GPU"}
-	}, client.Invalid)
+	}, client.Invalid, nil)
 	st := open(t, dir, spool.DefaultLimits(), c).Stats()
 	if st.SetAside != 1 || !st.SetAsideAt.Equal(c.t) || st.SetAsideReason == "" {
 		t.Errorf("after reopen: %+v; want 1 set aside at %v with the reason", st, c.t)
@@ -99,7 +99,7 @@ func TestOverflowDropsUsageFirst(t *testing.T) {
 	_, _ = s3.Drain(context.Background(), func(_ context.Context, e spool.Entry) error {
 		kept = append(kept, spool.Tag(e.Kind))
 		return nil
-	}, nil)
+	}, nil, nil)
 	if want := []string{"usage", "violations"}; !slices.Equal(kept, want) {
 		t.Errorf("kept %v, want %v (the oldest usage goes first)", kept, want)
 	}

@@ -38,7 +38,7 @@ func drainAll(t *testing.T, s *spool.Spool) []int {
 		}
 		got = append(got, n)
 		return nil
-	}, nil)
+	}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestDrainStopsAtFailureAndKeepsOrder(t *testing.T) {
 			return errors.New("portal down")
 		}
 		return nil
-	}, client.Invalid)
+	}, client.Invalid, nil)
 	if n != 1 || err == nil {
 		t.Fatalf("Drain = %d, %v; want 1 and an error", n, err)
 	}
@@ -114,7 +114,7 @@ func TestPermanentRejectionDoesNotBlock(t *testing.T) {
 		_ = json.Unmarshal(e.Body, &v)
 		got = append(got, v)
 		return nil
-	}, client.Invalid)
+	}, client.Invalid, nil)
 	if n != 2 || err != nil || !slices.Equal(got, []int{1, 3}) {
 		t.Errorf("Drain = %d, %v, delivered %v; want 2, nil, [1 3]", n, err, got)
 	}

@@ -149,7 +149,7 @@ func serveWith(ctx context.Context, cfg config, cred credential, open daemon.Ope
 		Node: cfg.Node, AgentVersion: version, CachePath: cfg.CacheFile,
 		StatusPath: cfg.statusPath(), WatermarkPath: cfg.watermarkPath(), MinutePath: cfg.minutePath(), SampleInterval: cfg.SampleInterval,
 		SyncInterval: cfg.SyncInterval, DeliverInterval: cfg.DeliverInterval, HeartbeatInterval: cfg.HeartbeatInterval,
-		BusyPct: cfg.Policy.IdleUtilPct, DetectStatePath: cfg.detectPath(), NVMLRetry: cfg.NVMLRetry, MetricsProblem: metricsProblem,
+		UsageSpread: cfg.UsageSpread, BusyPct: cfg.Policy.IdleUtilPct, DetectStatePath: cfg.detectPath(), NVMLRetry: cfg.NVMLRetry, MetricsProblem: metricsProblem,
 		LockMode: lockMode,
 	}, daemon.Deps{OpenSource: open, Resolver: res, Portal: portal, Spool: sp, Detector: det, Metrics: exp, Now: now, Log: log, Lock: locker})
 	if err != nil {

@@ -40,7 +40,10 @@ type config struct {
 
 	SampleInterval, SyncInterval, DeliverInterval, HeartbeatInterval time.Duration
 	EnvTimeout                                                       time.Duration
-	NVMLRetry                                                        time.Duration // first delay; doubles up to 5 min
+	// UsageSpread spreads the fleet's usage over each minute
+	// (daemon.Config.UsageSpread): 0s to 59s, 0 sends at once.
+	UsageSpread time.Duration
+	NVMLRetry   time.Duration // first delay; doubles up to 5 min
 
 	Policy detect.Policy
 	Spool  spool.Limits
@@ -86,7 +89,7 @@ func defaultConfig() config {
 		CacheFile: "/var/lib/gpubook-agent/schedule.json", MetricsAddr: "127.0.0.1:9478",
 		ProcRoot: "/proc", LogLevel: slog.LevelInfo,
 		SampleInterval: 10 * time.Second, SyncInterval: 30 * time.Second, DeliverInterval: 15 * time.Second,
-		HeartbeatInterval: 60 * time.Second, EnvTimeout: 800 * time.Millisecond, NVMLRetry: 5 * time.Second,
+		HeartbeatInterval: 60 * time.Second, UsageSpread: 45 * time.Second, EnvTimeout: 800 * time.Millisecond, NVMLRetry: 5 * time.Second,
 		Policy: detect.DefaultPolicy(), Spool: spool.DefaultLimits(), GPU: "nvml", Enforce: "detect",
 		CgroupRoot: "/sys/fs/cgroup", LockCgroup: "auto", DevDir: "/dev",
 	}
@@ -156,7 +159,7 @@ func readKV(path string, kv map[string]configValue) error {
 
 var configKeys = []string{"portal_url", "node", "credential_file", "state_dir", "cache_file", "metrics_addr",
 	"proc_root", "passwd_file", "group_file", "log_level", "sample_interval", "sync_interval", "deliver_interval",
-	"heartbeat_interval", "env_timeout", "exempt_users", "exempt_groups", "system_uid_max", "enforce", "grace",
+	"heartbeat_interval", "usage_spread", "env_timeout", "exempt_users", "exempt_groups", "system_uid_max", "enforce", "grace",
 	"kill_after", "overstay_warning", "idle_util_pct", "idle_after", "mem_no_process_mib", "mem_no_process_after",
 	"spool_max_age", "spool_max_bytes", "cgroup_root", "lock_cgroup", "dev_dir", "gpu", "sim_gpus", "sim_model", "sim_memory_mib", "sim_script", "sim_clock_ahead", "sim_mig"}
 
@@ -229,6 +232,11 @@ func (c *config) setOther(k, v string) error {
 		c.Sim.MIG, err = simgpu.ParseMIG(v)
 		if err == nil && c.GPU != "simulated" {
 			err = errors.New("only with gpu = simulated (real GPUs are split with nvidia-smi mig)")
+		}
+	case "usage_spread": // 0 is allowed here, unlike the intervals
+		c.UsageSpread, err = time.ParseDuration(v)
+		if err == nil && (c.UsageSpread < 0 || c.UsageSpread >= time.Minute) {
+			err = errors.New("want 0s to 59s")
 		}
 	case "sim_clock_ahead":
 		c.Sim.ClockAhead, err = time.ParseDuration(v)

@@ -113,7 +113,7 @@ func fill(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
-	_, _ = sp.Drain(context.Background(), func(context.Context, spool.Entry) error { return errors.New("422 invalid") }, func(error) bool { return true })
+	_, _ = sp.Drain(context.Background(), func(context.Context, spool.Entry) error { return errors.New("422 invalid") }, func(error) bool { return true }, nil)
 	if _, err := sp.Append(wire.PathUsage, map[string]string{"x": "y"}); err != nil {
 		t.Fatal(err)
 	}

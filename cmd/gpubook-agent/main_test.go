@@ -92,7 +92,7 @@ func TestEnrollWrites0600(t *testing.T) {
 
 func TestConfig(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.conf")
-	body := "# comment\nportal_url = https://p.example.org\nsample_interval = 5s\nexempt_groups = gpuadmins, ops\nenforce = true\nidle_util_pct=3\n"
+	body := "# comment\nportal_url = https://p.example.org\nsample_interval = 5s\nexempt_groups = gpuadmins, ops\nenforce = true\nidle_util_pct=3\nusage_spread = 0s\n"
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,8 @@ func TestConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.PortalURL != "https://p.example.org" || c.SampleInterval != 20*time.Second || c.Node != "gpu09" || !c.Policy.Enforce ||
-		c.Policy.IdleUtilPct != 3 || strings.Join(c.Policy.Exempt.Groups, ",") != "gpuadmins,ops" || c.Policy.IdleAfter != 30*time.Minute {
+		c.Policy.IdleUtilPct != 3 || strings.Join(c.Policy.Exempt.Groups, ",") != "gpuadmins,ops" || c.Policy.IdleAfter != 30*time.Minute ||
+		c.UsageSpread != 0 {
 		t.Errorf("config = %+v", c)
 	}
 	bad := []struct{ name, body, want string }{
@@ -111,6 +112,8 @@ func TestConfig(t *testing.T) {
 		{"negative duration", "# x\ngrace = -1s\n", `c:2: grace = "-1s": must be positive`},
 		{"no equals", "enforce\n", "c:1: want key = value"},
 		{"bad log level", "log_level = loud\n", `c:1: log_level = "loud": want debug, info, warn or error`},
+		{"spread of a minute", "usage_spread = 60s\n", `c:1: usage_spread = "60s": want 0s to 59s`},
+		{"negative spread", "usage_spread = -5s\n", `c:1: usage_spread = "-5s": want 0s to 59s`},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,8 +137,8 @@ func TestConfig(t *testing.T) {
 			t.Errorf("error = %v, want it to name GPUBOOK_AGENT_GRACE", err)
 		}
 	})
-	if _, err := loadConfig(filepath.Join(t.TempDir(), "missing"), func(string) string { return "" }); err != nil {
-		t.Errorf("missing config file: %v, want defaults", err)
+	if c, err := loadConfig(filepath.Join(t.TempDir(), "missing"), func(string) string { return "" }); err != nil || c.UsageSpread != 45*time.Second {
+		t.Errorf("missing config file: %v, usage spread %s; want defaults (45s)", err, c.UsageSpread)
 	}
 }
 

@@ -54,6 +54,7 @@ func TestServeWiring(t *testing.T) {
 	cfg.StateDir, cfg.CacheFile, cfg.MetricsAddr, cfg.Node = dir, filepath.Join(dir, "schedule.json"), addr, "gpu01"
 	cfg.PortalURL = portal.URL
 	cfg.SampleInterval, cfg.SyncInterval, cfg.DeliverInterval, cfg.HeartbeatInterval = 20*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond
+	cfg.UsageSpread = 0 // usage is sent at once, as it waits for nothing here
 	b, err := nvmlgpu.Open(node.Server)
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +128,7 @@ func TestServeDegraded(t *testing.T) {
 	cfg.StateDir, cfg.CacheFile, cfg.MetricsAddr, cfg.Node = dir, filepath.Join(dir, "schedule.json"), taken.Addr().String(), "gpu01"
 	cfg.PortalURL, cfg.NVMLRetry = portal.URL, 10*time.Millisecond
 	cfg.SampleInterval, cfg.SyncInterval, cfg.DeliverInterval, cfg.HeartbeatInterval = 20*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond
+	cfg.UsageSpread = 0 // usage is sent at once, as it waits for nothing here
 	b, err := nvmlgpu.Open(node.Server)
 	if err != nil {
 		t.Fatal(err)

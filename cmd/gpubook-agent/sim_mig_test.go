@@ -57,6 +57,7 @@ func TestServeSimulatedMIG(t *testing.T) {
 	cfg.StateDir, cfg.CacheFile, cfg.MetricsAddr, cfg.Node, cfg.DevDir = dir, filepath.Join(dir, "schedule.json"), "", "gpu01", t.TempDir()
 	cfg.PortalURL, cfg.GPU, cfg.Sim = portal.URL, "simulated", simConfig{GPUs: 2, MIG: layout}
 	cfg.SampleInterval, cfg.SyncInterval, cfg.DeliverInterval, cfg.HeartbeatInterval = 20*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, time.Second
+	cfg.UsageSpread = 0 // usage is sent at once, as it waits for nothing here
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	if err := serveSimulated(ctx, cfg, credential{Credential: "c"}, procfs.New("/proc", "", ""), slog.New(slog.DiscardHandler)); err != nil {

@@ -176,6 +176,7 @@ sim_memory_mib = %d
 sim_script = %s
 sync_interval = 15s
 deliver_interval = 10s
+usage_spread = 0s
 heartbeat_interval = 30s
 idle_after = 10m
 enforce = %s

@@ -12,6 +12,7 @@ import (
 	"github.com/gpubook/gpubook/agent/client"
 	"github.com/gpubook/gpubook/agent/detect"
 	"github.com/gpubook/gpubook/agent/sampler"
+	"github.com/gpubook/gpubook/agent/spool"
 	"github.com/gpubook/gpubook/models/wire"
 )
 
@@ -25,6 +26,7 @@ type entry struct {
 	body    []byte
 	records int       // usage records in it
 	minute  time.Time // its oldest minute (usage)
+	created time.Time // when it was spooled
 }
 
 // agent is one simulated node's gpubook-agent: the real sampler,
@@ -135,7 +137,7 @@ func (a *agent) append(path string, build func(id string) any, records int, minu
 	defer a.mu.Unlock()
 	a.seq++
 	body, _ := json.Marshal(build(a.name + "-" + strconv.FormatUint(a.seq, 10)))
-	a.spool = append(a.spool, entry{path: path, body: body, records: records, minute: minute})
+	a.spool = append(a.spool, entry{path: path, body: body, records: records, minute: minute, created: a.now()})
 	a.tally.made.Add(int64(records))
 }
 
@@ -206,11 +208,13 @@ func (a *agent) sendInventory(ctx context.Context) bool {
 }
 
 // deliverOnce is daemon.DeliverOnce: the spool, oldest first, until the
-// first failure; a batch the portal refuses as invalid is set aside.
+// first failure or a usage batch that waits for the node's slot; a batch
+// the portal refuses as invalid is set aside.
 func (a *agent) deliverOnce(ctx context.Context) {
 	if !a.sendInventory(ctx) {
 		return
 	}
+	slot := spool.Slot(a.name, a.cad.spread)
 	for {
 		a.mu.Lock()
 		if len(a.spool) == 0 {
@@ -219,6 +223,9 @@ func (a *agent) deliverOnce(ctx context.Context) {
 		}
 		e := a.spool[0]
 		a.mu.Unlock()
+		if e.path == wire.PathUsage && spool.UsageWaits(e.created, a.now(), slot) {
+			return
+		}
 		err := a.portal.PostRaw(ctx, e.path, e.body)
 		if err != nil && !client.Invalid(err) {
 			return
@@ -246,7 +253,7 @@ func (a *agent) heartbeatOnce(ctx context.Context) {
 
 // lag is how long ago the oldest usage minute still spooled ended (0
 // when none is): a portal that keeps up takes each minute within about
-// one sample and one delivery interval of its end.
+// one sample, the node's slot and one delivery interval of its end.
 func (a *agent) lag(now time.Time) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()

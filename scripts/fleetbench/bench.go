@@ -95,9 +95,9 @@ func ramped(ctx context.Context, o *options, cad cadence, db *store.DB, replicas
 	for i := range o.users {
 		go f.newBrowser(i, o.think).run(ctx)
 	}
-	r := &ramp{f: f, pg: pg, o: o, out: out, lagLimit: cad.sample + cad.deliver + 10*time.Second}
-	fmt.Fprintf(out, "fleetbench: %d replica(s), %d browser users (think %s), agent intervals: sample %s, sync %s, deliver %s, heartbeat %s; each level %s after a %s warm-up\n\n",
-		o.replicas, o.users, o.think, cad.sample, cad.sync, cad.deliver, cad.heartbeat, o.step, o.warmup)
+	r := &ramp{f: f, pg: pg, o: o, out: out, lagLimit: cad.sample + cad.spread + cad.deliver + 10*time.Second}
+	fmt.Fprintf(out, "fleetbench: %d replica(s), %d browser users (think %s), agent intervals: sample %s, sync %s, deliver %s (usage spread over %s), heartbeat %s; each level %s after a %s warm-up\n\n",
+		o.replicas, o.users, o.think, cad.sample, cad.sync, cad.deliver, cad.spread, cad.heartbeat, o.step, o.warmup)
 	fmt.Fprint(out, stepHeader)
 	best, err := r.climb(ctx)
 	if err != nil {

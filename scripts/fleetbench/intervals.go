@@ -15,6 +15,9 @@ import (
 // agent does it by default.
 type cadence struct {
 	sample, sync, deliver, heartbeat time.Duration
+	// spread is how long after a minute a node may wait to send it
+	// (usage_spread: its own moment, spool.Slot).
+	spread time.Duration
 	// policy is the agent's detection policy (idle after 30 min and the
 	// rest): detect.DefaultPolicy, as gpubook-agent's defaults take it.
 	policy detect.Policy
@@ -35,7 +38,7 @@ func agentCadence(root string) (cadence, error) {
 	defer f.Close()
 	c := cadence{policy: detect.DefaultPolicy()}
 	want := map[string]*time.Duration{"sample_interval": &c.sample, "sync_interval": &c.sync,
-		"deliver_interval": &c.deliver, "heartbeat_interval": &c.heartbeat}
+		"deliver_interval": &c.deliver, "heartbeat_interval": &c.heartbeat, "usage_spread": &c.spread}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(sc.Text()), "#"), "#")
