@@ -132,6 +132,11 @@ func (c *cli) registerUsageJobs(cfg Config, db *store.DB, runner *jobs.Runner, l
 		if res.Rolled > 0 || res.Rerolled > 0 {
 			log.Info("usage rollup", "hours", res.Rolled, "rerolled_hours", res.Rerolled, "rolled_to", models.HourStart(res.RolledTo))
 		}
+		if err == nil && (res.Rolled > 0 || res.Rerolled > 0) {
+			// The replica that rolled warms its usage pages at once,
+			// not at the warm's next tick.
+			err = db.WarmUsagePages(ctx)
+		}
 		return err
 	})
 	if err != nil {
