@@ -84,9 +84,9 @@ func (c *fakeClock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); ret
 func (c *fakeClock) add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
 
 // TestLiveWeeksKeepADearWeek: a week in progress that took long to
-// compute answers the views of the next ten times its cost (at most
-// keepMost); a cheap one, a failed one or a small cluster's answers none
-// after it ended.
+// compute answers the views of the next keepMost, renewed in the
+// background by the first view past five times its cost; a cheap one, a
+// failed one or a small cluster's answers none after it ended.
 func TestLiveWeeksKeepADearWeek(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)}
 	l := &liveWeeks{keepAbove: 250 * time.Millisecond, keepMost: time.Minute, now: clock.now}
@@ -104,17 +104,17 @@ func TestLiveWeeksKeepADearWeek(t *testing.T) {
 	if again, _ := l.share(ctx, key, true, costing(100*time.Millisecond, nil)); again == cheap {
 		t.Error("a cheap week was kept")
 	}
-	dear, _ := l.share(ctx, key, true, costing(2*time.Second, nil)) // kept 20 s, renewed after 10
+	dear, _ := l.share(ctx, key, true, costing(2*time.Second, nil)) // kept a minute, renewed after 10 s
 	clock.add(9 * time.Second)
 	before := runs.Load()
 	if again, _ := l.share(ctx, key, true, costing(2*time.Second, nil)); again != dear || runs.Load() != before {
 		t.Error("a view 9 s after a 2 s computation computed again; want the kept week")
 	}
 	clock.add(12 * time.Second)
-	later, _ := l.share(ctx, key, true, costing(10*time.Second, nil)) // kept a minute, not 100 s
-	if later == dear {
-		t.Error("a view 21 s after a 2 s computation got it; want a new one")
+	if again, _ := l.share(ctx, key, true, costing(10*time.Second, nil)); again != dear {
+		t.Error("a view 21 s after a 2 s computation waited for a new one; want the kept week, renewed in the background")
 	}
+	later := waitRenewed(t, l, key, dear)
 	clock.add(61 * time.Second)
 	if again, _ := l.share(ctx, key, true, costing(time.Millisecond, nil)); again == later {
 		t.Error("a week was kept past keepMost")
@@ -161,6 +161,72 @@ func TestLiveWeeksRenewInBackground(t *testing.T) {
 	}
 	if got := runs.Load(); got != 2 {
 		t.Errorf("%d computations, want 2 (the first, one renewal)", got)
+	}
+}
+
+// waitRenewed waits for the renewal of key's kept week old and returns
+// the renewed one.
+func waitRenewed(t *testing.T, l *liveWeeks, key liveKey, old *models.WeekData) *models.WeekData {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for l.keptWeek(key) == old && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	d := l.keptWeek(key)
+	if d == old || d == nil {
+		t.Fatalf("kept week %p not renewed (now %p)", old, d)
+	}
+	return d
+}
+
+// TestLiveWeeksRenewDueForTheWarmJob: the warm job renews a kept week
+// only when its renewal is due, in its own goroutine, so that a view
+// after a quiet spell finds a fresh one and waits for nothing; a cheap
+// or never-kept week it leaves alone, and after a failed renewal the kept
+// week answers still.
+func TestLiveWeeksRenewDueForTheWarmJob(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)}
+	l := &liveWeeks{keepAbove: 250 * time.Millisecond, keepMost: time.Minute, now: clock.now}
+	key := liveKey{start: 1, end: 2, rules: models.DefaultReportRules}
+	ctx := context.Background()
+	var runs atomic.Int32
+	costing := func(cost time.Duration, err error) func(context.Context) (*models.WeekData, error) {
+		return func(context.Context) (*models.WeekData, error) {
+			runs.Add(1)
+			clock.add(cost)
+			return &models.WeekData{}, err
+		}
+	}
+	if did, _ := l.renewDue(ctx, key, costing(time.Second, nil)); did || runs.Load() != 0 {
+		t.Error("renewed a week never computed")
+	}
+	kept, _ := l.share(ctx, key, true, costing(2*time.Second, nil)) // renewal due after 10 s
+	clock.add(5 * time.Second)
+	if did, _ := l.renewDue(ctx, key, costing(time.Second, nil)); did || runs.Load() != 1 {
+		t.Error("renewed a kept week 5 s after a 2 s computation; want it left until 10 s")
+	}
+	clock.add(6 * time.Second)
+	if did, err := l.renewDue(ctx, key, costing(time.Second, errors.New("down"))); !did || err == nil {
+		t.Errorf("a due renewal that failed: did %v, err %v; want true and the error", did, err)
+	}
+	if d := l.keptWeek(key); d != kept {
+		t.Error("after a failed renewal the kept week is gone")
+	}
+	clock.add(50 * time.Second) // 69 s after the first ended: it answers no view now
+	if did, err := l.renewDue(ctx, key, costing(2*time.Second, nil)); !did || err != nil {
+		t.Errorf("a due renewal: did %v, err %v; want true, nil", did, err)
+	}
+	before := runs.Load()
+	renewed, _ := l.share(ctx, key, true, costing(time.Hour, nil))
+	if renewed == kept || runs.Load() != before {
+		t.Error("the view after the warm job's renewal computed or got the old week; want the renewed one at once")
+	}
+	clock.add(11 * time.Second)
+	if did, _ := l.renewDue(ctx, key, costing(time.Millisecond, nil)); !did {
+		t.Error("a due renewal did not run")
+	}
+	if did, _ := l.renewDue(ctx, key, costing(time.Millisecond, nil)); did {
+		t.Error("renewed a week that became cheap and was not kept")
 	}
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -21,11 +22,14 @@ import (
 // read but the stamps.
 
 // warmViewed is how recently a week must have been viewed for
-// WarmUsagePages to read it again; warmViews is how many weeks it keeps
-// track of (a week per zone and rules: one in practice).
+// WarmUsagePages to read it again, renewViewed for it to renew the kept
+// week (a computation of the whole week, not a part: at 50,000 GPUs about
+// a second each half minute while someone looks); warmViews is how many
+// weeks it keeps track of (a week per zone and rules: one in practice).
 const (
-	warmViewed = time.Hour
-	warmViews  = 4
+	warmViewed  = time.Hour
+	renewViewed = 10 * time.Minute
+	warmViews   = 4
 )
 
 // rolledView is the latest view of a week in progress: the week, the
@@ -72,15 +76,27 @@ func (k *rolledWeeks) recent(since time.Time) []rolledView {
 // WarmUsagePages reads again the rolled part of each week in progress
 // viewed on this replica lately, as of the view's now moved on by the
 // time since, unless it is kept already; so that after a roll no viewer
-// waits for it.
+// waits for it. A kept week (report_live.go) viewed within renewViewed
+// whose renewal is due it renews, so that a view after a quiet spell
+// does not wait for the whole week either.
 func (db *DB) WarmUsagePages(ctx context.Context) error {
 	for _, v := range db.rolled.recent(time.Now().Add(-warmViewed)) {
-		now := v.now.Add(time.Since(v.at))
+		since := time.Since(v.at)
+		now := v.now.Add(since)
 		if !now.Before(v.w.End) {
 			continue
 		}
 		if err := db.warmRolled(ctx, v.w, now, v.key.rules); err != nil {
 			return err
+		}
+		if since >= renewViewed {
+			continue
+		}
+		_, err := db.live.renewDue(ctx, v.key, func(ctx context.Context) (*models.WeekData, error) {
+			return db.reportWeek(ctx, v.w, now, v.key.rules, true)
+		})
+		if err != nil {
+			return fmt.Errorf("store: renew usage week: %w", err)
 		}
 	}
 	return nil
