@@ -27,10 +27,11 @@ import (
 // ended; the page says the time it is as of. A view past five times its
 // cost (half of ten times, at most half of keepMost) renews it in the
 // background (share) and gets the kept week meanwhile, so the renewals
-// take at most a sixth of the time whatever the views' rate, and a view
-// waits only when none came for keepMost: at 50,000 GPUs under fleetbench
-// a week kept for ten times its cost alone (13 s) left one view in a
-// hundred to compute it (p99 1.4 s). Each replica's warm job renews the
+// take a sixth of the time or less whatever the views' rate (a week that
+// costs over 6 s is renewed each half minute), and a view waits only when
+// none came for keepMost: at 50,000 GPUs under fleetbench a week kept for
+// ten times its cost alone left views to compute it (p99 2.2 s; 23 ms
+// served a minute, docs/performance.md). Each replica's warm job renews the
 // kept weeks viewed lately too (WarmUsagePages), so that a view after a
 // quiet minute does not wait either. The cluster's size, not the cost
 // alone, decides, so that a small lab on a loaded machine still sees its
