@@ -28,7 +28,32 @@ type fleet struct {
 	users    []*models.User
 	nodes    []*fleetNode
 	mu       sync.Mutex
-	active   int // nodes running
+	active   int                 // nodes running
+	booked   map[bookedHour]bool // what the browsers booked (claim)
+}
+
+// bookedHour is a GPU and the start of an hour a browser booked it for.
+type bookedHour struct {
+	gpu   int64
+	start time.Time
+}
+
+// claim reports whether nobody asked for gpu at start yet, and records
+// that someone now has: the browsers' choices follow the fleet's size,
+// which changes between levels, so two levels' picks can meet, and the
+// portal's refusal (409) would count as a failed request.
+func (f *fleet) claim(gpu int64, start time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := bookedHour{gpu, start}
+	if f.booked[k] {
+		return false
+	}
+	if f.booked == nil {
+		f.booked = map[bookedHour]bool{}
+	}
+	f.booked[k] = true
+	return true
 }
 
 type fleetNode struct {

@@ -65,3 +65,16 @@ func TestTinyFleet(t *testing.T) {
 		t.Errorf("no bytes per GPU-day in the report")
 	}
 }
+
+// TestClaimKeepsBrowsersApart: a GPU and hour is claimed once, whichever
+// level's pick asks for it again.
+func TestClaimKeepsBrowsersApart(t *testing.T) {
+	f := &fleet{}
+	h := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	if !f.claim(7, h) || f.claim(7, h) {
+		t.Fatal("GPU 7 at 09:00: want the first claim only")
+	}
+	if !f.claim(7, h.Add(time.Hour)) || !f.claim(8, h) {
+		t.Fatal("another hour or another GPU: want claimed")
+	}
+}

@@ -29,8 +29,9 @@ type browser struct {
 
 var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]*)"`)
 
-// bookings numbers the browsers' bookings, so that no two ask for the
-// same GPU and hour.
+// bookings numbers the browsers' bookings, which spreads them over the
+// free GPUs and hours; fleet.claim keeps any two from asking for the same
+// GPU and hour.
 var bookings atomic.Int64
 
 func (f *fleet) newBrowser(i int, think time.Duration) *browser {
@@ -113,9 +114,16 @@ func (b *browser) book(ctx context.Context) {
 	if len(free) == 0 {
 		return
 	}
-	k := int(bookings.Add(1))
-	gpu := free[(k*7919)%len(free)]
-	start := time.Now().UTC().Truncate(time.Hour).Add(time.Duration(2+k/len(free)) * time.Hour)
+	var gpu int64
+	var start time.Time
+	for {
+		k := int(bookings.Add(1))
+		gpu = free[(k*7919)%len(free)]
+		start = time.Now().UTC().Truncate(time.Hour).Add(time.Duration(2+k/len(free)) * time.Hour)
+		if b.f.claim(gpu, start) {
+			break
+		}
+	}
 	form := url.Values{"gpu": {fmt.Sprint(gpu)}, "starts_at": {start.Format(time.RFC3339)},
 		"ends_at": {start.Add(time.Hour).Format(time.RFC3339)}, "note": {"fleetbench"}, "_csrf": {b.csrf}}
 	_ = b.fetch(ctx, "page: book", http.MethodPost, "/bookings", form)
