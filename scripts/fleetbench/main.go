@@ -8,8 +8,8 @@
 // the calendar, status and usage pages and book. It ramps the fleet,
 // doubling and then bisecting, until a service level breaks: an agent
 // request kind's p99 above 250 ms, any failed request, or ingest falling
-// behind (a usage minute still unsent longer than one sample and one
-// delivery interval, plus 10 s, after it ended). It prints a row per
+// behind (a usage minute still unsent longer than one sample, the usage
+// spread and one delivery interval, plus 10 s, after it ended). It prints a row per
 // level and the largest fleet held with its latencies, the portal's and
 // PostgreSQL's CPU per 1,000 GPUs and the bytes stored per GPU-day.
 //
