@@ -7,9 +7,8 @@ import (
 
 // Run paces the steps until ctx ends, then saves (or, without MinutePath,
 // spools) the partial minute and makes a last delivery attempt, of
-// everything spooled. Sampling
-// and the portal exchange run on separate goroutines: retries against a
-// dead portal take tens of seconds.
+// everything spooled. Sampling and the portal exchange run on separate
+// goroutines: retries against a dead portal take tens of seconds.
 func (d *Daemon) Run(ctx context.Context) error {
 	d.writeStatus() // `status` can tell a running daemon from the start
 	done := make(chan struct{})

@@ -15,9 +15,10 @@ type Sender func(ctx context.Context, e Entry) error
 // Drain delivers entries oldest first until the spool is empty, a send
 // fails, or the next entry is one that wait holds back for now (nil holds
 // none). A failure or a held entry stops the drain so that order is kept;
-// the next drain starts from the same entry. Only an error for which invalid returns true (the
-// portal said the body itself is invalid) sets the entry aside as
-// .rejected, since resending it would block every later entry forever.
+// the next drain starts from the same entry. Only an error for which
+// invalid returns true (the portal said the body itself is invalid) sets
+// the entry aside as .rejected, since resending it would block every
+// later entry forever.
 // Anything else (refused credential, unknown node, maintenance, outage)
 // waits: those pass, and the data is good.
 func (s *Spool) Drain(ctx context.Context, send Sender, invalid func(error) bool, wait func(Entry) bool) (int, error) {
