@@ -242,3 +242,27 @@ func (l *liveWeeks) keptWeek(key liveKey) *models.WeekData {
 	}
 	return nil
 }
+
+// TestLiveWeeksKeepAWeekOfAFleet: at a large cluster a week that cost
+// 100 ms, cheap alone but dear when each view pays it on a loaded
+// machine, is kept with the default thresholds; one of 10 ms is not.
+func TestLiveWeeksKeepAWeekOfAFleet(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)}
+	l := newLiveWeeks()
+	l.now = clock.now
+	key := liveKey{start: 1, end: 2, rules: models.DefaultReportRules}
+	ctx := context.Background()
+	costing := func(cost time.Duration) func(context.Context) (*models.WeekData, error) {
+		return func(context.Context) (*models.WeekData, error) { clock.add(cost); return &models.WeekData{}, nil }
+	}
+	d, _ := l.share(ctx, key, true, costing(100*time.Millisecond))
+	clock.add(200 * time.Millisecond)
+	if again, _ := l.share(ctx, key, true, costing(100*time.Millisecond)); again != d {
+		t.Error("a 100 ms week of a large cluster was not kept")
+	}
+	other := liveKey{start: 3, end: 4, rules: models.DefaultReportRules}
+	d, _ = l.share(ctx, other, true, costing(10*time.Millisecond))
+	if again, _ := l.share(ctx, other, true, costing(10*time.Millisecond)); again == d {
+		t.Error("a 10 ms week was kept")
+	}
+}
