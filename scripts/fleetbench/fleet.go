@@ -63,13 +63,17 @@ type fleetNode struct {
 	done   chan struct{}
 }
 
+// admins is how many of the first users are admins: their browsers load
+// the cluster's usage page as well as their own.
+const admins = 5
+
 // newFleet makes people users: every node's three users are drawn from
 // them, and the browsers sign in as the first ones.
 func newFleet(ctx context.Context, db *store.DB, replicas []*replica, cad cadence, people int, now func() time.Time) (*fleet, error) {
 	f := &fleet{db: db, replicas: replicas, cad: cad, rec: newRecorder(), now: now,
 		hc: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 512, IdleConnTimeout: 90 * time.Second}}
 	for i := range people {
-		u := &models.User{Email: fmt.Sprintf("fb%04d@example.org", i), Name: fmt.Sprintf("Fleet %04d", i)}
+		u := &models.User{Email: fmt.Sprintf("fb%04d@example.org", i), Name: fmt.Sprintf("Fleet %04d", i), IsAdmin: i < admins}
 		if err := db.CreateUser(ctx, u, models.CLIActor); err != nil {
 			return nil, fmt.Errorf("user %d: %w", i, err)
 		}

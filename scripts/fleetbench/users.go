@@ -25,6 +25,7 @@ type browser struct {
 	base  string
 	csrf  string
 	think time.Duration
+	admin bool // loads the cluster's usage page (/admin/usage) half the time it loads usage
 }
 
 var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]*)"`)
@@ -38,7 +39,8 @@ func (f *fleet) newBrowser(i int, think time.Duration) *browser {
 	jar, _ := cookiejar.New(nil)
 	addr := fmt.Sprintf("172.16.%d.%d", (i+1)>>8&255, (i+1)&255)
 	tr := &timed{next: f.hc, addr: addr}
-	return &browser{f: f, email: f.users[i%len(f.users)].Email, base: f.replicas[i%len(f.replicas)].Base, think: think,
+	u := f.users[i%len(f.users)]
+	return &browser{f: f, email: u.Email, admin: u.IsAdmin, base: f.replicas[i%len(f.replicas)].Base, think: think,
 		http: &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: tr}}
 }
 
@@ -98,6 +100,8 @@ func (b *browser) run(ctx context.Context) {
 			_ = b.fetch(ctx, "page: calendar", http.MethodGet, "/calendar", nil)
 		case r < 0.6:
 			_ = b.fetch(ctx, "page: status", http.MethodGet, "/status", nil)
+		case r < 0.85 && b.admin && rand.IntN(2) == 0:
+			_ = b.fetch(ctx, "page: cluster usage", http.MethodGet, "/admin/usage", nil)
 		case r < 0.85:
 			_ = b.fetch(ctx, "page: usage", http.MethodGet, "/usage", nil)
 		default:
