@@ -30,6 +30,7 @@ type fleet struct {
 	mu       sync.Mutex
 	active   int                 // nodes running
 	booked   map[bookedHour]bool // what the browsers booked (claim)
+	team     int64               // the team the leads lead
 }
 
 // bookedHour is a GPU and the start of an hour a browser booked it for.
@@ -64,8 +65,14 @@ type fleetNode struct {
 }
 
 // admins is how many of the first users are admins: their browsers load
-// the cluster's usage page as well as their own.
-const admins = 5
+// the cluster's usage page as well as their own. The next leads users
+// lead a team of the first teamSize users, and their browsers load the
+// team's usage page as well.
+const (
+	admins   = 5
+	leads    = 5
+	teamSize = 500
+)
 
 // newFleet makes people users: every node's three users are drawn from
 // them, and the browsers sign in as the first ones.
@@ -78,6 +85,20 @@ func newFleet(ctx context.Context, db *store.DB, replicas []*replica, cad cadenc
 			return nil, fmt.Errorf("user %d: %w", i, err)
 		}
 		f.users = append(f.users, u)
+	}
+	team := &models.Team{Name: "Fleet lab"}
+	if err := db.CreateTeam(ctx, team, models.CLIActor); err != nil {
+		return nil, fmt.Errorf("team: %w", err)
+	}
+	f.team = team.ID
+	for i, u := range f.users[:min(teamSize, len(f.users))] {
+		m := &models.Membership{TeamID: team.ID, UserID: u.ID, Role: models.RoleMember}
+		if i >= admins && i < admins+leads {
+			m.Role = models.RoleLead
+		}
+		if err := db.SetMembership(ctx, m, models.CLIActor); err != nil {
+			return nil, fmt.Errorf("team member %d: %w", i, err)
+		}
 	}
 	return f, nil
 }

@@ -25,7 +25,9 @@ type browser struct {
 	base  string
 	csrf  string
 	think time.Duration
-	admin bool // loads the cluster's usage page (/admin/usage) half the time it loads usage
+	// usage is the page it loads besides its own usage, half the time:
+	// the cluster's for an admin, the team's for a lead ("" for others).
+	usage, usageKind string
 }
 
 var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]*)"`)
@@ -39,9 +41,15 @@ func (f *fleet) newBrowser(i int, think time.Duration) *browser {
 	jar, _ := cookiejar.New(nil)
 	addr := fmt.Sprintf("172.16.%d.%d", (i+1)>>8&255, (i+1)&255)
 	tr := &timed{next: f.hc, addr: addr}
-	u := f.users[i%len(f.users)]
-	return &browser{f: f, email: u.Email, admin: u.IsAdmin, base: f.replicas[i%len(f.replicas)].Base, think: think,
+	b := &browser{f: f, email: f.users[i%len(f.users)].Email, base: f.replicas[i%len(f.replicas)].Base, think: think,
 		http: &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: tr}}
+	switch j := i % len(f.users); {
+	case j < admins:
+		b.usage, b.usageKind = "/admin/usage", "page: cluster usage"
+	case j < admins+leads && j < teamSize:
+		b.usage, b.usageKind = fmt.Sprintf("/usage/team/%d", f.team), "page: team usage"
+	}
+	return b
 }
 
 // fetch loads a page (following redirects) and keeps its CSRF token; the
@@ -100,8 +108,8 @@ func (b *browser) run(ctx context.Context) {
 			_ = b.fetch(ctx, "page: calendar", http.MethodGet, "/calendar", nil)
 		case r < 0.6:
 			_ = b.fetch(ctx, "page: status", http.MethodGet, "/status", nil)
-		case r < 0.85 && b.admin && rand.IntN(2) == 0:
-			_ = b.fetch(ctx, "page: cluster usage", http.MethodGet, "/admin/usage", nil)
+		case r < 0.85 && b.usage != "" && rand.IntN(2) == 0:
+			_ = b.fetch(ctx, b.usageKind, http.MethodGet, b.usage, nil)
 		case r < 0.85:
 			_ = b.fetch(ctx, "page: usage", http.MethodGet, "/usage", nil)
 		default:
