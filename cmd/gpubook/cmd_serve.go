@@ -120,6 +120,9 @@ const usagePagesWarmEvery = 30 * time.Second
 func (c *cli) registerUsageJobs(cfg Config, db *store.DB, runner *jobs.Runner, log *slog.Logger) error {
 	busy := cfg.Reports.OrDefault().BusyUtilPct
 	tel := telemetry.New(db)
+	// The usage pages open on the week in progress in the cluster's zone,
+	// read with the cluster's rules: the warm keeps that week ready.
+	warm := func(ctx context.Context) error { return db.WarmUsagePages(ctx, c.now(), cfg.Location, cfg.Reports) }
 	err := runner.Register("usage-rollup", 5*time.Minute, func(ctx context.Context) error {
 		// Which hours are complete is decided on the database's clock:
 		// ingest of the current hour skips the job's lock by that clock
@@ -135,17 +138,18 @@ func (c *cli) registerUsageJobs(cfg Config, db *store.DB, runner *jobs.Runner, l
 		if err == nil && (res.Rolled > 0 || res.Rerolled > 0) {
 			// The replica that rolled warms its usage pages at once,
 			// not at the warm's next tick.
-			err = db.WarmUsagePages(ctx)
+			err = warm(ctx)
 		}
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	// Every replica reads again, in the background, the rolled part of
-	// the weeks in progress viewed on it once a roll has moved it on, so
-	// that no viewer waits for it (models/store/report_warm.go).
-	if err := runner.RegisterEverywhere("usage-pages-warm", usagePagesWarmEvery, db.WarmUsagePages); err != nil {
+	// Every replica keeps, in the background, the week the usage pages
+	// open on ready and reads again the rolled part of the weeks in
+	// progress viewed on it once a roll has moved it on, so that no viewer
+	// waits for them (models/store/report_warm.go).
+	if err := runner.RegisterEverywhere("usage-pages-warm", usagePagesWarmEvery, warm); err != nil {
 		return err
 	}
 	err = runner.Register("usage-partitions", time.Hour, func(ctx context.Context) error {

@@ -35,3 +35,19 @@ func (db *DB) RolledReads() int64 {
 	defer db.rolled.mu.Unlock()
 	return db.rolled.reads
 }
+
+// KeepLiveWeeksFrom keeps the weeks in progress of a cluster of gpus or
+// more that cost above or more (liveKeepGPUs, liveKeepAbove), so that a
+// test's small cluster stands for a fleet.
+func (db *DB) KeepLiveWeeksFrom(gpus int, above time.Duration) {
+	db.live.mu.Lock()
+	defer db.live.mu.Unlock()
+	db.live.keepGPUs, db.live.keepAbove = gpus, above
+}
+
+// LiveComputations is how many times db computed a week in progress.
+func (db *DB) LiveComputations() int64 {
+	db.live.mu.Lock()
+	defer db.live.mu.Unlock()
+	return db.live.computed
+}

@@ -31,9 +31,10 @@ import (
 // costs over 6 s is renewed each half minute), and a view waits only when
 // none came for keepMost: at 50,000 GPUs under fleetbench a week kept for
 // ten times its cost alone left views to compute it (p99 2.2 s; 23 ms
-// served a minute, docs/performance.md). Each replica's warm job renews the
-// kept weeks viewed lately too (WarmUsagePages), so that a view after a
-// quiet minute does not wait either. The cluster's size, not the cost
+// served a minute, docs/performance.md). Each replica's warm job keeps the
+// week the pages open on and renews the kept weeks viewed lately too
+// (WarmUsagePages), so that the first view after a start or a quiet
+// spell does not wait either. The cluster's size, not the cost
 // alone, decides, so that a small lab on a loaded machine still sees its
 // own booking at once.
 type liveWeeks struct {
@@ -43,6 +44,10 @@ type liveWeeks struct {
 	// tests; now is time.Now but in tests.
 	keepAbove, keepMost time.Duration
 	now                 func() time.Time
+	// keepGPUs is liveKeepGPUs but in tests; computed counts the
+	// computations run, under mu, for the tests of the warm job.
+	keepGPUs int
+	computed int64
 }
 
 // What a week in progress must cost to be kept, and the longest it is.
@@ -57,7 +62,7 @@ const (
 )
 
 func newLiveWeeks() *liveWeeks {
-	return &liveWeeks{keepAbove: liveKeepAbove, keepMost: liveKeepMost, now: time.Now}
+	return &liveWeeks{keepAbove: liveKeepAbove, keepMost: liveKeepMost, now: time.Now, keepGPUs: liveKeepGPUs}
 }
 
 // liveKey is what makes two computations the same: the week (its bounds
@@ -149,6 +154,7 @@ func (l *liveWeeks) run(ctx context.Context, key liveKey, c, old *liveCall, keep
 	c.d, c.err = compute(context.WithoutCancel(ctx))
 	ended := l.clock()
 	l.mu.Lock()
+	l.computed++
 	switch cost := ended.Sub(began); {
 	case keep && c.err == nil && l.keepAbove > 0 && cost >= l.keepAbove:
 		span := min(liveKeepTimes*cost, l.keepMost)
@@ -196,13 +202,32 @@ func (l *liveWeeks) renewDue(ctx context.Context, key liveKey, compute func(cont
 // liveWeek is week w in progress as of now, shared with the views that
 // ask for it while it is computed (liveWeeks).
 func (db *DB) liveWeek(ctx context.Context, w models.Week, now time.Time, rules models.ReportRules) (*models.WeekData, error) {
-	key := liveKey{start: w.Start.Unix(), end: w.End.Unix(), rules: rules}
+	key := liveKeyOf(w, rules)
 	db.rolled.viewed(key, w, now)
-	gpus, err := db.GPUs(ctx)
+	keep, err := db.keepsLiveWeeks(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return db.live.share(ctx, key, len(gpus) >= liveKeepGPUs, func(ctx context.Context) (*models.WeekData, error) {
+	return db.live.share(ctx, key, keep, db.liveCompute(w, now, rules))
+}
+
+func liveKeyOf(w models.Week, rules models.ReportRules) liveKey {
+	return liveKey{start: w.Start.Unix(), end: w.End.Unix(), rules: rules}
+}
+
+// liveCompute computes week w in progress as of now.
+func (db *DB) liveCompute(w models.Week, now time.Time, rules models.ReportRules) func(context.Context) (*models.WeekData, error) {
+	return func(ctx context.Context) (*models.WeekData, error) {
 		return db.reportWeek(ctx, w, now, rules, true)
-	})
+	}
+}
+
+// keepsLiveWeeks tells whether the cluster is large enough (liveKeepGPUs)
+// for its dear weeks in progress to be kept.
+func (db *DB) keepsLiveWeeks(ctx context.Context) (bool, error) {
+	gpus, err := db.GPUs(ctx)
+	if err != nil {
+		return false, err
+	}
+	return db.live != nil && len(gpus) >= db.live.keepGPUs, nil
 }

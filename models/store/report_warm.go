@@ -14,8 +14,9 @@ import (
 // next view read the week's rolled part again before it could answer: at
 // 512 GPUs 180–450 ms, at 16,000 seconds, paid by whoever came first.
 // WarmUsagePages reads it in the background instead: each replica runs
-// it every warmEvery (cmd/gpubook), for the weeks in progress viewed on
-// it within warmViewed, and keeps the part under the key that the next
+// it every 30 s (cmd/gpubook), for the week the pages open on and the
+// weeks in progress viewed on it within warmViewed, and keeps the part
+// under the key that the next
 // view computes (report_rolled.go) — the same statements in a snapshot of
 // their own, so that a part kept this way is the part the view would
 // have read. When nothing changed, the key is found kept and nothing is
@@ -73,13 +74,18 @@ func (k *rolledWeeks) recent(since time.Time) []rolledView {
 	return out
 }
 
-// WarmUsagePages reads again the rolled part of each week in progress
-// viewed on this replica lately, as of the view's now moved on by the
-// time since, unless it is kept already; so that after a roll no viewer
-// waits for it. A kept week (report_live.go) viewed within renewViewed
-// whose renewal is due it renews, so that a view after a quiet spell
-// does not wait for the whole week either.
-func (db *DB) WarmUsagePages(ctx context.Context) error {
+// WarmUsagePages keeps the usage pages ready with no viewer waiting. The
+// week every page opens on (the week in progress in zone loc as of now,
+// with rules: the handlers' own) it keeps ready whether or not anyone
+// viewed it (warmOpenWeek). Each other week in progress viewed on this
+// replica lately it reads again the rolled part of, as of the view's now
+// moved on by the time since, unless it is kept already; a kept week
+// (report_live.go) viewed within renewViewed whose renewal is due it
+// renews.
+func (db *DB) WarmUsagePages(ctx context.Context, now time.Time, loc *time.Location, rules models.ReportRules) error {
+	if err := db.warmOpenWeek(ctx, models.WeekOf(now, loc), now, rules); err != nil {
+		return err
+	}
 	for _, v := range db.rolled.recent(time.Now().Add(-warmViewed)) {
 		since := time.Since(v.at)
 		now := v.now.Add(since)
@@ -92,12 +98,39 @@ func (db *DB) WarmUsagePages(ctx context.Context) error {
 		if since >= renewViewed {
 			continue
 		}
-		_, err := db.live.renewDue(ctx, v.key, func(ctx context.Context) (*models.WeekData, error) {
-			return db.reportWeek(ctx, v.w, now, v.key.rules, true)
-		})
-		if err != nil {
+		if _, err := db.live.renewDue(ctx, v.key, db.liveCompute(v.w, now, v.key.rules)); err != nil {
 			return fmt.Errorf("store: renew usage week: %w", err)
 		}
+	}
+	return nil
+}
+
+// warmOpenWeek keeps week w, the one every usage page opens on, ready as
+// of now: its rolled part read again once a roll moved it on and, at a
+// cluster whose weeks in progress are kept (liveKeepGPUs), the week
+// itself computed when none is kept and renewed when its renewal is due.
+// Before, only a view started a week: at 50,000 GPUs the first view after
+// a replica started, or after ten minutes nobody looked (a lab's first
+// viewer of the morning), computed it while the person waited, 0.3–4 s.
+// The price is one computation of the week per warm tick on a large
+// cluster, viewed or not (docs/performance.md has the figure).
+func (db *DB) warmOpenWeek(ctx context.Context, w models.Week, now time.Time, rules models.ReportRules) error {
+	if err := db.warmRolled(ctx, w, now, rules); err != nil {
+		return err
+	}
+	keep, err := db.keepsLiveWeeks(ctx)
+	if err != nil || !keep {
+		return err
+	}
+	key, compute := liveKeyOf(w, rules), db.liveCompute(w, now, rules)
+	renewed, err := db.live.renewDue(ctx, key, compute)
+	if !renewed && err == nil {
+		// Computes only when no week is kept or computing; a kept one
+		// whose renewal is not due yet is left as it is.
+		_, err = db.live.share(ctx, key, true, compute)
+	}
+	if err != nil {
+		return fmt.Errorf("store: keep the open usage week: %w", err)
 	}
 	return nil
 }

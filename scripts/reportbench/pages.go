@@ -65,7 +65,7 @@ const rollRuns = 5
 // WarmUsagePages read it. A roll is stood in for by moving the rolled
 // hours' generation, which is what a roll does to a replica's kept part;
 // the hours stay as they are.
-func afterRoll(ctx context.Context, db *store.DB, b *browser, l *latency, path string) error {
+func afterRoll(ctx context.Context, db *store.DB, cfg web.Config, b *browser, l *latency, path string) error {
 	var cold, warm, warmedFor []time.Duration
 	bump := func() error {
 		return db.Gorm.WithContext(ctx).Exec("UPDATE usage_rollup_state SET generation = generation + 1 WHERE id = 1").Error
@@ -83,7 +83,7 @@ func afterRoll(ctx context.Context, db *store.DB, b *browser, l *latency, path s
 			return err
 		}
 		t0 := time.Now()
-		if err := db.WarmUsagePages(ctx); err != nil {
+		if err := db.WarmUsagePages(ctx, cfg.Now(), cfg.Location, cfg.Reports); err != nil {
 			return err
 		}
 		warmedFor = append(warmedFor, time.Since(t0))
@@ -132,7 +132,7 @@ func timePages(ctx context.Context, db *store.DB, now time.Time) ([]latency, err
 			return nil, err
 		}
 		l.alone, l.together, l.n, l.nTogether = percentiles(alone), percentiles(together), len(alone), len(together)
-		if err := afterRoll(ctx, db, b, &l, p.path); err != nil {
+		if err := afterRoll(ctx, db, cfg, b, &l, p.path); err != nil {
 			return nil, err
 		}
 		out = append(out, l)
