@@ -93,11 +93,22 @@ func ramped(ctx context.Context, o *options, cad cadence, db *store.DB, replicas
 	pg := newPGCPU(admin, strings.TrimPrefix(u.Path, "/"))
 	go pg.run(ctx)
 	for i := range o.users {
-		go f.newBrowser(i, o.think).run(ctx)
+		b := f.newBrowser(i, o.think)
+		b.noUsage = o.quietUsage
+		go b.run(ctx)
 	}
 	r := &ramp{f: f, pg: pg, o: o, out: out, lagLimit: cad.sample + cad.spread + cad.deliver + 10*time.Second}
-	fmt.Fprintf(out, "fleetbench: %d replica(s), %d browser users (think %s), agent intervals: sample %s, sync %s, deliver %s (usage spread over %s), heartbeat %s; each level %s after a %s warm-up\n\n",
-		o.replicas, o.users, o.think, cad.sample, cad.sync, cad.deliver, cad.spread, cad.heartbeat, o.step, o.warmup)
+	if o.crowd > 0 {
+		if r.crowd = f.newCrowd(o.crowd, o.think); !r.crowd.signIn(ctx) {
+			return nil, ctx.Err()
+		}
+	}
+	quiet := ""
+	if o.quietUsage {
+		quiet = ", who load no usage page"
+	}
+	fmt.Fprintf(out, "fleetbench: %d replica(s), %d browser users (think %s%s), %d usage viewers at once every %s, agent intervals: sample %s, sync %s, deliver %s (usage spread over %s), heartbeat %s; each level %s after a %s warm-up\n\n",
+		o.replicas, o.users, o.think, quiet, o.crowd, crowdEvery, cad.sample, cad.sync, cad.deliver, cad.spread, cad.heartbeat, o.step, o.warmup)
 	fmt.Fprint(out, stepHeader)
 	best, err := r.climb(ctx)
 	if err != nil {

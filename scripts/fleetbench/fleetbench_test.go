@@ -17,7 +17,8 @@ import (
 // over two replicas of one database with two browser users, the agents' intervals at a second and
 // their clock set so that a minute ends early in the window. The level
 // must hold, its usage records must reach the database, and every kind
-// of agent request and page must have been made.
+// of agent request and page must have been made, the crowd's usage pages
+// at once among them.
 func TestTinyFleet(t *testing.T) {
 	root, err := repoRoot()
 	if err != nil {
@@ -27,7 +28,7 @@ func TestTinyFleet(t *testing.T) {
 		t.Fatalf("the agent's default intervals: %v", err)
 	}
 	o, err := parse([]string{"fleetbench", "-max-gpus", "128", "-start-gpus", "128", "-users", "2", "-people", "20", "-replicas", "2",
-		"-step-seconds", "8", "-warmup", "2s", "-think", "500ms",
+		"-step-seconds", "8", "-warmup", "2s", "-think", "500ms", "-crowd", "3",
 		// The test checks the machinery, not this machine's speed (a
 		// loaded CI box may well miss 250 ms): the level is judged on
 		// errors and ingest keeping up; the real runs judge latency.
@@ -56,10 +57,13 @@ func TestTinyFleet(t *testing.T) {
 	if best.taken == 0 || best.made == 0 {
 		t.Errorf("usage records made %d, taken %d: want some of each", best.made, best.taken)
 	}
-	for _, k := range []string{"schedule", "heartbeat", "usage", "page: calendar"} {
+	for _, k := range []string{"schedule", "heartbeat", "usage", "page: calendar", crowdKind, crowdFirstKind} {
 		if len(best.lat[k]) == 0 {
 			t.Errorf("no %q requests in the window; kinds: %v", k, sortedKinds(best.lat))
 		}
+	}
+	if n := len(best.lat[crowdFirstKind]); n != 3 {
+		t.Errorf("the crowd's first gathering made %d requests, want 3 (one per member)", n)
 	}
 	if !strings.Contains(out.String(), "bytes stored per GPU-day") {
 		t.Errorf("no bytes per GPU-day in the report")

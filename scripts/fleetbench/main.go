@@ -5,7 +5,8 @@
 // node the real agent's sampler, aggregator, detector, batching and
 // portal client (agent/client) at the agent's default intervals
 // (agent/deploy/agent.conf), while browser-like users sign in and load
-// the calendar, status and usage pages and book. It ramps the fleet,
+// the calendar, status and usage pages and book, and a crowd of usage
+// viewers loads usage pages all at once every 15 s. It ramps the fleet,
 // doubling and then bisecting, until a service level breaks: an agent
 // request kind's p99 above 250 ms, any failed request, or ingest falling
 // behind (a usage minute still unsent longer than one sample, the usage
@@ -38,6 +39,8 @@ import (
 
 type options struct {
 	maxGPUs, startGPUs, users, people, replicas, enrolWorkers int
+	crowd                                                     int  // -crowd: usage viewers at once
+	quietUsage                                                bool // -quiet-usage: only the crowd loads usage pages
 	step, warmup, think, p99                                  time.Duration
 	precision                                                 float64
 	pgAdmin                                                   string
@@ -82,6 +85,8 @@ func parse(args []string) (*options, error) {
 	fs.IntVar(&o.startGPUs, "start-gpus", 1000, "the first level, in GPUs")
 	fs.IntVar(&o.users, "users", 50, "browser users signed in at once")
 	fs.IntVar(&o.people, "people", 2000, "users the portal knows; each node's three users are drawn from them")
+	fs.IntVar(&o.crowd, "crowd", 8, "usage viewers who load usage pages all at the same moment every 15 s of each level's window (0: none)")
+	fs.BoolVar(&o.quietUsage, "quiet-usage", false, "the browser users load no usage page, only the crowd does: its first gathering is then the first usage view since the portal started")
 	fs.IntVar(&o.replicas, "replicas", 1, "portal replicas on the one database; nodes and users spread over them")
 	fs.IntVar(&o.enrolWorkers, "enrol-workers", 8, "nodes created and enrolled at once between levels")
 	fs.DurationVar(&o.think, "think", 20*time.Second, "a browser user's mean pause between clicks")
@@ -99,7 +104,7 @@ func parse(args []string) (*options, error) {
 	if !strings.Contains(o.pgAdmin, "@127.0.0.1:") {
 		return nil, fmt.Errorf("-pg must be on 127.0.0.1")
 	}
-	if o.maxGPUs < nodeGPUs || o.startGPUs < nodeGPUs || o.replicas < 1 || o.users < 0 || o.step <= 0 || o.enrolWorkers < 1 {
+	if o.maxGPUs < nodeGPUs || o.startGPUs < nodeGPUs || o.replicas < 1 || o.users < 0 || o.crowd < 0 || o.step <= 0 || o.enrolWorkers < 1 {
 		return nil, fmt.Errorf("-max-gpus and -start-gpus need one node (%d GPUs), -replicas one, -step-seconds one", nodeGPUs)
 	}
 	return o, nil

@@ -45,6 +45,7 @@ type ramp struct {
 	o        *options
 	out      io.Writer
 	lagLimit time.Duration
+	crowd    *crowd // nil: -crowd 0
 }
 
 // measure runs gpus' worth of nodes: it starts or stops nodes, lets the
@@ -72,12 +73,23 @@ func (r *ramp) measure(ctx context.Context, gpus int) (step, error) {
 	made0, taken0 := r.f.tally.made.Load(), r.f.tally.taken.Load()
 	p0, g0, s0, _ := r.cpuNow(ctx)
 	start := time.Now()
+	gathered := make(chan struct{})
+	crowdCtx, stopCrowd := context.WithCancel(ctx)
+	defer stopCrowd()
+	go func() {
+		defer close(gathered)
+		if r.crowd != nil {
+			r.crowd.during(crowdCtx)
+		}
+	}()
 	for end := start.Add(r.o.step); time.Now().Before(end); {
 		if err := sleep(ctx, min(5*time.Second, time.Until(end))); err != nil {
 			return step{}, err
 		}
 		s.lag = max(s.lag, r.f.lag())
 	}
+	stopCrowd()
+	<-gathered
 	s.window = time.Since(start)
 	p1, g1, s1, known := r.cpuNow(ctx)
 	s.portal, s.pg, s.self, s.pgKnown = p1-p0, g1-g0, s1-s0, known

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -28,6 +29,8 @@ type browser struct {
 	// usage is the page it loads besides its own usage, half the time:
 	// the cluster's for an admin, the team's for a lead ("" for others).
 	usage, usageKind string
+	// noUsage: it loads no usage page (-quiet-usage), only the crowd does.
+	noUsage bool
 }
 
 var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]*)"`)
@@ -92,19 +95,28 @@ func (b *browser) fetch(ctx context.Context, kind, method, path string, form url
 	return nil
 }
 
-// run signs in and clicks until ctx ends.
-func (b *browser) run(ctx context.Context) {
-	time.Sleep(time.Duration(rand.Int64N(int64(b.think) + 1)))
+// signIn signs in with the development sign-in, again after a pause
+// until it worked; false once ctx ends.
+func (b *browser) signIn(ctx context.Context) bool {
 	for ctx.Err() == nil {
 		if b.fetch(ctx, "page: sign in", http.MethodGet, "/login", nil) == nil &&
 			b.fetch(ctx, "page: sign in", http.MethodPost, "/login/dev", url.Values{"email": {b.email}, "_csrf": {b.csrf}}) == nil {
-			break
+			return true
 		}
 		b.pause(ctx)
 	}
+	return false
+}
+
+// run signs in and clicks until ctx ends.
+func (b *browser) run(ctx context.Context) {
+	time.Sleep(time.Duration(rand.Int64N(int64(b.think) + 1)))
+	if !b.signIn(ctx) {
+		return
+	}
 	for b.pause(ctx) {
 		switch r := rand.Float64(); {
-		case r < 0.35:
+		case r < 0.35 || r < 0.85 && b.noUsage:
 			_ = b.fetch(ctx, "page: calendar", http.MethodGet, "/calendar", nil)
 		case r < 0.6:
 			_ = b.fetch(ctx, "page: status", http.MethodGet, "/status", nil)
@@ -148,5 +160,84 @@ func (b *browser) pause(ctx context.Context) bool {
 		return false
 	case <-time.After(time.Duration(rand.ExpFloat64() * float64(b.think))):
 		return true
+	}
+}
+
+// crowd is -crowd browsers that load usage pages all at the same moment
+// (the issue's "8 concurrent viewers"), at the start of a level's window
+// and every crowdEvery in it: of eight, three their own usage, three the cluster's (admins)
+// and two the team's (leads). Each gathering's requests are recorded
+// under crowdKind, the first gathering of the run under crowdFirstKind
+// too: with -quiet-usage it is the first usage view since the portal
+// started, as a lab's first viewer of the morning finds it.
+type crowd struct {
+	members []*browser
+	first   bool // the next gathering is the run's first
+}
+
+const (
+	crowdEvery     = 15 * time.Second
+	crowdKind      = "page: usage, crowd at once"
+	crowdFirstKind = "page: usage, crowd's first"
+)
+
+func (f *fleet) newCrowd(n int, think time.Duration) *crowd {
+	c := &crowd{first: true}
+	for i := range n {
+		b := f.newBrowser(i, think) // user i: admins and leads first
+		b.http.Transport.(*timed).addr = fmt.Sprintf("172.17.%d.%d", (i+1)>>8&255, (i+1)&255)
+		c.members = append(c.members, b)
+	}
+	return c
+}
+
+// signIn signs every member in, one after another.
+func (c *crowd) signIn(ctx context.Context) bool {
+	for _, b := range c.members {
+		if !b.signIn(ctx) {
+			return false
+		}
+	}
+	return true
+}
+
+// gather has every member load its usage page at one moment and returns
+// when all have their page.
+func (c *crowd) gather(ctx context.Context) {
+	go1 := make(chan struct{})
+	var wg sync.WaitGroup
+	for j, b := range c.members {
+		path, kind := "/usage", crowdKind
+		if j%3 != 0 && b.usage != "" {
+			path = b.usage
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-go1
+			start := time.Now()
+			err := b.fetch(ctx, kind, http.MethodGet, path, nil)
+			if c.first && ctx.Err() == nil {
+				failure := ""
+				if err != nil {
+					failure = err.Error()
+				}
+				b.f.rec.add(crowdFirstKind, time.Since(start), failure)
+			}
+		}()
+	}
+	close(go1)
+	wg.Wait()
+	c.first = false
+}
+
+// during gathers the crowd at once and then every crowdEvery until ctx
+// ends.
+func (c *crowd) during(ctx context.Context) {
+	for {
+		c.gather(ctx)
+		if sleep(ctx, crowdEvery) != nil {
+			return
+		}
 	}
 }
