@@ -116,10 +116,12 @@ func (b *browser) run(ctx context.Context) {
 	}
 	for b.pause(ctx) {
 		switch r := rand.Float64(); {
-		case r < 0.35 || r < 0.85 && b.noUsage:
+		case r < 0.35:
 			_ = b.fetch(ctx, "page: calendar", http.MethodGet, "/calendar", nil)
 		case r < 0.6:
 			_ = b.fetch(ctx, "page: status", http.MethodGet, "/status", nil)
+		case r < 0.85 && b.noUsage: // -quiet-usage: the calendar instead
+			_ = b.fetch(ctx, "page: calendar", http.MethodGet, "/calendar", nil)
 		case r < 0.85 && b.usage != "" && rand.IntN(2) == 0:
 			_ = b.fetch(ctx, b.usageKind, http.MethodGet, b.usage, nil)
 		case r < 0.85:

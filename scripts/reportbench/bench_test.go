@@ -27,7 +27,7 @@ func BenchmarkReportWeek(b *testing.B) {
 	db := storetest.Open(b, store.Postgres) // a fresh database, dropped afterwards
 	ctx := context.Background()
 	w := benchWeek()
-	if err := fill(ctx, db, newShape(gpus*weekMinutes, w.End, false)); err != nil {
+	if err := fill(ctx, db, newShape(gpus, gpus*weekMinutes, w.End, false)); err != nil {
 		b.Fatal(err)
 	}
 	bundle := i18n.MustLoad()

@@ -40,10 +40,11 @@ type shape struct {
 	unordered bool
 }
 
-// newShape sizes the data for gpuMinutes GPU-minutes ending at end.
-func newShape(gpuMinutes int, end time.Time, unordered bool) shape {
-	span := (gpuMinutes/gpus + cycle - 1) / cycle * cycle
-	return shape{gpus: gpus, span: max(span, cycle), end: end, unordered: unordered}
+// newShape sizes the data for gpuMinutes GPU-minutes on n GPUs ending at
+// end.
+func newShape(n, gpuMinutes int, end time.Time, unordered bool) shape {
+	span := (gpuMinutes/n + cycle - 1) / cycle * cycle
+	return shape{gpus: n, span: max(span, cycle), end: end, unordered: unordered}
 }
 
 func (s shape) start() time.Time { return s.end.Add(-time.Duration(s.span) * time.Minute) }

@@ -16,6 +16,7 @@
 //	go run ./scripts/reportbench [-dialect sqlite] [-minutes 20000000] [-unordered]
 //	go run ./scripts/reportbench -reuse URL -sql   # the page's statements, for EXPLAIN
 //	go run ./scripts/reportbench -reuse URL -pages # only the usage pages, alone and with 8 viewers
+//	go run ./scripts/reportbench -dialect sqlite -minutes 20000000 -pages # fill, roll, freeze, then only the pages
 //
 // It only talks to PostgreSQL on 127.0.0.1, in a scratch database that it
 // drops afterwards (SQLite: a file in a temporary folder). The same
@@ -45,12 +46,13 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the scratch database (for EXPLAIN); print its URL")
 	reuse := flag.String("reuse", "", "measure again on a database a -keep run left (its `URL`)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured run to `file`")
-	minutes := flag.Int("minutes", gpus*weekMinutes, "GPU-minutes to generate (512 GPUs, ending with the benchmark's week)")
+	nGPUs := flag.Int("gpus", gpus, "GPUs to generate minutes for (8 per node)")
+	minutes := flag.Int("minutes", 0, "GPU-minutes to generate, ending with the benchmark's week (0: a week of every GPU's)")
 	unordered := flag.Bool("unordered", false, "write the minutes in a scrambled order, not in time order")
 	dialect := flag.String("dialect", store.Postgres, "database: postgres or sqlite")
 	printSQL := flag.Bool("sql", false, "with -reuse: print the statements of one usage-page view (week in progress) instead of measuring")
-	pagesOnly := flag.Bool("pages", false, "with -reuse: time only the usage pages through the router (week in progress)")
-	past := flag.Int("past", 0, "with -reuse -pages or -sql: view `minutes` past the hour, which the view reads minute by minute (the roll job sums an hour within 5 minutes of its end: 0–65)")
+	pagesOnly := flag.Bool("pages", false, "time only the usage pages through the router (week in progress): with -reuse on that database; else after the fill, the roll and the freezing of the weeks before, without the views from the minutes alone")
+	pastMin := flag.Int("past", 0, "with -pages or -reuse -sql: view `minutes` past the hour, which the view reads minute by minute (the roll job sums an hour within 5 minutes of its end: 0–65)")
 	flag.Parse()
 	var err error
 	if *cpuprofile != "" {
@@ -66,14 +68,28 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	sh := newShape(*minutes, benchWeek().End, *unordered)
+	if *nGPUs < gpusPerNode || *minutes < 0 {
+		fmt.Fprintf(os.Stderr, "reportbench: -gpus needs a node (%d) and -minutes cannot be negative\n", gpusPerNode)
+		os.Exit(2)
+	}
+	if *minutes == 0 {
+		*minutes = *nGPUs * weekMinutes
+	}
+	end := benchWeek().End
+	if *pagesOnly && *reuse == "" {
+		// Only the pages, as of pageAsOf: the data ends where production's
+		// would, an hour after (what -past reads minute by minute).
+		end = pageAsOf(benchWeek()).Add(time.Hour)
+	}
+	past := time.Duration(*pastMin) * time.Minute
+	sh := newShape(*nGPUs, *minutes, end, *unordered)
 	switch {
 	case *reuse != "":
-		err = remeasure(context.Background(), *reuse, *printSQL, *pagesOnly, time.Duration(*past)*time.Minute)
+		err = remeasure(context.Background(), *reuse, *printSQL, *pagesOnly, past)
 	case *dialect == store.SQLite:
-		err = runSQLite(context.Background(), sh, *keep)
+		err = runSQLite(context.Background(), sh, *keep, *pagesOnly, past)
 	case *dialect == store.Postgres:
-		err = run(context.Background(), *admin, *keep, sh)
+		err = run(context.Background(), *admin, *keep, sh, *pagesOnly, past)
 	default:
 		err = fmt.Errorf("-dialect %q: want postgres or sqlite", *dialect)
 	}
@@ -84,7 +100,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, adminURL string, keep bool, sh shape) error {
+func run(ctx context.Context, adminURL string, keep bool, sh shape, pagesOnly bool, past time.Duration) error {
 	dbURL, drop, err := scratchDB(adminURL)
 	if err != nil {
 		return err
@@ -94,11 +110,11 @@ func run(ctx context.Context, adminURL string, keep bool, sh shape) error {
 	} else {
 		defer drop()
 	}
-	return fillAndMeasure(ctx, dbURL, sh)
+	return fillAndMeasure(ctx, dbURL, sh, pagesOnly, past)
 }
 
 // runSQLite is run on a SQLite file in a temporary folder.
-func runSQLite(ctx context.Context, sh shape, keep bool) error {
+func runSQLite(ctx context.Context, sh shape, keep, pagesOnly bool, past time.Duration) error {
 	dir, err := os.MkdirTemp("", "reportbench")
 	if err != nil {
 		return err
@@ -108,10 +124,10 @@ func runSQLite(ctx context.Context, sh shape, keep bool) error {
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	return fillAndMeasure(ctx, "sqlite:"+filepath.Join(dir, "gpubook.db"), sh)
+	return fillAndMeasure(ctx, "sqlite:"+filepath.Join(dir, "gpubook.db"), sh, pagesOnly, past)
 }
 
-func fillAndMeasure(ctx context.Context, dbURL string, sh shape) error {
+func fillAndMeasure(ctx context.Context, dbURL string, sh shape, pagesOnly bool, past time.Duration) error {
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {
 		return err
@@ -130,6 +146,9 @@ func fillAndMeasure(ctx context.Context, dbURL string, sh shape) error {
 		order = "not in time order"
 	}
 	fmt.Printf("generated %d days of minutes, %s, in %v\n", sh.span/1440, order, time.Since(start).Round(time.Millisecond))
+	if pagesOnly {
+		return rollAndPages(ctx, db, dbURL, w, past)
+	}
 	res, err := measure(ctx, db, w)
 	if err != nil {
 		return err
@@ -139,8 +158,8 @@ func fillAndMeasure(ctx context.Context, dbURL string, sh shape) error {
 }
 
 func remeasure(ctx context.Context, dbURL string, printSQL, pagesOnly bool, past time.Duration) error {
-	if u, err := url.Parse(dbURL); err != nil || u.Hostname() != "127.0.0.1" {
-		return fmt.Errorf("refusing %q: the benchmark runs against 127.0.0.1 only", dbURL)
+	if u, err := url.Parse(dbURL); err != nil || u.Hostname() != "127.0.0.1" && u.Scheme != "sqlite" {
+		return fmt.Errorf("refusing %q: the benchmark runs against 127.0.0.1 or a SQLite file only", dbURL)
 	}
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {
@@ -158,11 +177,7 @@ func remeasure(ctx context.Context, dbURL string, printSQL, pagesOnly bool, past
 		return err
 	}
 	if pagesOnly {
-		ls, err := timePages(ctx, db, pageAsOf(benchWeek()).Add(past))
-		for _, l := range ls {
-			fmt.Println(l)
-		}
-		return err
+		return pagesAndStart(ctx, db, dbURL, pageAsOf(benchWeek()).Add(past))
 	}
 	res, err := measure(ctx, db, benchWeek())
 	if err != nil {

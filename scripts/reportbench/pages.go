@@ -18,6 +18,7 @@ import (
 	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/alexedwards/scs/v2"
 
+	"github.com/gpubook/gpubook/models"
 	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/telemetry"
 	"github.com/gpubook/gpubook/views/i18n"
@@ -107,13 +108,7 @@ func timePages(ctx context.Context, db *store.DB, now time.Time) ([]latency, err
 		db.SetMaxConns(store.DefaultMaxConns)
 		defer db.SQL.SetMaxOpenConns(1)
 	}
-	cfg := web.Config{Listen: "127.0.0.1:0", DevLogin: true, Location: time.UTC, Now: func() time.Time { return now },
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), I18n: i18n.MustLoad()}
-	srv, err := web.New(cfg, telemetry.NewWhole(db), sessionStore(db))
-	if err != nil {
-		return nil, err
-	}
-	b, err := signIn(srv.Echo)
+	b, cfg, err := pageServer(db, now)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +133,65 @@ func timePages(ctx context.Context, db *store.DB, now time.Time) ([]latency, err
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// pageServer is the wired router on db at a fixed now, and a browser
+// signed in to it as benchViewer.
+func pageServer(db *store.DB, now time.Time) (*browser, web.Config, error) {
+	cfg := web.Config{Listen: "127.0.0.1:0", DevLogin: true, Location: time.UTC, Now: func() time.Time { return now },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), I18n: i18n.MustLoad()}
+	srv, err := web.New(cfg, telemetry.NewWhole(db), sessionStore(db))
+	if err != nil {
+		return nil, cfg, err
+	}
+	b, err := signIn(srv.Echo)
+	return b, cfg, err
+}
+
+// startRuns is how many times the first view after a start is timed, each
+// way.
+const startRuns = 3
+
+// afterStart times the first view of My usage on a replica just started
+// (a new store handle on dbURL: nothing kept), startRuns times each way:
+// the view computing the week itself, and the view after the replica's
+// first warm (store.WarmUsagePages, which serve runs at start and every
+// 30 s). It prints the medians and the warm's.
+func afterStart(ctx context.Context, dbURL string, now time.Time) error {
+	var cold, warm, warmedFor []time.Duration
+	for range startRuns {
+		for _, warmed := range []bool{false, true} {
+			db, err := store.Open(ctx, dbURL)
+			if err != nil {
+				return err
+			}
+			b, cfg, err := pageServer(db, now)
+			if err == nil && warmed {
+				t0 := time.Now()
+				err = db.WarmUsagePages(ctx, cfg.Now(), cfg.Location, cfg.Reports)
+				warmedFor = append(warmedFor, time.Since(t0))
+			}
+			var ds []time.Duration
+			if err == nil {
+				ds, err = b.times("/usage", 1)
+			}
+			db.Close()
+			if err != nil {
+				return err
+			}
+			if warmed {
+				warm = append(warm, ds...)
+			} else {
+				cold = append(cold, ds...)
+			}
+		}
+	}
+	ms := func(ds []time.Duration) string {
+		return fmt.Sprintf("%.0f", float64(percentiles(ds)[0])/float64(time.Millisecond))
+	}
+	fmt.Printf("first view after a start (my usage, median of %d): %s ms; after the first warm %s ms (the warm %s ms)\n",
+		startRuns, ms(cold), ms(warm), ms(warmedFor))
+	return nil
 }
 
 // concurrently runs viewers browsers of one session, each requesting path
@@ -249,4 +303,38 @@ func (b *browser) times(path string, n int) ([]time.Duration, error) {
 		out = append(out, time.Since(t0))
 	}
 	return out, nil
+}
+
+// rollAndPages brings a fresh fill where production has it, as measure
+// does but without timing the views from the minutes alone (minutes on
+// SQLite at 512 GPUs × 4 weeks): the roll job catching up, the weekly send
+// freezing the weeks before w; then it times the usage pages of w in
+// progress, past after pageAsOf.
+func rollAndPages(ctx context.Context, db *store.DB, dbURL string, w models.Week, past time.Duration) error {
+	t0 := time.Now()
+	if _, err := db.RollUsage(ctx, pageAsOf(w), time.Unix(0, 0), models.DefaultReportRules.BusyUtilPct); err != nil {
+		return err
+	}
+	fmt.Printf("rolled in %v\n", time.Since(t0).Round(time.Millisecond))
+	t1 := time.Now()
+	for k := models.TrendWeeks - 1; k >= 1; k-- {
+		if _, err := db.ReportWeekAt(ctx, w.Prev(k), w.Start, models.DefaultReportRules, true); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("froze the %d weeks before in %v\n", models.TrendWeeks-1, time.Since(t1).Round(time.Millisecond))
+	return pagesAndStart(ctx, db, dbURL, pageAsOf(w).Add(past))
+}
+
+// pagesAndStart times every usage page at now, then the first view after
+// a start.
+func pagesAndStart(ctx context.Context, db *store.DB, dbURL string, now time.Time) error {
+	ls, err := timePages(ctx, db, now)
+	for _, l := range ls {
+		fmt.Println(l)
+	}
+	if err != nil {
+		return err
+	}
+	return afterStart(ctx, dbURL, now)
 }
