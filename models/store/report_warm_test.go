@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpubook/gpubook/models"
+	"github.com/gpubook/gpubook/models/store"
 	"github.com/gpubook/gpubook/models/store/storetest"
 )
 
@@ -20,10 +21,7 @@ func TestWarmUsagePagesAfterRoll(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			a, b := storetest.Open(t, dialect), storetest.Open(t, dialect)
-			if syntheticWeek(t, a) != syntheticWeek(t, b) {
-				t.Fatal("the two databases gave the fixture different IDs")
-			}
+			a, b := twinWeeks(t, dialect)
 			ctx := context.Background()
 			v := inProgressViews(t)[1] // Saturday 10:17 in Berlin
 			warm := func(state string, want int64) {
@@ -62,10 +60,7 @@ func TestWarmUsagePagesKeepTheOpenWeek(t *testing.T) {
 	for _, dialect := range storetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			a, b := storetest.Open(t, dialect), storetest.Open(t, dialect)
-			if syntheticWeek(t, a) != syntheticWeek(t, b) {
-				t.Fatal("the two databases gave the fixture different IDs")
-			}
+			a, b := twinWeeks(t, dialect)
 			ctx := context.Background()
 			v := inProgressViews(t)[1] // Saturday 10:17 in Berlin
 			rollAt(t, a, local(35, 9, 17))
@@ -94,4 +89,16 @@ func TestWarmUsagePagesKeepTheOpenWeek(t *testing.T) {
 			sameReports(t, "kept by the warm", []*models.WeekData{got}, []*models.WeekData{minutesWeek(t, b, v.w, v.asOf)})
 		})
 	}
+}
+
+// twinWeeks is two databases of dialect with the synthetic week: a for
+// the warm and the views, b never rolled, for the figures from the
+// minutes alone.
+func twinWeeks(t *testing.T, dialect string) (a, b *store.DB) {
+	t.Helper()
+	a, b = storetest.Open(t, dialect), storetest.Open(t, dialect)
+	if syntheticWeek(t, a) != syntheticWeek(t, b) {
+		t.Fatal("the two databases gave the fixture different IDs")
+	}
+	return a, b
 }
