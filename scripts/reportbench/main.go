@@ -11,12 +11,16 @@
 // process and the PostgreSQL backend), beside one plain scan of the
 // per-minute rows; then every usage page (my usage, a team's, the
 // cluster's) of the week in progress through the wired router, alone and
-// with 8 concurrent viewers, p50 and p99 (pages.go; docs/performance.md).
+// with 8 concurrent viewers, p50 and p99, and the first view on a replica
+// just started (pages.go; docs/performance.md). -gpus sizes the cluster
+// (512 by default; 50000 with -minutes 36000000 is the fleet's size with
+// 12 hours of minutes).
 //
 //	go run ./scripts/reportbench [-dialect sqlite] [-minutes 20000000] [-unordered]
 //	go run ./scripts/reportbench -reuse URL -sql   # the page's statements, for EXPLAIN
 //	go run ./scripts/reportbench -reuse URL -pages # only the usage pages, alone and with 8 viewers
 //	go run ./scripts/reportbench -dialect sqlite -minutes 20000000 -pages # fill, roll, freeze, then only the pages
+//	go run ./scripts/reportbench -gpus 50000 -minutes 36000000 -pages -past 59 # the pages at the fleet's size
 //
 // It only talks to PostgreSQL on 127.0.0.1, in a scratch database that it
 // drops afterwards (SQLite: a file in a temporary folder). The same
@@ -145,7 +149,7 @@ func fillAndMeasure(ctx context.Context, dbURL string, sh shape, pagesOnly bool,
 	if sh.unordered {
 		order = "not in time order"
 	}
-	fmt.Printf("generated %d days of minutes, %s, in %v\n", sh.span/1440, order, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("generated %d hours of minutes on %d GPUs, %s, in %v\n", sh.span/60, sh.gpus, order, time.Since(start).Round(time.Millisecond))
 	if pagesOnly {
 		return rollAndPages(ctx, db, dbURL, w, past)
 	}
