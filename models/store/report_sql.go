@@ -274,9 +274,9 @@ func (q reportSQL) minutesSQL(args map[string]any, spans []models.Span) string {
 	ch := "SELECT i, h, SUM(wanyone) AS wanyone FROM pm GROUP BY i, h"
 	users := "SELECT 'u' AS kind, per.uid AS uid, per.i AS i, 0 AS h, SUM(per.wbusy) AS a, 0 AS b, SUM(per.wheld) AS c, SUM(per.wnodata) AS d," +
 		" SUM(per.util_n) AS e, SUM(per.util_sum) AS f, 0 AS g FROM per GROUP BY per.uid, per.i"
-	noShows := "SELECT 'u', b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 0, 1, 0, 0, 0, 0, 0 FROM " + q.noShowBookings() + " WHERE " + confirmed +
-		" AND b.ends_at > @lo AND b.ends_at <= @hi AND " + q.noShowStart(args) +
-		" AND " + q.noShowBusy(args)
+	ended := confirmed + " AND b.ends_at > @lo AND b.ends_at <= @hi AND " + q.noShowStart(args)
+	noShows := "SELECT 'u', b.user_id, " + q.spanOf("b.ends_at", spans, args, true) + ", 0, 0, 1, 0, 0, 0, 0, 0 FROM " + q.noShowBookings(ended) +
+		" WHERE " + ended + " AND " + q.noShowBusy(args)
 	cluster := "SELECT 'c', 0, ch.i, ch.h, ch.wanyone, 0, 0, 0, 0, 0, 0 FROM ch"
 	return "WITH pm AS MATERIALIZED (" + pm + "), per AS MATERIALIZED (" + per + "), ch AS MATERIALIZED (" + ch + ")," +
 		" kb AS MATERIALIZED (" + q.keptBookings(args) + ")" +
