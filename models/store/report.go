@@ -227,6 +227,9 @@ func reportContext(g *gorm.DB, d *models.WeekData) error {
 
 // comingBookings reads the confirmed bookings' GPU ranges in the week
 // after d.Week, for the quiet-hours advice (bookings, not minutes: few rows).
+// A booking's GPUs end by its end, so b.ends_at bounds the bookings read
+// through their index: without it SQLite read every confirmed booking's
+// GPUs, 35 ms of a usage view at 512 GPUs × 4 weeks (0.07 ms so).
 func comingBookings(g *gorm.DB, d *models.WeekData) error {
 	next := d.Week.Next()
 	var rows []struct {
@@ -234,7 +237,8 @@ func comingBookings(g *gorm.DB, d *models.WeekData) error {
 		EndsAt   time.Time `gorm:"column:ends_at"`
 	}
 	err := g.Table("booking_gpus bg").Select("bg.starts_at, bg.ends_at").Joins("JOIN bookings b ON b.id = bg.booking_id").
-		Where("b.status = ? AND bg.starts_at < ? AND bg.ends_at > ?", models.StatusConfirmed, utc(next.End), utc(next.Start)).Scan(&rows).Error
+		Where("b.status = ? AND b.ends_at > ? AND bg.starts_at < ? AND bg.ends_at > ?", models.StatusConfirmed, utc(next.Start), utc(next.End), utc(next.Start)).
+		Scan(&rows).Error
 	if err != nil {
 		return fmt.Errorf("store: report coming bookings: %w", err)
 	}

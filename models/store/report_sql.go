@@ -406,10 +406,22 @@ func (q reportSQL) prioritySQL(args map[string]any, spans []models.Span) string 
 		" FROM priority_requests p JOIN " + q.spans(spans, args) + " ON p.created_at >= k.s AND p.created_at < k.e GROUP BY p.user_id, k.i"
 }
 
+// eventBooking joins audit event a to booking b, its target. SQLite looks
+// the booking up by its key (a cast there never fails: another target's
+// id finds none); matched as text, it walked every booking for each
+// span, 54 ms of a usage view at 512 GPUs × 4 weeks (2.3 ms so).
+// PostgreSQL would fail the cast on a non-numeric id, and hashes the text.
+func (q reportSQL) eventBooking() string {
+	if q.pg {
+		return "a.target_id = CAST(b.id AS TEXT)"
+	}
+	return "b.id = CAST(a.target_id AS INTEGER)"
+}
+
 // preemptedSQL: the user's bookings that a priority request pre-empted
 // (trimmed or cancelled) in the span; the audit event records each.
 func (q reportSQL) preemptedSQL(args map[string]any, spans []models.Span) string {
 	return "SELECT b.user_id AS uid, k.i AS i, COUNT(DISTINCT b.id) AS a, 0 AS b FROM audit_events a" +
-		" JOIN bookings b ON a.target_type = 'booking' AND a.target_id = CAST(b.id AS TEXT) JOIN " + q.spans(spans, args) +
+		" JOIN bookings b ON a.target_type = 'booking' AND " + q.eventBooking() + " JOIN " + q.spans(spans, args) +
 		" ON a.at >= k.s AND a.at < k.e WHERE a.action = '" + models.AuditBookingPreempt + "' GROUP BY b.user_id, k.i"
 }
