@@ -146,9 +146,8 @@ func (c *cli) registerUsageJobs(cfg Config, db *store.DB, runner *jobs.Runner, l
 		return err
 	}
 	// Every replica keeps, in the background, the week the usage pages
-	// open on ready and reads again the rolled part of the weeks in
-	// progress viewed on it once a roll has moved it on, so that no viewer
-	// waits for them (models/store/report_warm.go).
+	// open on ready, its rolled part read again once a roll has moved it
+	// on, so that no viewer waits for it (models/store/report_warm.go).
 	if err := runner.RegisterEverywhere("usage-pages-warm", usagePagesWarmEvery, warm); err != nil {
 		return err
 	}

@@ -32,9 +32,8 @@ import (
 // none came for keepMost: at 50,000 GPUs under fleetbench a week kept for
 // ten times its cost alone left views to compute it (p99 2.2 s; 23 ms
 // served a minute, docs/performance.md). Each replica's warm job keeps the
-// week the pages open on and renews the kept weeks viewed lately too
-// (WarmUsagePages), so that the first view after a start or a quiet
-// spell does not wait either. The cluster's size, not the cost
+// week the pages open on too (WarmUsagePages), so that the first view
+// after a start or a quiet spell does not wait either. The cluster's size, not the cost
 // alone, decides, so that a small lab on a loaded machine still sees its
 // own booking at once.
 type liveWeeks struct {
@@ -203,7 +202,6 @@ func (l *liveWeeks) renewDue(ctx context.Context, key liveKey, compute func(cont
 // ask for it while it is computed (liveWeeks).
 func (db *DB) liveWeek(ctx context.Context, w models.Week, now time.Time, rules models.ReportRules) (*models.WeekData, error) {
 	key := liveKeyOf(w, rules)
-	db.rolled.viewed(key, w, now)
 	keep, err := db.keepsLiveWeeks(ctx)
 	if err != nil {
 		return nil, err

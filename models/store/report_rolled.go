@@ -221,10 +221,8 @@ func (q reportSQL) keptBookings(args map[string]any) string {
 type rolledWeeks struct {
 	mu   sync.Mutex
 	kept []rolledKept // the most recently used last
-	// views are the weeks in progress viewed lately, which WarmUsagePages
-	// reads again after a roll (report_warm.go); reads counts the parts
-	// read from the rolled hours rather than found kept.
-	views []rolledView
+	// reads counts the parts read from the rolled hours rather than
+	// found kept (the tests of WarmUsagePages read it).
 	reads int64
 }
 
