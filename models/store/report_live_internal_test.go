@@ -18,7 +18,7 @@ import (
 // waiting without failing the others.
 func TestLiveWeeksShareOneComputation(t *testing.T) {
 	var l liveWeeks
-	key := liveKey{start: 1, end: 2, rules: models.DefaultReportRules}
+	key := testWeekKey
 	var runs atomic.Int32
 	release, started := make(chan struct{}), make(chan struct{})
 	compute := func(ctx context.Context) (*models.WeekData, error) {
@@ -88,9 +88,8 @@ func (c *fakeClock) add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t
 // background by the first view past five times its cost; a cheap one, a
 // failed one or a small cluster's answers none after it ended.
 func TestLiveWeeksKeepADearWeek(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)}
-	l := &liveWeeks{keepAbove: 250 * time.Millisecond, keepMost: time.Minute, now: clock.now}
-	key := liveKey{start: 1, end: 2, rules: models.DefaultReportRules}
+	clock, l := keptWeeks()
+	key := testWeekKey
 	var runs atomic.Int32
 	costing := func(cost time.Duration, err error) func(context.Context) (*models.WeekData, error) {
 		return func(context.Context) (*models.WeekData, error) {
@@ -130,9 +129,8 @@ func TestLiveWeeksKeepADearWeek(t *testing.T) {
 // time gets it at once and starts one renewal; the views during the
 // renewal get the kept week; the renewed week answers after it.
 func TestLiveWeeksRenewInBackground(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)}
-	l := &liveWeeks{keepAbove: 250 * time.Millisecond, keepMost: time.Minute, now: clock.now}
-	key := liveKey{start: 1, end: 2, rules: models.DefaultReportRules}
+	clock, l := keptWeeks()
+	key := testWeekKey
 	ctx := context.Background()
 	var runs atomic.Int32
 	release := make(chan struct{})
@@ -185,9 +183,8 @@ func waitRenewed(t *testing.T, l *liveWeeks, key liveKey, old *models.WeekData) 
 // or never-kept week it leaves alone, and after a failed renewal the kept
 // week answers still.
 func TestLiveWeeksRenewDueForTheWarmJob(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)}
-	l := &liveWeeks{keepAbove: 250 * time.Millisecond, keepMost: time.Minute, now: clock.now}
-	key := liveKey{start: 1, end: 2, rules: models.DefaultReportRules}
+	clock, l := keptWeeks()
+	key := testWeekKey
 	ctx := context.Background()
 	var runs atomic.Int32
 	costing := func(cost time.Duration, err error) func(context.Context) (*models.WeekData, error) {
@@ -247,10 +244,10 @@ func (l *liveWeeks) keptWeek(key liveKey) *models.WeekData {
 // 100 ms, cheap alone but dear when each view pays it on a loaded
 // machine, is kept with the default thresholds; one of 10 ms is not.
 func TestLiveWeeksKeepAWeekOfAFleet(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)}
+	clock := newFakeClock()
 	l := newLiveWeeks()
 	l.now = clock.now
-	key := liveKey{start: 1, end: 2, rules: models.DefaultReportRules}
+	key := testWeekKey
 	ctx := context.Background()
 	costing := func(cost time.Duration) func(context.Context) (*models.WeekData, error) {
 		return func(context.Context) (*models.WeekData, error) { clock.add(cost); return &models.WeekData{}, nil }
@@ -265,4 +262,18 @@ func TestLiveWeeksKeepAWeekOfAFleet(t *testing.T) {
 	if again, _ := l.share(ctx, other, true, costing(10*time.Millisecond)); again == d {
 		t.Error("a 10 ms week was kept")
 	}
+}
+
+// testWeekKey is the week the tests of liveWeeks compute.
+var testWeekKey = liveKey{start: 1, end: 2, rules: models.DefaultReportRules}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)}
+}
+
+// keptWeeks is a liveWeeks on a fake clock that keeps a week of 250 ms or
+// more for a minute.
+func keptWeeks() (*fakeClock, *liveWeeks) {
+	clock := newFakeClock()
+	return clock, &liveWeeks{keepAbove: 250 * time.Millisecond, keepMost: time.Minute, now: clock.now}
 }
