@@ -1,9 +1,13 @@
 package jobs_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -136,7 +140,8 @@ func TestDeadReplicasLeaseTakenOver(t *testing.T) {
 // TestHeldRollupLockRetriedSoon: end to end on two replicas' handles. B
 // holds the rollup's lock (as a long ingest does); A's usage-rollup fails
 // "lock busy" instead of waiting on it, and runs again, successfully,
-// soon after B lets go, not an interval later.
+// soon after B lets go, not an interval later. The busy run is logged as
+// a warning, not an error: it heals itself.
 func TestHeldRollupLockRetriedSoon(t *testing.T) {
 	dbs := replicas(t)
 	tx, err := dbs[1].SQL.BeginTx(ctx, nil)
@@ -148,7 +153,11 @@ func TestHeldRollupLockRetriedSoon(t *testing.T) {
 		t.Fatal(err)
 	}
 	var busy, ok atomic.Int32
-	a := newRunner(t, dbs[0], clockwork.NewRealClock(), scaled)
+	var logged lockedBuffer
+	a := newRunner(t, dbs[0], clockwork.NewRealClock(), func(c *jobs.Config) {
+		scaled(c)
+		c.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	})
 	if err := a.Register("usage-rollup", time.Hour, func(ctx context.Context) error {
 		now := time.Now()
 		_, err := dbs[0].RollUsage(ctx, now, now.Add(-35*24*time.Hour), 50)
@@ -168,4 +177,25 @@ func TestHeldRollupLockRetriedSoon(t *testing.T) {
 	if busy.Load() != 1 || ok.Load() != 1 {
 		t.Errorf("%d lock-busy runs, %d ok; want 1 and 1", busy.Load(), ok.Load())
 	}
+	if log := logged.String(); !strings.Contains(log, "level=WARN") || !strings.Contains(log, "lock busy") || strings.Contains(log, "level=ERROR") {
+		t.Errorf("the lock-busy run's log, want one warning and no error:\n%s", log)
+	}
+}
+
+// lockedBuffer is a log's buffer the runner's goroutines write to.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -144,7 +144,15 @@ func (r *Runner) add(name string, def gocron.JobDefinition, fn func(context.Cont
 			return
 		}
 		r.states.record(name, start, r.cfg.Clock.Since(start), err)
-		if err != nil && !errors.Is(err, errNotOurTurn) {
+		switch {
+		case err == nil, errors.Is(err, errNotOurTurn):
+		case errors.Is(err, models.ErrLockBusy):
+			// Another transaction held a lock the job does not queue for
+			// (a fresh replica's jobs start together: usage-partitions met
+			// the warm's read on every first start on PostgreSQL). It
+			// runs again soon (NextTry); /metrics counts the failed run.
+			r.log.Warn("job found a lock busy; it runs again soon", "job", name, "err", err)
+		default:
 			r.log.Error("job failed", "job", name, "err", err)
 		}
 	}), gocron.WithName(name), gocron.WithSingletonMode(gocron.LimitModeReschedule),
